@@ -1,0 +1,253 @@
+"""Read raw benchmark logs of any supported tool into one points table.
+
+Formats are detected from content, not file names (``fmt=`` forces one). Each format lives in its own module
+in this package and exports ``FORMATS``; they are discovered here, so adding a tool is adding a module.
+Nothing is lost: a file or record that cannot be read goes to the quarantine with file, line, field and reason,
+and the other files are still read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import pkgutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink
+from analysis.ingest.manifest import Manifest, load_manifest
+from analysis.schema import FieldError, add_flag, to_points, validate_row
+
+QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
+SKIP_NAMES = {"manifest.yml", "manifest.yaml", "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
+_NOT_PARSER_MODULES = {"base", "manifest", "requests_table"}
+
+
+def formats() -> list[Format]:
+    """Every known format, most specific first (modules set ``PRIORITY``; lower runs first)."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.name in _NOT_PARSER_MODULES:
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for fmt in getattr(module, "FORMATS", []):
+            found.append((getattr(module, "PRIORITY", 50), fmt.name, fmt))
+    return [fmt for _, _, fmt in sorted(found, key=lambda t: (t[0], t[1]))]
+
+
+def format_by_name(name: str) -> Format:
+    for fmt in formats():
+        if fmt.name == name:
+            return fmt
+    raise KeyError(f"unknown format {name!r}; known: {', '.join(f.name for f in formats())}")
+
+
+def detect(path: Path, head: bytes) -> Format | None:
+    for fmt in formats():
+        try:
+            if fmt.detect(path, head):
+                return fmt
+        except Exception:  # a detector must never stop ingest; it just does not claim the file
+            continue
+    return None
+
+
+@dataclass
+class IngestResult:
+    points: pd.DataFrame
+    requests: pd.DataFrame
+    quarantine: pd.DataFrame
+    files: pd.DataFrame  # one row per file: source_file, format, tool, points, quarantined, status
+    counts: dict = field(default_factory=dict)
+
+    def summary(self) -> pd.DataFrame:
+        """Points and quarantined records per tool and format."""
+        if self.files.empty:
+            return pd.DataFrame(columns=["tool", "format", "files", "points", "quarantined"])
+        return (
+            self.files.groupby(["tool", "format"], dropna=False)
+            .agg(files=("source_file", "size"), points=("points", "sum"), quarantined=("quarantined", "sum"))
+            .reset_index()
+        )
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Files under the given paths, sorted, without manifests, docs and hidden files."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            candidates = sorted(q for q in p.rglob("*") if q.is_file())
+        elif p.exists():
+            candidates = [p]
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+        for q in candidates:
+            if q.name in SKIP_NAMES or any(part.startswith(".") for part in q.parts if part not in (".", "..")):
+                continue
+            out.append(q)
+    return out
+
+
+def _display_path(path: Path, roots: list[Path]) -> str:
+    resolved = path.resolve()
+    for root in roots:
+        base = root.resolve() if root.is_dir() else root.resolve().parent
+        try:
+            return (Path(root.name) / resolved.relative_to(base)).as_posix() if root.is_dir() else path.name
+        except ValueError:
+            continue
+    return path.as_posix()
+
+
+def ingest(
+    paths: list[Path] | Path,
+    manifest: Manifest | Path | None = None,
+    *,
+    fmt: str | None = None,
+    progress: bool | None = None,
+) -> IngestResult:
+    """Read every file under ``paths``; return points, per-request rows, quarantine and a per-file log.
+
+    ``manifest`` is a Manifest, a manifest.yml path, or None to use ``manifest.yml`` in the first folder given.
+    """
+    roots = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    if manifest is None:
+        first_dir = next((r for r in roots if r.is_dir()), None)
+        manifest = load_manifest(first_dir / "manifest.yml" if first_dir else None, root=first_dir)
+    elif not isinstance(manifest, Manifest):
+        manifest = load_manifest(Path(manifest))
+    files = expand(roots)
+    forced = format_by_name(fmt) if fmt else None
+
+    rows: list[dict] = []
+    quarantine: list[dict] = []
+    request_tables = []
+    file_log: list[dict] = []
+    seen_hashes: dict[str, str] = {}
+
+    bar = _progress(files, progress)
+    for path in files:
+        shown = _display_path(path, roots)
+        bar.set_postfix_str(path.name[-40:], refresh=False)
+        entry = {"source_file": shown, "format": "none", "tool": "none", "points": 0, "quarantined": 0}
+        try:
+            head, digest = _head_and_hash(path)
+        except OSError as err:
+            quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
+            entry["quarantined"] = 1
+            file_log.append(entry)
+            bar.update(1)
+            continue
+        reason = None
+        if not head.strip():
+            reason = "empty file"
+        elif b"\x00" in head[:8192]:
+            reason = "binary file (contains NUL bytes), not a benchmark log"
+        elif digest in seen_hashes:
+            reason = f"duplicate run: identical to {seen_hashes[digest]}"
+        if reason:
+            quarantine.append(_q(shown, None, None, reason, "none"))
+            entry["quarantined"] = 1
+            file_log.append(entry)
+            bar.update(1)
+            continue
+        seen_hashes[digest] = shown
+        found = forced or detect(path, head)
+        if found is None:
+            quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
+                                 "(see `perfclaims formats`, or force one with --format)", "none"))
+            entry["quarantined"] = 1
+            file_log.append(entry)
+            bar.update(1)
+            continue
+        entry.update(format=found.name, tool=found.tool)
+        sink = Sink(path)
+        try:
+            found.parse(path, sink)
+        except Quarantine as err:
+            quarantine.append(_q(shown, err.line, err.field, err.reason, found.name))
+            entry["quarantined"] += 1
+            sink.points.clear()
+            sink.request_tables.clear()
+        except Exception as err:  # no traceback for users: name the file and what went wrong
+            quarantine.append(_q(shown, None, None, f"could not parse as {found.name}: "
+                                 f"{type(err).__name__}: {err}", found.name))
+            entry["quarantined"] += 1
+            sink.points.clear()
+            sink.request_tables.clear()
+        for problem in sink.problems:
+            quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
+            entry["quarantined"] += 1
+        extra = manifest.values_for(path)
+        for line, row in sink.points:
+            full = {**row, **extra}
+            full.update(source_file=shown, source_line=line, tool=found.tool, format=found.name)
+            if row.get("flags") and extra.get("flags"):
+                full["flags"] = add_flag(row["flags"], extra["flags"])
+            try:
+                rows.append(validate_row(full))
+                entry["points"] += 1
+            except FieldError as err:
+                quarantine.append(_q(shown, line, err.field, err.reason, found.name))
+                entry["quarantined"] += 1
+        for table in sink.request_tables:
+            request_tables.append(_as_frame(table, shown))
+        entry.update({f"n_{k}": v for k, v in sink.counts.items()})
+        file_log.append(entry)
+        bar.update(1)
+    bar.close()
+
+    points = to_points(rows)
+    requests = pd.concat(request_tables, ignore_index=True) if request_tables else pd.DataFrame()
+    qframe = pd.DataFrame(quarantine, columns=QUARANTINE_COLUMNS)
+    qframe["line"] = qframe["line"].astype("Int64")
+    files_frame = pd.DataFrame(file_log).fillna(0)
+    return IngestResult(points=points, requests=requests, quarantine=qframe, files=files_frame)
+
+
+def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
+    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "points": out_dir / "points.parquet",
+        "requests": out_dir / "requests.parquet",
+        "quarantine": out_dir / "quarantine.csv",
+        "files": out_dir / "files.csv",
+    }
+    result.points.to_parquet(paths["points"], index=False)
+    result.requests.to_parquet(paths["requests"], index=False)
+    result.quarantine.to_csv(paths["quarantine"], index=False)
+    result.files.to_csv(paths["files"], index=False)
+    return paths
+
+
+def _q(source_file, line, field_name, reason, fmt_name) -> dict:
+    return {"source_file": source_file, "line": line, "field": field_name, "reason": reason, "format": fmt_name}
+
+
+def _head_and_hash(path: Path) -> tuple[bytes, str]:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        head = fh.read(HEAD_BYTES)
+        h.update(head)
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return head, h.hexdigest()
+
+
+def _as_frame(table, shown: str) -> pd.DataFrame:
+    frame = table.to_pandas() if hasattr(table, "to_pandas") else pd.DataFrame(table)
+    if "source_file" not in frame.columns:
+        frame.insert(0, "source_file", shown)
+    return frame
+
+
+def _progress(files: list[Path], progress: bool | None):
+    from tqdm.auto import tqdm
+
+    disable = (not sys.stderr.isatty()) if progress is None else not progress
+    return tqdm(total=len(files), desc="ingest", unit="file", disable=disable or len(files) < 2, file=sys.stderr)

@@ -1,0 +1,104 @@
+"""What every format parser shares: the Format record, the Sink it writes to, and the quarantine errors.
+
+A parser is a function ``parse(path, sink)``. It calls ``sink.point(row, line=...)`` for each benchmark point
+(a dict in points-table column names, units already converted), ``sink.requests(rows)`` for per-request data,
+and ``sink.bad(reason, line=..., field=...)`` for a record it must skip. Raising :class:`Quarantine` rejects the
+whole file with its reason; any other exception is caught by the pipeline and quarantined too, so one bad file
+never stops the others.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from analysis.schema import FieldError, as_number
+
+HEAD_BYTES = 65536
+
+
+class Quarantine(Exception):
+    """The file (or one record) cannot be read; ``reason`` says why, ``line``/``field`` say where."""
+
+    def __init__(self, reason: str, *, line: int | None = None, field: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.field = field
+
+
+@dataclass
+class Format:
+    """One raw format: how it is detected from content and how it is parsed."""
+
+    name: str
+    tool: str
+    detect: Callable[[Path, bytes], bool]
+    parse: Callable[[Path, "Sink"], None]
+    detected_by: str
+    example: str = ""
+    per_request: bool = False
+
+
+@dataclass
+class Sink:
+    """Collects what one file yields."""
+
+    path: Path
+    points: list[tuple[int | None, dict]] = field(default_factory=list)
+    request_tables: list[Any] = field(default_factory=list)
+    problems: list[dict] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def point(self, row: dict, *, line: int | None = None) -> None:
+        self.points.append((line, row))
+
+    def requests(self, table) -> None:
+        """A pyarrow Table or pandas DataFrame of per-request rows (see ``analysis.ingest.requests``)."""
+        self.request_tables.append(table)
+
+    def bad(self, reason: str, *, line: int | None = None, field: str | None = None) -> None:
+        self.problems.append({"line": line, "field": field, "reason": reason})
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+
+# --- small helpers parsers share -------------------------------------------------------------------
+def num(value: Any, field: str, *, scale: float = 1.0) -> float:
+    """A finite number (NaN when missing) times ``scale``; raises Quarantine naming the field."""
+    try:
+        x = as_number(value, field)
+    except FieldError as err:
+        raise Quarantine(err.reason, field=err.field) from None
+    return x * scale
+
+
+def first(mapping: dict, *keys: str, default=None):
+    """Value of the first key present and not None."""
+    for key in keys:
+        if key in mapping and mapping[key] is not None:
+            return mapping[key]
+    return default
+
+
+def model_from_id(model_id: Any) -> str | None:
+    """Short model name from an id that may be a local snapshot path (``/models/models--org--name/snapshots/sha/``)."""
+    if not model_id or not isinstance(model_id, str):
+        return None
+    m = re.search(r"models--([^/]+?)--([^/]+)", model_id)
+    if m:
+        return m.group(2)
+    parts = [p for p in model_id.strip("/").split("/") if p]
+    return parts[-1] if parts else None
+
+
+def finite_or_nan(x: Any) -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return x if math.isfinite(x) else math.nan

@@ -1,0 +1,261 @@
+"""The points table: one row per benchmark point, units fixed by column name.
+
+Every parser produces plain dicts keyed by these column names; :func:`to_points` turns them into a typed
+DataFrame, fills what can be derived (tok/s/user from TPOT, tok/s/GPU from system throughput), and
+:func:`validate_row` names the field and the reason when a value cannot be right (infinite, negative, a
+word where a number belongs). Unknown is NaN or ``"unknown"``, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+UNKNOWN = "unknown"
+
+# --- columns, grouped as in the design ------------------------------------------------------------
+PROVENANCE = ["source_file", "source_line", "tool", "tool_version", "format", "run_id", "date", "flags"]
+CONFIGURATION = [
+    "model", "hardware", "n_gpus", "scope", "scale_up_domain", "precision", "kv_dtype", "framework",
+    "tp", "ep", "pp", "dp", "disagg", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "scenario", "phase",
+]
+LOAD = [
+    "concurrency", "batch_size", "request_rate", "isl", "osl", "context_len", "num_requests", "failed_requests",
+]
+LATENCY = (
+    [f"ttft_ms_{s}" for s in ("mean", "p50", "p90", "p99")]
+    + [f"tpot_ms_{s}" for s in ("mean", "p50", "p90", "p99")]
+    + [f"itl_ms_{s}" for s in ("mean", "p50", "p99")]
+    + [f"e2e_ms_{s}" for s in ("mean", "p50", "p99")]
+    + ["step_ms"]
+)
+THROUGHPUT = ["output_tok_s", "total_tok_s", "request_s"]
+DERIVED = ["tok_s_per_user", "tok_s_per_user_def", "tok_s_per_gpu", "gpu_denominator"]
+ENERGY = ["power_w", "joules_per_output_token"]
+# Step-timing extras: repeats for bootstrap, MoE geometry and measured coverage, bytes moved, spec-decode tau.
+EXTRAS = [
+    "step_ms_samples", "moe_experts", "moe_top_k", "experts_touched", "weight_bytes", "kv_bytes_read",
+    "tokens_per_step",
+]
+
+COLUMNS = PROVENANCE + CONFIGURATION + LOAD + LATENCY + THROUGHPUT + DERIVED + ENERGY + EXTRAS
+
+STRING_COLUMNS = {
+    "source_file", "tool", "tool_version", "format", "run_id", "date", "flags", "model", "hardware", "scope",
+    "precision", "kv_dtype", "framework", "spec_decode", "scenario", "phase", "tok_s_per_user_def",
+    "gpu_denominator",
+}
+BOOL_COLUMNS = {"disagg"}
+OBJECT_COLUMNS = {"step_ms_samples"}
+NUMERIC_COLUMNS = [c for c in COLUMNS if c not in STRING_COLUMNS | BOOL_COLUMNS | OBJECT_COLUMNS]
+
+# Columns that hold a duration or a rate: never negative, never infinite.
+NON_NEGATIVE = set(LATENCY) | set(THROUGHPUT) | {
+    "tok_s_per_user", "tok_s_per_gpu", "power_w", "joules_per_output_token", "isl", "osl", "context_len",
+    "num_requests", "failed_requests", "concurrency", "batch_size",
+}
+POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms"}
+
+# --- vocabularies ---------------------------------------------------------------------------------
+SCOPES = ("single-gpu", "node", "rack", "multi-node", UNKNOWN)
+PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "int8", "int4", "mixed", UNKNOWN)
+DENOMINATORS = ("all", "decode", "prefill")
+PHASES = ("decode", "prefill", "serving", "offline", UNKNOWN)
+
+TOK_S_PER_USER_DEFS = {
+    "1000/tpot_ms_p50": "median time per output token, decode only (the default)",
+    "1000/step_ms": "one decode step of the whole batch (step-timing logs)",
+    "1000/tpot_ms_mean": "mean time per output token",
+    "output/concurrency": "system output tok/s divided by concurrency (includes TTFT and idle time)",
+    "osl/e2e": "output tokens over end-to-end latency (includes TTFT)",
+    "tool-per-user": "the tool's own per-user figure",
+}
+
+_PRECISION_ALIASES = {
+    "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
+    "fp8": "fp8", "float8": "fp8", "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8": "fp8",
+    "fp4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4", "w4a4": "fp4",
+    "int8": "int8", "w8a16": "int8", "int4": "int4", "w4a16": "int4", "awq": "int4", "gptq": "int4",
+    "mixed": "mixed",
+}
+
+
+def normalize_precision(value: Any) -> str:
+    """Map a tool's precision spelling onto the vocabulary; anything else is ``unknown``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return UNKNOWN
+    key = re.sub(r"[\s\-]", "", str(value).strip().lower())
+    return _PRECISION_ALIASES.get(key, UNKNOWN if key not in PRECISIONS else key)
+
+
+def scope_for(n_gpus: float, scale_up_domain: float | None = None, multinode: bool | None = None) -> str:
+    """Scope class from GPU count and the size of the NVLink/Infinity-Fabric domain they sit in."""
+    if n_gpus is None or not np.isfinite(n_gpus):
+        return UNKNOWN
+    if n_gpus <= 1:
+        return "single-gpu"
+    domain = scale_up_domain if scale_up_domain and np.isfinite(scale_up_domain) else 8
+    if n_gpus <= min(8, domain) and not multinode:
+        return "node"
+    if n_gpus <= domain and domain > 8:
+        return "rack"
+    return "multi-node"
+
+
+def add_flag(flags: str | None, flag: str) -> str:
+    parts = [f for f in (flags or "").split(";") if f]
+    if flag not in parts:
+        parts.append(flag)
+    return ";".join(parts)
+
+
+def has_flag(points: pd.DataFrame, flag: str) -> pd.Series:
+    """Boolean mask of rows carrying ``flag``."""
+    return points["flags"].fillna("").str.split(";").apply(lambda fs: flag in fs)
+
+
+# --- validation -----------------------------------------------------------------------------------
+@dataclass
+class FieldError(Exception):
+    """A value that cannot be right; names the field and why."""
+
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
+
+
+def as_number(value: Any, field: str) -> float:
+    """A finite float or NaN for missing; raises FieldError for words, booleans, infinities.
+
+    Thousands separators (``"1,146.31"``) and numeric strings (LLMPerf writes ints as strings) are accepted.
+    """
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        raise FieldError(field, f"expected a number, got boolean {value!r}")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        x = float(value)
+    elif isinstance(value, str):
+        text = value.strip().replace(",", "")
+        if text == "" or text.lower() in {"none", "null", "n/a", "na"}:
+            return math.nan
+        try:
+            x = float(text)
+        except ValueError:
+            raise FieldError(field, f"expected a number, got {value!r}") from None
+    else:
+        raise FieldError(field, f"expected a number, got {type(value).__name__}")
+    if math.isnan(x):
+        raise FieldError(field, "NaN where a number is required")
+    if math.isinf(x):
+        raise FieldError(field, "Infinity where a finite number is required")
+    return x
+
+
+def validate_row(row: dict) -> dict:
+    """Coerce one parsed row to the schema's types; raises FieldError naming the first bad field."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key not in COLUMNS:
+            raise FieldError(key, "not a column of the points table")
+        if key in NUMERIC_COLUMNS:
+            if isinstance(value, float) and math.isnan(value):
+                out[key] = math.nan
+                continue
+            x = as_number(value, key)
+            if key in POSITIVE and not math.isnan(x) and x <= 0:
+                raise FieldError(key, f"must be > 0, got {x:g}")
+            if key in NON_NEGATIVE and not math.isnan(x) and x < 0:
+                raise FieldError(key, f"must be >= 0, got {x:g}")
+            out[key] = x
+        elif key in BOOL_COLUMNS:
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                out[key] = pd.NA
+            elif isinstance(value, str):
+                out[key] = value.strip().lower() in {"true", "1", "yes"}
+            else:
+                out[key] = bool(value)
+        elif key in OBJECT_COLUMNS:
+            out[key] = None if value is None else [as_number(v, key) for v in value]
+        else:
+            out[key] = UNKNOWN if value is None or value == "" else str(value)
+    if "precision" in out:
+        out["precision"] = normalize_precision(out["precision"])
+        if out["precision"] == UNKNOWN and row.get("precision") not in (None, "", UNKNOWN):
+            raise FieldError("precision", f"unknown precision {row.get('precision')!r}")
+    if "scope" in out and out["scope"] not in SCOPES:
+        raise FieldError("scope", f"must be one of {', '.join(SCOPES)}, got {out['scope']!r}")
+    if "gpu_denominator" in out and out["gpu_denominator"] not in DENOMINATORS + (UNKNOWN,):
+        raise FieldError("gpu_denominator", f"must be one of {', '.join(DENOMINATORS)}")
+    return out
+
+
+# --- the table ------------------------------------------------------------------------------------
+def empty_points() -> pd.DataFrame:
+    return to_points([])
+
+
+def _default(col: str):
+    if col in STRING_COLUMNS:
+        return UNKNOWN
+    if col in BOOL_COLUMNS:
+        return pd.NA
+    if col in OBJECT_COLUMNS:
+        return None
+    return math.nan
+
+
+def to_points(rows: Iterable[dict]) -> pd.DataFrame:
+    """Typed points table from validated rows, with the derived columns filled where possible."""
+    df = pd.DataFrame(list(rows))
+    for col in COLUMNS:
+        if col not in df.columns:
+            df[col] = _default(col) if len(df) else pd.Series(dtype="object")
+    df = df[COLUMNS].copy()
+    for col in NUMERIC_COLUMNS:
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+    for col in STRING_COLUMNS:
+        df[col] = df[col].where(df[col].notna(), UNKNOWN).astype(str)
+    for col in BOOL_COLUMNS:
+        df[col] = df[col].astype("boolean")
+    df["flags"] = df["flags"].replace(UNKNOWN, "")
+    return derive(df)
+
+
+def derive(df: pd.DataFrame) -> pd.DataFrame:
+    """Fill tok/s/user and tok/s/GPU where the tool left them out but the inputs are there."""
+    df = df.copy()
+    missing_user = df["tok_s_per_user"].isna()
+    from_tpot = missing_user & (df["tpot_ms_p50"] > 0)
+    df.loc[from_tpot, "tok_s_per_user"] = 1000.0 / df.loc[from_tpot, "tpot_ms_p50"]
+    df.loc[from_tpot, "tok_s_per_user_def"] = "1000/tpot_ms_p50"
+    from_step = df["tok_s_per_user"].isna() & (df["step_ms"] > 0) & (df["phase"] == "decode")
+    tau = df["tokens_per_step"].fillna(1.0)
+    df.loc[from_step, "tok_s_per_user"] = 1000.0 * tau[from_step] / df.loc[from_step, "step_ms"]
+    df.loc[from_step, "tok_s_per_user_def"] = "1000/step_ms"
+
+    missing_out = df["output_tok_s"].isna() & df["tok_s_per_user"].notna() & (df["phase"] == "decode")
+    df.loc[missing_out, "output_tok_s"] = df.loc[missing_out, "tok_s_per_user"] * df.loc[missing_out, "batch_size"]
+
+    missing_gpu = df["tok_s_per_gpu"].isna() & (df["output_tok_s"] >= 0) & (df["n_gpus"] > 0)
+    df.loc[missing_gpu, "tok_s_per_gpu"] = df.loc[missing_gpu, "output_tok_s"] / df.loc[missing_gpu, "n_gpus"]
+    df.loc[missing_gpu & (df["gpu_denominator"] == UNKNOWN), "gpu_denominator"] = "all"
+
+    no_scope = df["scope"] == UNKNOWN
+    if no_scope.any():
+        df.loc[no_scope, "scope"] = [
+            scope_for(n, d) for n, d in zip(df.loc[no_scope, "n_gpus"], df.loc[no_scope, "scale_up_domain"])
+        ]
+    return df
+
+
+def usable_for_fits(points: pd.DataFrame) -> pd.Series:
+    """Rows a fit may use: not a failed run, with a per-user speed."""
+    return ~has_flag(points, "failed-run") & points["tok_s_per_user"].notna()

@@ -1,0 +1,71 @@
+"""Shared fixtures: seeded randomness, closed figures, paths to real inputs, and a papermill runner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "data" / "raw"
+TEST_DATA = ROOT / "tests" / "data"
+SHARED = ROOT.parent / "shared"
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(autouse=True)
+def _seed_and_close():
+    np.random.seed(0)
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+@pytest.fixture(scope="session")
+def raw_dir() -> Path:
+    return RAW
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.exists():
+        pytest.skip("../shared is not next to this checkout")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def raw_points(tmp_path_factory):
+    """The shipped data/raw ingested once per test session."""
+    from analysis.ingest import ingest
+
+    return ingest([RAW]).points
+
+
+def run_notebook(name: str, tmp_path: Path, **parameters) -> dict:
+    """Execute ``notebooks/<name>.ipynb`` under papermill; return what it saved with ``save_results``."""
+    import papermill as pm
+
+    results_path = tmp_path / f"{name}.results.json"
+    out = tmp_path / f"{name}.ipynb"
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / f"{name}.ipynb"),
+        str(out),
+        parameters={**parameters, "results_path": str(results_path)},
+        kernel_name="python3",
+        cwd=str(ROOT / "notebooks"),
+        progress_bar=False,
+    )
+    return json.loads(results_path.read_text())
+
+
+@pytest.fixture
+def notebook_runner(tmp_path):
+    def _run(name: str, **parameters) -> dict:
+        return run_notebook(name, tmp_path, **parameters)
+
+    return _run

@@ -1,0 +1,441 @@
+"""InferenceX (ex-InferenceMAX) results: API rows, per-point ``agg_*.json``, AgentX aggregates, trimmed summaries.
+
+All four store latencies in **seconds** (converted to ms here) and ``intvty = 1000/TPOT_ms``, whose ``p99`` is
+the slow tail (the 1st percentile of interactivity): rows that carry it are flagged ``percentile-inverted`` and
+perfclaims never reads it. GPU accounting follows InferenceX ``utils/process_result.py``: a single-node point
+divides by ``tp`` (×pp), a disaggregated point serves output from its decode GPUs and counts prefill + decode
+GPUs in ``n_gpus``. ``output_tok_s`` is rebuilt as system-wide output tokens/s so that any denominator
+(``all``, ``decode``) can be applied later.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from analysis.ingest.base import Format, Quarantine, Sink, first, model_from_id, num
+
+PRIORITY = 20
+
+MODEL_PREFIXES = {
+    "dsr1": "DeepSeek-R1-0528",
+    "dsv4": "DeepSeek-V4",
+    "gptoss": "gpt-oss-120b",
+    "kimik2.5": "Kimi-K2.5",
+    "kimik2.7": "Kimi-K2.7",
+    "minimaxm2.5": "MiniMax-M2.5",
+    "glm5": "GLM-5",
+}
+RACK_HARDWARE = {"gb200": 72, "gb300": 72}
+HARDWARE_NAMES = {
+    "gb200": "GB200 NVL72", "gb300": "GB300 NVL72", "b200": "B200", "b300": "B300", "h100": "H100 SXM",
+    "h200": "H200 SXM", "mi300x": "MI300X", "mi325x": "MI325X", "mi355x": "MI355X",
+}
+_LAT_STATS = {"mean": "mean", "median": "p50", "p50": "p50", "p90": "p90", "p99": "p99"}
+_LAT_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"}
+_KEEP = {
+    "ttft": ("mean", "p50", "p90", "p99"), "tpot": ("mean", "p50", "p90", "p99"),
+    "itl": ("mean", "p50", "p99"), "e2e": ("mean", "p50", "p99"),
+}
+
+
+def hardware_name(raw: str | None) -> tuple[str, float]:
+    """Display name and scale-up domain size for an InferenceX hardware key (``gb200``, ``cluster:mi355x-x``)."""
+    if not raw:
+        return "unknown", math.nan
+    key = str(raw).lower().split(":")[-1]
+    key = re.split(r"[-_]", key)[0]
+    key = {"mi355": "mi355x"}.get(key, key)
+    return HARDWARE_NAMES.get(key, key.upper()), float(RACK_HARDWARE.get(key, 8))
+
+
+def _latencies_seconds(metrics: dict) -> dict:
+    """``median_tpot`` (s) and friends → ``tpot_ms_p50`` (ms)."""
+    row = {}
+    for key, value in metrics.items():
+        m = re.fullmatch(r"(mean|median|p50|p90|p99)_(ttft|tpot|itl|e2el)", key)
+        if not m:
+            continue
+        metric = _LAT_METRICS[m.group(2)]
+        stat = _LAT_STATS[m.group(1)]
+        if stat in _KEEP[metric]:
+            row[f"{metric}_ms_{stat}"] = num(value, key, scale=1000.0)
+    return row
+
+
+def _bool(value) -> bool:
+    return str(value).strip().lower() in {"true", "1", "yes"}
+
+
+def _model(prefix: str | None, model_id: str | None) -> str:
+    if prefix and prefix in MODEL_PREFIXES:
+        return MODEL_PREFIXES[prefix]
+    return model_from_id(model_id) or prefix or "unknown"
+
+
+def _check_consistency(row: dict) -> None:
+    if row.get("tok_s_per_user") is not None and not row["tok_s_per_user"] > 0:
+        raise Quarantine("interactivity must be > 0", field="median_intvty")
+
+
+# --- API rows (benchmarks.json: a list of rows with a `metrics` dict) -------------------------------
+def _detect_api(path: Path, head: bytes) -> bool:
+    text = head.lstrip()
+    return text.startswith(b"[") and b'"metrics"' in head and b'"decode_tp"' in head and b'"hardware"' in head
+
+
+def _api_row(rec: dict) -> dict:
+    metrics = rec.get("metrics")
+    if not isinstance(metrics, dict):
+        raise Quarantine("row without a metrics object", field="metrics")
+    hardware, domain = hardware_name(rec.get("hardware"))
+    disagg = bool(rec.get("disagg"))
+    multinode = bool(rec.get("is_multinode"))
+    tp = num(rec.get("decode_tp"), "decode_tp")
+    n_prefill = num(rec.get("num_prefill_gpu"), "num_prefill_gpu")
+    n_decode = num(rec.get("num_decode_gpu"), "num_decode_gpu")
+    out_per_gpu = num(metrics.get("output_tput_per_gpu"), "metrics.output_tput_per_gpu")
+    tput_per_gpu = num(metrics.get("tput_per_gpu"), "metrics.tput_per_gpu")
+    in_per_gpu = num(metrics.get("input_tput_per_gpu"), "metrics.input_tput_per_gpu")
+    flags = []
+    if disagg:
+        n_gpus = n_prefill + n_decode
+        output_tok_s = out_per_gpu * n_decode
+        total_tok_s = tput_per_gpu * n_gpus
+        # process_result.py: total/(P+D), output/D, input/P. Rows that break this used another accounting.
+        if math.isfinite(in_per_gpu) and total_tok_s > 0:
+            rebuilt = output_tok_s + in_per_gpu * n_prefill
+            if abs(rebuilt - total_tok_s) > 0.05 * total_tok_s:
+                flags.append("gpu-accounting-uncertain")
+        n_prefill_gpus, n_decode_gpus = n_prefill, n_decode
+    else:
+        # num_prefill_gpu/num_decode_gpu can be tp*ep on single-node rows; the GPU count is tp.
+        n_gpus = tp
+        output_tok_s = out_per_gpu * n_gpus
+        total_tok_s = tput_per_gpu * n_gpus
+        n_prefill_gpus = n_decode_gpus = n_gpus
+    scope = "multi-node"
+    if not disagg and not multinode and n_gpus <= 8:
+        scope = "single-gpu" if n_gpus == 1 else "node"
+    elif n_gpus <= domain and domain > 8:
+        scope = "rack"
+    if "p99_intvty" in metrics:
+        flags.append("percentile-inverted")
+    row = {
+        "tool": "inferencex",
+        "run_id": str(rec.get("run_url") or "").rsplit("/runs/", 1)[-1] or None,
+        "date": rec.get("date"),
+        "model": _model(rec.get("model"), None),
+        "hardware": hardware,
+        "scale_up_domain": domain,
+        "n_gpus": n_gpus,
+        "scope": scope,
+        "precision": rec.get("precision"),
+        "framework": rec.get("framework"),
+        "tp": tp,
+        "ep": num(rec.get("decode_ep"), "decode_ep"),
+        "dp": 1.0 if not _bool(rec.get("decode_dp_attention")) else tp,
+        "disagg": disagg,
+        "n_prefill_gpus": n_prefill_gpus,
+        "n_decode_gpus": n_decode_gpus,
+        "spec_decode": rec.get("spec_method") or "none",
+        "phase": "serving",
+        "scenario": "fixed-seq",
+        "concurrency": num(rec.get("conc"), "conc"),
+        "isl": num(rec.get("isl"), "isl"),
+        "osl": num(rec.get("osl"), "osl"),
+        "output_tok_s": output_tok_s,
+        "total_tok_s": total_tok_s,
+        "tok_s_per_gpu": output_tok_s / n_gpus if n_gpus > 0 else math.nan,
+        "gpu_denominator": "all",
+        "power_w": num(metrics.get("avg_power_w"), "metrics.avg_power_w"),
+        "joules_per_output_token": num(metrics.get("joules_per_output_token"), "metrics.joules_per_output_token"),
+        "flags": ";".join(flags),
+        "tool_version": rec.get("image"),
+    }
+    row.update(_latencies_seconds(metrics))
+    return row
+
+
+def _parse_api(path: Path, sink: Sink) -> None:
+    rows = _load_json(path)
+    if not isinstance(rows, list):
+        raise Quarantine("expected a JSON array of InferenceX rows")
+    for i, rec in enumerate(rows):
+        if not isinstance(rec, dict):
+            sink.bad(f"row {i} is not an object", line=i + 1)
+            continue
+        try:
+            sink.point(_api_row(rec), line=i + 1)  # line = 1-based row index in the array
+        except Quarantine as q:
+            sink.bad(f"row {i}: {q.reason}", line=i + 1, field=q.field)
+
+
+# --- agg_*.json (one point, utils/process_result.py output) --------------------------------------
+_NAME_FIELDS = re.compile(
+    r"_tp(?P<tp>\d+)(?:-pp(?P<pp>\d+))?(?:-dcp\d+)?(?:-pcp\d+)?-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)"
+    r"_disagg-(?P<disagg>true|false)_spec-(?P<spec>[a-z0-9]+)_conc(?P<conc>\d+)_(?P<runner>.+)$"
+)
+
+
+def decode_result_filename(name: str) -> dict:
+    """Fields InferenceX encodes in RESULT_FILENAME (tp, pp, ep, dp-attention, disagg, spec, conc, runner)."""
+    m = _NAME_FIELDS.search(Path(name).stem)
+    return m.groupdict() if m else {}
+
+
+def _detect_agg(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"hw"' in head and b'"conc"' in head
+            and b'"tput_per_gpu"' in head and b'"request_metrics"' not in head)
+
+
+def _parse_agg(path: Path, sink: Sink) -> None:
+    rec = _load_json(path)
+    if not isinstance(rec, dict):
+        raise Quarantine("expected a JSON object")
+    from_name = decode_result_filename(path.name)
+    hardware, domain = hardware_name(rec.get("hw") or from_name.get("runner"))
+    tp = num(first(rec, "tp", default=from_name.get("tp")), "tp")
+    pp = num(first(rec, "pp", default=from_name.get("pp") or 1), "pp")
+    multinode = _bool(rec.get("is_multinode"))
+    disagg = _bool(first(rec, "disagg", default=from_name.get("disagg")))
+    if multinode:
+        n_prefill = num(rec.get("num_prefill_gpu"), "num_prefill_gpu")
+        n_decode = num(rec.get("num_decode_gpu"), "num_decode_gpu")
+        n_gpus = n_prefill + n_decode
+        output_tok_s = num(rec.get("output_tput_per_gpu"), "output_tput_per_gpu") * n_decode
+    else:
+        n_gpus = tp * pp
+        n_prefill = n_decode = n_gpus
+        output_tok_s = num(rec.get("output_tput_per_gpu"), "output_tput_per_gpu") * n_gpus
+    total_tok_s = num(rec.get("tput_per_gpu"), "tput_per_gpu") * n_gpus
+    flags = ["percentile-inverted"] if "p99_intvty" in rec else []
+    row = {
+        "tool": "inferencex",
+        "run_id": path.stem,
+        "model": _model(rec.get("infmax_model_prefix"), rec.get("model")),
+        "hardware": hardware,
+        "scale_up_domain": domain,
+        "n_gpus": n_gpus,
+        "scope": "multi-node" if multinode and n_gpus > domain else ("rack" if n_gpus > 8 else "node"),
+        "precision": rec.get("precision"),
+        "framework": rec.get("framework"),
+        "tp": tp,
+        "pp": pp,
+        "ep": num(first(rec, "ep", default=from_name.get("ep")), "ep"),
+        "dp": tp if _bool(first(rec, "dp_attention", default=from_name.get("dpa"))) else 1.0,
+        "disagg": disagg,
+        "n_prefill_gpus": n_prefill,
+        "n_decode_gpus": n_decode,
+        "spec_decode": first(rec, "spec_decoding", default=from_name.get("spec")) or "none",
+        "phase": "serving",
+        "scenario": "fixed-seq",
+        "concurrency": num(first(rec, "conc", default=from_name.get("conc")), "conc"),
+        "isl": num(rec.get("isl"), "isl"),
+        "osl": num(rec.get("osl"), "osl"),
+        "output_tok_s": output_tok_s,
+        "total_tok_s": total_tok_s,
+        "tok_s_per_gpu": output_tok_s / n_gpus,
+        "gpu_denominator": "all",
+        "flags": ";".join(flags),
+        "tool_version": rec.get("image"),
+    }
+    row.update(_latencies_seconds(rec))
+    sink.point(row, line=1)
+
+
+# --- AgentX aggregate (agentic trace replay through AIPerf) --------------------------------------
+def _detect_agentx(path: Path, head: bytes) -> bool:
+    return head.lstrip().startswith(b"{") and b'"request_metrics"' in head and b'"scenario_type"' in head
+
+
+def _parse_agentx(path: Path, sink: Sink) -> None:
+    rec = _load_json(path)
+    if not isinstance(rec, dict) or not isinstance(rec.get("request_metrics"), dict):
+        raise Quarantine("expected an object with request_metrics", field="request_metrics")
+    metrics = rec["request_metrics"]
+    hardware, domain = hardware_name(rec.get("hw"))
+    tp = num(rec.get("tp"), "tp")
+    n_gpus = tp * num(rec.get("pp", 1), "pp")
+    throughput = metrics.get("throughput") or {}
+    output_tok_s = num((throughput.get("output") or {}).get("tokens_per_second"),
+                       "request_metrics.throughput.output.tokens_per_second")
+    total_tok_s = num((throughput.get("total") or {}).get("tokens_per_second"),
+                      "request_metrics.throughput.total.tokens_per_second")
+    latency = metrics.get("latency") or {}
+    row = {
+        "tool": "inferencex",
+        "run_id": path.stem,
+        "model": _model(rec.get("infmax_model_prefix"), rec.get("model")),
+        "hardware": hardware,
+        "scale_up_domain": domain,
+        "n_gpus": n_gpus,
+        "scope": "node" if n_gpus <= 8 else "rack",
+        "precision": rec.get("precision"),
+        "framework": rec.get("framework"),
+        "tp": tp,
+        "ep": num(rec.get("ep"), "ep"),
+        "disagg": _bool(rec.get("disagg")),
+        "spec_decode": rec.get("spec_decoding") or "none",
+        "phase": "serving",
+        "scenario": rec.get("scenario_type") or "agentic",
+        "concurrency": num(rec.get("conc"), "conc"),
+        "num_requests": num(rec.get("num_requests_successful"), "num_requests_successful"),
+        "failed_requests": num((rec.get("request_accounting") or {}).get("records_error_dropped"),
+                               "request_accounting.records_error_dropped"),
+        "output_tok_s": output_tok_s,
+        "total_tok_s": total_tok_s,
+        "tok_s_per_gpu": output_tok_s / n_gpus,
+        "gpu_denominator": "all",
+        "tool_version": rec.get("image"),
+        "flags": "percentile-inverted",
+    }
+    for name, metric in _LAT_METRICS.items():
+        stats = latency.get(name) or {}
+        for stat in _KEEP[metric]:
+            key = {"p50": "p50", "mean": "mean", "p90": "p90", "p99": "p99"}[stat]
+            if key in stats:
+                row[f"{metric}_ms_{stat}"] = num(stats[key], f"request_metrics.latency.{name}.{key}", scale=1000.0)
+    dropped = (rec.get("request_accounting") or {}).get("records_warmup_dropped")
+    if dropped:
+        sink.count("warmup_dropped", int(dropped))
+    sink.point(row, line=1)
+
+
+# --- trimmed summaries (experimental token-position sweeps: latencies in seconds) ----------------
+def _detect_trimmed(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"good_completed"' in head and b'"median_tpot"' in head
+            and b'_ms"' not in head)
+
+
+_TRIMMED_NAME = re.compile(r"_(?P<prec>fp8|fp4|bf16|int4)?_?(?P<fw>vllm|sglang|trt)?_(?P<par>[a-z]*?)(?P<tp>\d+)"
+                           r"_isl(?P<isl>\d+)_osl(?P<osl>\d+)_conc(?P<conc>\d+)$")
+
+
+def _parse_trimmed(path: Path, sink: Sink) -> None:
+    rec = _load_json(path)
+    if not isinstance(rec, dict):
+        raise Quarantine("expected a JSON object")
+    completed = num(rec.get("completed"), "completed")
+    name = _TRIMMED_NAME.search(path.stem)
+    fields = name.groupdict() if name else {}
+    n_prompts = num(rec.get("num_prompts"), "num_prompts")
+    row = {
+        "tool": "inferencex",
+        "run_id": path.stem,
+        "date": _date(rec.get("date")),
+        "model": model_from_id(rec.get("model_id")),
+        "precision": fields.get("prec"),
+        "framework": fields.get("fw"),
+        "tp": num(fields.get("tp"), "tp"),
+        "phase": "serving",
+        "scenario": "fixed-seq",
+        "concurrency": num(rec.get("max_concurrency"), "max_concurrency"),
+        "request_rate": math.nan,
+        "num_requests": completed,
+        "failed_requests": n_prompts - completed if math.isfinite(n_prompts) else math.nan,
+        "isl": num(rec.get("total_input_tokens"), "total_input_tokens") / completed if completed else math.nan,
+        "osl": num(rec.get("total_output_tokens"), "total_output_tokens") / completed if completed else math.nan,
+        "output_tok_s": num(rec.get("output_throughput"), "output_throughput"),
+        "total_tok_s": num(rec.get("output_throughput"), "output_throughput")
+        + num(rec.get("input_throughput"), "input_throughput"),
+        "request_s": num(rec.get("request_throughput"), "request_throughput"),
+        "flags": "request-rate-inf" if str(rec.get("request_rate")).lower() in {"inf", "infinity"} else "",
+    }
+    if not completed:
+        row["flags"] = ";".join(f for f in (row["flags"], "failed-run") if f)
+        for key in ("output_tok_s", "total_tok_s", "request_s"):
+            row[key] = math.nan
+    else:
+        row.update(_latencies_seconds(rec))
+    sink.point(row, line=1)
+
+
+# --- runner records (hw/cluster + metrics in ms + gpu power) ----------------------------------------
+def _detect_runner(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"hw"' in head and b'"metrics"' in head
+            and b'"median_tpot_ms"' in head and b'"gpu"' in head)
+
+
+def _parse_runner(path: Path, sink: Sink) -> None:
+    rec = _load_json(path)
+    metrics = rec.get("metrics") if isinstance(rec, dict) else None
+    if not isinstance(metrics, dict):
+        raise Quarantine("expected an object with metrics", field="metrics")
+    gpu = rec.get("gpu") or {}
+    hardware, domain = hardware_name(rec.get("hw"))
+    tp = num(rec.get("tp"), "tp")
+    n_gpus = num(gpu.get("n_gpus"), "gpu.n_gpus")
+    n_gpus = n_gpus if math.isfinite(n_gpus) else tp
+    output_tok_s = num(metrics.get("output_token_throughput"), "metrics.output_token_throughput")
+    row = {
+        "tool": "inferencex",
+        "run_id": path.stem,
+        "date": rec.get("ts"),
+        "model": model_from_id(rec.get("model")),
+        "hardware": hardware,
+        "scale_up_domain": domain,
+        "n_gpus": n_gpus,
+        "scope": "node" if n_gpus <= 8 else "multi-node",
+        "precision": rec.get("precision"),
+        "framework": rec.get("framework"),
+        "tp": tp,
+        "ep": num(rec.get("ep"), "ep"),
+        "phase": "serving",
+        "scenario": "fixed-seq",
+        "concurrency": num(rec.get("conc"), "conc"),
+        "isl": num(rec.get("isl"), "isl"),
+        "osl": num(rec.get("osl"), "osl"),
+        "num_requests": num(metrics.get("successful_requests"), "metrics.successful_requests"),
+        "output_tok_s": output_tok_s,
+        "total_tok_s": num(metrics.get("total_token_throughput"), "metrics.total_token_throughput"),
+        "request_s": num(metrics.get("request_throughput"), "metrics.request_throughput"),
+        "ttft_ms_p50": num(metrics.get("median_ttft_ms"), "metrics.median_ttft_ms"),
+        "ttft_ms_p99": num(metrics.get("p99_ttft_ms"), "metrics.p99_ttft_ms"),
+        "tpot_ms_p50": num(metrics.get("median_tpot_ms"), "metrics.median_tpot_ms"),
+        "tpot_ms_p99": num(metrics.get("p99_tpot_ms"), "metrics.p99_tpot_ms"),
+        "itl_ms_p50": num(metrics.get("median_itl_ms"), "metrics.median_itl_ms"),
+        "e2e_ms_p50": num(metrics.get("median_e2el_ms"), "metrics.median_e2el_ms"),
+        "e2e_ms_p99": num(metrics.get("p99_e2el_ms"), "metrics.p99_e2el_ms"),
+        "power_w": num(gpu.get("total_avg_power_w"), "gpu.total_avg_power_w"),
+        "tool_version": rec.get("image"),
+    }
+    sink.point(row, line=1)
+
+
+# --- shared ---------------------------------------------------------------------------------------
+def _load_json(path: Path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as err:
+        raise Quarantine(f"invalid JSON: {err.msg} (column {err.colno})", line=err.lineno) from None
+    except UnicodeDecodeError:
+        raise Quarantine("not UTF-8 text") from None
+
+
+def _date(text) -> str | None:
+    m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})", str(text or ""))
+    return f"{m[1]}-{m[2]}-{m[3]}T{m[4]}:{m[5]}:{m[6]}" if m else (str(text) if text else None)
+
+
+FORMATS = [
+    Format("inferencex-api", "inferencex", _detect_api, _parse_api,
+           "JSON array of rows with `hardware`, `decode_tp` and a `metrics` object (InferenceX API / app fixtures)",
+           "data/raw/inferencex/benchmarks.json"),
+    Format("inferencex-agg", "inferencex", _detect_agg, _parse_agg,
+           "JSON object with `hw`, `conc`, `tput_per_gpu` (utils/process_result.py output, agg_*.json)",
+           "data/raw/inferencex-samples/agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_conc4_"
+           "MI355-gbt350-odcdh5-wbb3.json"),
+    Format("inferencex-agentx", "inferencex", _detect_agentx, _parse_agentx,
+           "JSON object with `request_metrics` and `scenario_type` (AgentX aggregate)",
+           "data/raw/inferencex-samples/agentx_aggregate/"),
+    Format("inferencex-trimmed", "inferencex", _detect_trimmed, _parse_trimmed,
+           "JSON object with `good_completed` and second-valued `median_tpot` (experimental sweeps)",
+           "data/raw/inferencex-repo/experimental/token_position_decode_slo/glm-5/results/"),
+    Format("inferencex-runner", "inferencex", _detect_runner, _parse_runner,
+           "JSON object with `hw`, `metrics.median_tpot_ms` and a `gpu` block (benchmark runner records)",
+           "data/raw/inferencex-samples/together_runner/baselines/b200/sglang/dsr1-fp4/1k1k/tuned/conc16.json"),
+]

@@ -1,0 +1,76 @@
+"""What an ingest read: counts per tool, format, hardware and scope, the quarantine grouped by reason, flags.
+
+Feeds the ``01-ingest`` report. Reads the files ``perfclaims ingest`` writes; computes tables only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import config
+
+FLAG_MEANINGS = {
+    "failed-run": "the run completed no request; kept for the record, left out of every fit",
+    "request-rate-inf": "all requests sent at once (request rate infinite); load set by concurrency",
+    "per-user-includes-ttft": "the tool's per-user speed includes time to first token",
+    "percentile-inverted": "the source's p99 interactivity is the slow tail (1000/p99 TPOT); not used",
+    "derived-from-e2e": "per-user speed derived from end-to-end latency",
+    "gpu-accounting-uncertain": "per-GPU fields do not add up under the documented GPU accounting",
+    "tok-s-per-user-approx": "tok/s/user restated from another definition; approximate",
+}
+
+
+def load_processed(processed_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """points, quarantine and files tables from an ingest output folder."""
+    d = Path(processed_dir or config.PROCESSED_DATA_DIR)
+    points_path = d / "points.parquet"
+    if not points_path.exists():
+        raise FileNotFoundError(f"{points_path}: run `perfclaims ingest` (or `make report`) first")
+    out = {"points": pd.read_parquet(points_path)}
+    for name in ("quarantine", "files"):
+        path = d / f"{name}.csv"
+        out[name] = pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+    return out
+
+
+def by_tool(files: pd.DataFrame, quarantine: pd.DataFrame) -> pd.DataFrame:
+    """Files, points and quarantined records per tool and format."""
+    if files.empty:
+        return pd.DataFrame(columns=["tool", "format", "files", "points", "quarantined"])
+    table = (files.groupby(["tool", "format"]).agg(files=("source_file", "size"), points=("points", "sum"),
+                                                   quarantined=("quarantined", "sum"))
+             .reset_index().sort_values(["points", "files"], ascending=False))
+    return table.astype({"files": int, "points": int, "quarantined": int})
+
+
+def by_configuration(points: pd.DataFrame) -> pd.DataFrame:
+    """Points per hardware × scope × precision, with the load range each covers."""
+    if points.empty:
+        return pd.DataFrame()
+    load = points["batch_size"].fillna(points["concurrency"])
+    return (points.assign(load=load)
+            .groupby(["hardware", "scope", "precision"], dropna=False)
+            .agg(points=("model", "size"), models=("model", "nunique"), tools=("tool", lambda s: ", ".join(sorted(set(s)))),
+                 load_min=("load", "min"), load_max=("load", "max"))
+            .reset_index().sort_values(["hardware", "scope", "precision"]))
+
+
+def quarantine_reasons(quarantine: pd.DataFrame) -> pd.DataFrame:
+    """Quarantined records grouped by the kind of reason (the text before the first colon)."""
+    if quarantine.empty:
+        return pd.DataFrame(columns=["reason", "records", "example_file"])
+    kind = quarantine["reason"].astype(str).str.split(":").str[0].str.strip()
+    return (quarantine.assign(kind=kind).groupby("kind")
+            .agg(records=("reason", "size"), example_file=("source_file", "first"))
+            .reset_index().rename(columns={"kind": "reason"}).sort_values("records", ascending=False))
+
+
+def flag_counts(points: pd.DataFrame) -> pd.DataFrame:
+    """How many points carry each flag, with what it means."""
+    flags = points["flags"].fillna("").str.split(";").explode()
+    flags = flags[flags != ""]
+    counts = flags.value_counts().rename_axis("flag").reset_index(name="points")
+    counts["meaning"] = counts["flag"].map(FLAG_MEANINGS).fillna("")
+    return counts

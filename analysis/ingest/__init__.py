@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis import config
 from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink
 from analysis.ingest.manifest import Manifest, load_manifest
 from analysis.schema import FieldError, add_flag, to_points, validate_row
@@ -91,8 +92,23 @@ def expand(paths: list[Path]) -> list[Path]:
     return out
 
 
+def find_manifest(path: Path) -> Path | None:
+    """The nearest manifest.yml at or above ``path``."""
+    start = Path(path).resolve()
+    for folder in ([start] if start.is_dir() else []) + list(start.parents):
+        candidate = folder / "manifest.yml"
+        if candidate.exists():
+            return candidate
+    return None
+
+
 def _display_path(path: Path, roots: list[Path]) -> str:
+    """Path relative to the project when inside it, else relative to the folder given on the command line."""
     resolved = path.resolve()
+    try:
+        return resolved.relative_to(config.PROJ_ROOT.resolve()).as_posix()
+    except ValueError:
+        pass
     for root in roots:
         base = root.resolve() if root.is_dir() else root.resolve().parent
         try:
@@ -111,12 +127,13 @@ def ingest(
 ) -> IngestResult:
     """Read every file under ``paths``; return points, per-request rows, quarantine and a per-file log.
 
-    ``manifest`` is a Manifest, a manifest.yml path, or None to use ``manifest.yml`` in the first folder given.
+    ``manifest`` is a Manifest, a manifest.yml path, or None to use the nearest ``manifest.yml`` in the first
+    path's folder or its parents (so ingesting ``data/raw/h200`` still applies ``data/raw/manifest.yml``).
     """
     roots = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     if manifest is None:
-        first_dir = next((r for r in roots if r.is_dir()), None)
-        manifest = load_manifest(first_dir / "manifest.yml" if first_dir else None, root=first_dir)
+        found = find_manifest(roots[0]) if roots else None
+        manifest = load_manifest(found, root=found.parent if found else None)
     elif not isinstance(manifest, Manifest):
         manifest = load_manifest(Path(manifest))
     files = expand(roots)

@@ -1,0 +1,84 @@
+"""The H200 step-timing reader against the raw JSONL, read independently here."""
+
+import json
+
+import pytest
+
+from analysis.ingest import ingest
+from analysis.ingest.h200_steps import calibrations
+
+from conftest import RAW
+
+DECODE = RAW / "h200" / "decode_sweep_run1.jsonl"
+MOE = RAW / "h200" / "moe_sweep_run1.jsonl"
+
+
+def raw_records(path, kind):
+    return [(i, json.loads(line)) for i, line in enumerate(path.read_text().splitlines(), 1)
+            if line.strip() and json.loads(line).get("kind") == kind]
+
+
+@pytest.fixture(scope="module")
+def points():
+    return ingest([RAW / "h200"]).points
+
+
+def test_every_decode_record_is_a_point_with_tok_s_per_user_from_its_median(points):
+    for path in (DECODE, MOE):
+        records = raw_records(path, "decode")
+        assert records
+        mine = points[points["source_file"].str.endswith(path.name) & (points["phase"] == "decode")]
+        assert len(mine) == len(records)
+        by_line = mine.set_index("source_line")
+        for line, rec in records:
+            row = by_line.loc[line]
+            assert row["tok_s_per_user"] == pytest.approx(1000.0 / rec["step_ms_median"], rel=1e-12)
+            assert row["step_ms"] == rec["step_ms_median"]
+            assert row["batch_size"] == rec["batch_size"]
+            assert list(row["step_ms_samples"]) == rec["step_ms"]
+            assert row["tok_s_per_user_def"] == "1000/step_ms"
+
+
+def test_headline_llama_8b_values(points):
+    sel = points[(points["model"] == "llama-3.1-8b") & (points["precision"] == "bf16")
+                 & (points["framework"] == "pytorch-cudagraph") & (points["context_len"] == 1024)]
+    b1 = sel[sel["batch_size"] == 1].iloc[0]
+    b512 = sel[sel["batch_size"] == 512].iloc[0]
+    assert b1["tok_s_per_user"] == pytest.approx(166.2, abs=0.1)
+    assert b512["output_tok_s"] == pytest.approx(14350, rel=0.01)
+    assert b512["tok_s_per_gpu"] == pytest.approx(b512["output_tok_s"])  # one GPU
+    assert (sel["hardware"] == "H200 SXM").all() and (sel["scope"] == "single-gpu").all()
+
+
+def test_prefill_records_are_prefill_points_without_per_user_speed(points):
+    prefill = points[points["phase"] == "prefill"]
+    assert len(prefill) == len(raw_records(DECODE, "prefill"))
+    assert prefill["tok_s_per_user"].isna().all()
+    assert (prefill["total_tok_s"] > 0).all()
+
+
+def test_moe_geometry_comes_from_the_model_record(points):
+    moe = points[points["model"] == "qwen3-30b-a3b"]
+    assert (moe["moe_experts"] == 128).all() and (moe["moe_top_k"] == 8).all()
+    assert moe.set_index("batch_size").loc[1, "experts_touched"] == 8
+
+
+def test_calibrations_are_read_for_the_roofline():
+    cal = {c["what"]: c for c in calibrations(DECODE)}
+    assert cal["d2d_copy"]["tb_s"] == pytest.approx(4.259)
+    assert cal["matmul_bf16"]["tflop_s"] == pytest.approx(694.9)
+
+
+def test_a_bad_line_is_quarantined_and_the_rest_read(tmp_path):
+    lines = DECODE.read_text().splitlines()
+    lines.insert(6, '{"kind": "decode", "shape": "x", "precision": "bf16", "batch_size": 1, "step_ms": [1.0],'
+                    ' "step_ms_median": -1, "t_wall_s": 1}')
+    lines.insert(7, "{not json")
+    bad = tmp_path / "sweep.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = ingest([tmp_path])
+    assert len(result.points) == len(raw_records(DECODE, "decode")) + len(raw_records(DECODE, "prefill"))
+    q = result.quarantine.sort_values("line")
+    assert list(q["line"]) == [7, 8]
+    assert q.iloc[0]["field"] == "step_ms_median" and "> 0" in q.iloc[0]["reason"]
+    assert "invalid JSON" in q.iloc[1]["reason"]

@@ -1,0 +1,31 @@
+"""The perfclaims command line: ingest writes the tables, formats lists every reader, errors are one line."""
+
+import pandas as pd
+
+from analysis import cli
+from analysis.ingest import formats
+
+from conftest import RAW
+
+
+def test_ingest_writes_points_requests_and_quarantine(tmp_path, capsys):
+    assert cli.main(["ingest", str(RAW), "--out", str(tmp_path), "--quiet"]) == 0
+    points = pd.read_parquet(tmp_path / "points.parquet")
+    assert (tmp_path / "requests.parquet").exists() and (tmp_path / "quarantine.csv").exists()
+    out = capsys.readouterr().out
+    assert "h200-steps" in out and "inferencex" in out
+    assert len(points) > 600
+    assert set(points["tool"]) >= {"h200-steps", "inferencex"}
+
+
+def test_formats_lists_every_reader(capsys):
+    assert cli.main(["formats"]) == 0
+    out = capsys.readouterr().out
+    for fmt in formats():
+        assert fmt.name in out
+
+
+def test_missing_path_is_one_line_on_stderr(tmp_path, capsys):
+    assert cli.main(["ingest", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "no such file or folder" in err and "Traceback" not in err

@@ -85,8 +85,9 @@ def from_serving_arrays(
     """Per-request table from vLLM/SGLang ``--save-detailed``/``--output-details`` arrays (times in seconds).
 
     Without ``latencies_s`` (older vLLM, SGLang) e2e is ``ttft + sum(itls)`` — the time to the last chunk.
-    A request is failed when its error text is non-empty, or (no ``errors`` array) when it produced no output
-    and no first token; its latencies are NaN, not the 0.0 the tools write.
+    A request is failed when its error text is non-empty, or (no ``errors`` array, e.g. newest vLLM without
+    ``--save-detailed``, which keeps only ``latencies``) when it has no output, no first token and no latency; its
+    latencies are NaN, not the 0.0 the tools write.
     """
     arrays = [a for a in (input_lens, output_lens, ttfts_s, itls_s, latencies_s, errors) if a is not None]
     n = max((len(a) for a in arrays), default=0)
@@ -105,7 +106,7 @@ def from_serving_arrays(
             e2e = ttft + float(np.nansum(gaps))
         else:
             e2e = math.nan
-        failed = bool(error) if errors is not None else not (out > 0 or ttft > 0)
+        failed = bool(error) if errors is not None else not (out > 0 or ttft > 0 or e2e > 0)
         if failed:
             error = error or "no output"
             ttft = e2e = math.nan

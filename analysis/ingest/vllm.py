@@ -1,0 +1,332 @@
+"""vLLM benchmark results: ``vllm bench serve --save-result`` / ``benchmarks/benchmark_serving.py`` JSON (one
+object, or newline-separated objects with ``--append-result``), ``vllm bench latency --output-json`` and
+``vllm bench throughput --output-json``.
+
+Serving results are one point per object: summary statistics are already in ms (``*_ms`` keys, percentile keys
+parsed generically), per-request arrays (seconds) go to the per-request table and fill the statistics the summary
+lacks (upstream writes no e2e statistics by default). A run with ``completed: 0`` is kept and flagged
+``failed-run`` with its metrics NaN: the 0.0 the tool writes is ``np.mean([] or 0)``, not a latency. A statistic of
+exactly 0 ms is likewise treated as missing (no streaming, or no request with more than one token). The serving
+helpers here are shared with the SGLang reader, whose summaries use the same key style.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Iterator
+
+from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
+from analysis.ingest.requests_table import from_serving_arrays, percentiles_from_requests, pooled_itl_ms
+from analysis.schema import COLUMNS, add_flag
+
+PRIORITY = 30
+TOOL_PER_USER_DEF = "1000/tpot_ms_p50"
+
+# stat_metric_ms: mean_ttft_ms, median_tpot_ms, p99.9_itl_ms, p90_e2el_ms, p99_e2e_latency_ms (SGLang)
+STAT_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
+_METRIC = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e", "e2e_latency": "e2e"}
+# Statistics the points table has a column for.
+KEEP = {"ttft": ("mean", "p50", "p90", "p99"), "tpot": ("mean", "p50", "p90", "p99"),
+        "itl": ("mean", "p50", "p99"), "e2e": ("mean", "p50", "p99")}
+# `backend` values that name a serving engine (others, e.g. "openai", "openai-chat", name only the API).
+ENGINE_BACKENDS = {
+    "vllm": "vllm", "vllm-chat": "vllm", "sglang": "sglang", "sglang-oai": "sglang", "sglang-native": "sglang",
+    "tgi": "tgi", "lmdeploy": "lmdeploy", "deepspeed-mii": "deepspeed-mii", "tensorrt-llm": "trtllm",
+    "trt": "trtllm", "scalellm": "scalellm", "llama.cpp": "llama.cpp",
+}
+# --metadata KEY=VALUE pairs (always strings) that name points-table columns, plus common spellings.
+METADATA_ALIASES = {"tensor_parallel_size": "tp", "tp_size": "tp", "pipeline_parallel_size": "pp",
+                    "expert_parallel_size": "ep", "data_parallel_size": "dp", "gpu": "hardware",
+                    "num_gpus": "n_gpus", "gpus": "n_gpus", "dtype": "precision", "quantization": "precision"}
+_METADATA_SKIP = {"source_file", "source_line", "tool", "format", "run_id", "date", "flags", "model",
+                  "tok_s_per_user", "tok_s_per_user_def", "concurrency", "request_rate", "num_requests"}
+_SUMMARY_KEY = re.compile(rb'"(mean|median|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms"')
+
+
+# --- reading one or many JSON objects --------------------------------------------------------------
+def json_documents(path: Path, sink: Sink) -> Iterator[tuple[int, object]]:
+    """(line, object) for every top-level JSON value in the file: one object, newline-separated objects
+    (``--append-result``, JSONL) or concatenated pretty-printed objects. ``Infinity``/``NaN`` are accepted as
+    Python's json does (SGLang writes a bare ``Infinity`` request rate). A broken record after a good one is
+    reported and skipped to the next line that starts an object; a broken first record rejects the file.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise Quarantine("not UTF-8 text") from None
+    decoder = json.JSONDecoder()
+    pos, n, found = 0, len(text), 0
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            return
+        line = text.count("\n", 0, pos) + 1
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as err:
+            if not found:
+                raise Quarantine(f"invalid JSON: {err.msg}", line=err.lineno) from None
+            sink.bad(f"invalid JSON record: {err.msg}", line=err.lineno)
+            nxt = text.find("\n{", pos)
+            if nxt < 0:
+                return
+            pos = nxt + 1
+            continue
+        found += 1
+        yield line, obj
+        pos = end
+
+
+def iso_date(text) -> str | None:
+    """``20260428-105748`` → ``2026-04-28T10:57:48``; anything else as written."""
+    m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})", str(text or ""))
+    return f"{m[1]}-{m[2]}-{m[3]}T{m[4]}:{m[5]}:{m[6]}" if m else (str(text) if text else None)
+
+
+# --- shared serving helpers (vLLM and SGLang) ------------------------------------------------------
+def latency_stats(rec: dict) -> dict:
+    """Points-table latency columns from ``mean_/median_/pNN_<metric>_ms`` keys; 0 ms is missing (NaN)."""
+    row: dict[str, float] = {}
+    for key, value in rec.items():
+        m = STAT_KEY.match(key)
+        if not m or m.group(1) == "std":
+            continue
+        metric = _METRIC[m.group(3)]
+        stat = "mean" if m.group(1) == "mean" else "p50" if m.group(1) == "median" else f"p{m.group(2)}"
+        if stat not in KEEP[metric]:
+            continue
+        if stat == "p50" and m.group(1) != "median" and f"{metric}_ms_p50" in row:
+            continue  # an explicit median wins over a p50 percentile (they are the same number)
+        x = num(value, key)
+        row[f"{metric}_ms_{stat}"] = x if x > 0 else math.nan
+    return row
+
+
+def request_rate(value, row: dict) -> None:
+    """``request_rate`` column and flag: ``"inf"`` (vLLM), ``Infinity`` (SGLang) → NaN + ``request-rate-inf``."""
+    if isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}:
+        value = math.inf
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isinf(value):
+        row["request_rate"] = math.nan
+        row["flags"] = add_flag(row.get("flags"), "request-rate-inf")
+    elif isinstance(value, str) and not _is_number(value):
+        row["request_rate"] = math.nan  # "trace" (SGLang trace replay): arrival times from a file
+        row["scenario"] = value
+    else:
+        row["request_rate"] = num(value, "request_rate")
+
+
+def details_to_requests(run_id: str, rec: dict, row: dict, sink: Sink) -> None:
+    """Per-request table from detail arrays (seconds) and the statistics the summary lacks, computed from it."""
+    if not any(isinstance(rec.get(k), list) for k in ("ttfts", "latencies", "itls")):
+        return
+    try:
+        table = from_serving_arrays(
+            run_id,
+            input_lens=rec.get("input_lens"), output_lens=rec.get("output_lens"),
+            ttfts_s=rec.get("ttfts"), itls_s=rec.get("itls"), latencies_s=rec.get("latencies"),
+            errors=rec.get("errors"),
+        )
+    except (ValueError, TypeError) as err:
+        sink.bad(f"per-request arrays unusable: {err}", field="ttfts")
+        return
+    sink.requests(table)
+    sink.count("requests", table.num_rows)
+    gaps = pooled_itl_ms(rec["itls"], rec.get("errors")) if isinstance(rec.get("itls"), list) else None
+    filled = percentiles_from_requests(table, itl_gaps_ms=gaps)
+    for key, value in filled.items():
+        current = row.get(key, math.nan)
+        if current != current:  # missing or NaN: the summary lacks it
+            row[key] = value
+
+
+def per_user(row: dict) -> None:
+    """tok/s/user in the default definition, 1000/tpot_ms_p50."""
+    tpot = row.get("tpot_ms_p50", math.nan)
+    row["tok_s_per_user"] = 1000.0 / tpot if tpot == tpot and tpot > 0 else math.nan
+    row["tok_s_per_user_def"] = TOOL_PER_USER_DEF
+
+
+def fail_run(row: dict) -> None:
+    """A run that completed no request: keep the point, flag it, blank every measured value."""
+    row["flags"] = add_flag(row.get("flags"), "failed-run")
+    for key in list(row):
+        if key.startswith(("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")) or key in (
+                "output_tok_s", "total_tok_s", "request_s", "tok_s_per_user", "isl", "osl", "tokens_per_step"):
+            row[key] = math.nan
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --- bench serve / benchmark_serving.py ------------------------------------------------------------
+def _detect_serve(path: Path, head: bytes) -> bool:
+    text = head.lstrip()
+    if not text.startswith(b"{") or b'"e2e_latency_ms"' in head or b'"metrics"' in head:
+        return False
+    if b'"completed"' not in head or b'"output_throughput"' not in head:
+        return False
+    # Summary keys in ms, or (--save-detailed, summary after the arrays) per-request arrays plus a model id.
+    return bool(_SUMMARY_KEY.search(head)) or (b'"ttfts"' in head and b'"model_id"' in head)
+
+
+def _metadata(rec: dict, row: dict, sink: Sink, line: int) -> None:
+    known = {"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "best_of",
+             "request_rate", "burstiness", "max_concurrency", "duration", "completed", "failed"}
+    for key, value in rec.items():
+        if key in known or not isinstance(value, str):
+            continue
+        col = METADATA_ALIASES.get(key, key)
+        if col not in COLUMNS or col in _METADATA_SKIP:
+            continue
+        if col == "precision":
+            from analysis.schema import normalize_precision
+            if normalize_precision(value) == "unknown":
+                sink.bad(f"metadata precision {value!r} not recognised; left unknown", line=line, field=key)
+                continue
+        row[col] = value
+
+
+def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
+    completed = num(rec.get("completed"), "completed")
+    if math.isnan(completed):
+        raise Quarantine("no 'completed' count", field="completed")
+    failed = num(rec.get("failed"), "failed")
+    n_prompts = num(rec.get("num_prompts"), "num_prompts")
+    if math.isnan(failed) and not math.isnan(n_prompts):
+        failed = max(n_prompts - completed, 0.0)  # older key set: lists hold every prompt, failures included
+    backend = str(rec.get("backend") or rec.get("endpoint_type") or "")
+    row = {
+        "run_id": run_id,
+        "tool_version": "bench-serve" if ("failed" in rec or "endpoint_type" in rec) else "benchmark_serving",
+        "date": iso_date(rec.get("date")),
+        "model": model_from_id(rec.get("model_id")),
+        "framework": ENGINE_BACKENDS.get(backend.lower()),
+        "phase": "serving",
+        "concurrency": num(rec.get("max_concurrency"), "max_concurrency"),
+        "num_requests": completed,
+        "failed_requests": failed,
+        "isl": num(rec.get("total_input_tokens"), "total_input_tokens") / completed if completed else math.nan,
+        "osl": num(rec.get("total_output_tokens"), "total_output_tokens") / completed if completed else math.nan,
+        "output_tok_s": num(rec.get("output_throughput"), "output_throughput"),
+        "total_tok_s": num(rec.get("total_token_throughput"), "total_token_throughput"),
+        "request_s": num(rec.get("request_throughput"), "request_throughput"),
+        "flags": "",
+    }
+    request_rate(rec.get("request_rate"), row)
+    if rec.get("label"):
+        row["scenario"] = str(rec["label"])
+    _metadata(rec, row, sink, line)
+    row.update(latency_stats(rec))
+    acceptance = finite_or_nan(rec.get("spec_decode_acceptance_length"))
+    if acceptance > 0:
+        row["tokens_per_step"] = acceptance
+    if completed > 0:
+        details_to_requests(run_id, rec, row, sink)
+    if completed == 0:
+        fail_run(row)
+    per_user(row)
+    return row
+
+
+def _parse_serve(path: Path, sink: Sink) -> None:
+    docs = list(json_documents(path, sink))
+    multi = len(docs) > 1
+    for i, (line, rec) in enumerate(docs):
+        if not isinstance(rec, dict):
+            sink.bad("expected a JSON object", line=line)
+            continue
+        if "completed" not in rec:
+            sink.bad("record is not a serving result (no 'completed')", line=line)
+            continue
+        run_id = f"{path.stem}#{i + 1}" if multi else path.stem
+        try:
+            sink.point(serving_point(rec, run_id=run_id, sink=sink, line=line), line=line)
+        except Quarantine as q:
+            if not multi:
+                raise Quarantine(q.reason, line=line, field=q.field) from None
+            sink.bad(q.reason, line=line, field=q.field)
+
+
+# --- bench latency ----------------------------------------------------------------------------------
+def _detect_latency(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"avg_latency"' in head and b'"percentiles"' in head
+            and b'"latencies"' in head)
+
+
+def _parse_latency(path: Path, sink: Sink) -> None:
+    for line, rec in json_documents(path, sink):
+        if not isinstance(rec, dict) or "avg_latency" not in rec:
+            sink.bad("expected a `vllm bench latency` object with avg_latency", line=line)
+            continue
+        pct = rec.get("percentiles") or {}
+        if not isinstance(pct, dict):
+            raise Quarantine("percentiles must be an object", line=line, field="percentiles")
+        # Percentile keys are strings ("50", "99") after json.dump; values are seconds for one whole batch.
+        by_p = {float(k): v for k, v in pct.items() if _is_number(str(k))}
+        lats = rec.get("latencies") if isinstance(rec.get("latencies"), list) else []
+        row = {
+            "run_id": path.stem,
+            "tool_version": "bench-latency",
+            "phase": "offline",
+            "scenario": "latency",
+            "framework": "vllm",
+            "num_requests": float(len(lats)) if lats else math.nan,  # iterations, each one batch
+            "e2e_ms_mean": num(rec.get("avg_latency"), "avg_latency", scale=1000.0),
+            "e2e_ms_p50": num(by_p.get(50.0), "percentiles.50", scale=1000.0),
+            "e2e_ms_p99": num(by_p.get(99.0), "percentiles.99", scale=1000.0),
+            # Batch size and lengths are not in the file (manifest); per-user speed = osl / batch latency.
+            "tok_s_per_user_def": "osl/e2e",
+            "flags": "per-user-includes-ttft",
+        }
+        sink.point(row, line=line)
+
+
+# --- bench throughput -------------------------------------------------------------------------------
+def _detect_throughput(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"elapsed_time"' in head and b'"tokens_per_second"' in head
+            and b'"requests_per_second"' in head)
+
+
+def _parse_throughput(path: Path, sink: Sink) -> None:
+    for line, rec in json_documents(path, sink):
+        if not isinstance(rec, dict) or "tokens_per_second" not in rec:
+            sink.bad("expected a `vllm bench throughput` object with tokens_per_second", line=line)
+            continue
+        row = {
+            "run_id": path.stem,
+            "tool_version": "bench-throughput",
+            "phase": "offline",
+            "scenario": "throughput",
+            "framework": "vllm",
+            "num_requests": num(rec.get("num_requests"), "num_requests"),
+            # tokens_per_second counts input + output tokens; output tok/s is only printed, not saved.
+            "total_tok_s": num(rec.get("tokens_per_second"), "tokens_per_second"),
+            "request_s": num(rec.get("requests_per_second"), "requests_per_second"),
+            "tok_s_per_user_def": "unknown",
+        }
+        sink.point(row, line=line)
+
+
+FORMATS = [
+    Format("vllm-serve", "vllm", _detect_serve, _parse_serve,
+           "JSON object(s) with `completed`, `output_throughput` and `mean_/median_/pNN_<ttft|tpot|itl|e2el>_ms` "
+           "keys (or `ttfts` detail arrays); `--append-result` files hold one object per line",
+           "data/raw/inferencex-samples/local-results/minimax-eagle3-conc64/minimaxm2.5_1k1k_conc64.json",
+           per_request=True),
+    Format("vllm-latency", "vllm", _detect_latency, _parse_latency,
+           "JSON object with `avg_latency`, `latencies` and string-keyed `percentiles` (seconds)",
+           "tests/data/formats/vllm/bench_latency.json"),
+    Format("vllm-throughput", "vllm", _detect_throughput, _parse_throughput,
+           "JSON object with `elapsed_time`, `requests_per_second`, `tokens_per_second` (input+output)",
+           "tests/data/formats/vllm/bench_throughput.json"),
+]

@@ -10,11 +10,14 @@ parameter), which the index and the tests read.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import html
 import json
 import math
+import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,10 +141,11 @@ def run_job(job: Job, run_dir: Path) -> Job:
     try:
         if not src.exists():
             raise FileNotFoundError(f"notebook {src.name} not found in {config.NOTEBOOKS_DIR}")
-        pm.execute_notebook(
-            str(src), str(executed), parameters={**job.parameters, "results_path": str(results_path)},
-            kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False,
-        )
+        with _quiet_kernel_stderr():
+            pm.execute_notebook(
+                str(src), str(executed), parameters={**job.parameters, "results_path": str(results_path)},
+                kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False,
+            )
         job.status = "ok"
     except Exception as err:  # any failure marks this report failed; the suite goes on
         job.status = "failed"
@@ -156,6 +160,28 @@ def run_job(job: Job, run_dir: Path) -> Job:
     if results_path.exists():
         job.results = load_results(results_path)
     return job
+
+
+_KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
+
+
+@contextlib.contextmanager
+def _quiet_kernel_stderr():
+    """Drop the kernel's transport warning from stderr (it inherits our fd 2); keep everything else."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            for line in tmp.read().decode(errors="replace").splitlines():
+                if line.strip() and not any(noise in line for noise in _KERNEL_NOISE):
+                    print(line, file=sys.stderr)
 
 
 def _short_error(err: Exception) -> str:

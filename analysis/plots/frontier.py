@@ -1,0 +1,146 @@
+"""Figures for frontiers and matched comparisons: tok/s/user against tok/s/GPU, and capacity at equal interactivity.
+
+Colour is precision and line style is interconnect scope throughout, so a reader can follow one group across
+panels; the GPU denominator is written into every per-GPU axis label.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from analysis.frontier import DENOMINATOR_TEXT
+
+PRECISION_COLORS = {"fp4": "#d95f02", "fp8": "#1b63a5", "bf16": "#1b9e77", "fp16": "#7570b3", "int8": "#e7298a",
+                    "int4": "#66a61e", "mixed": "#a6761d", "unknown": "#666666"}
+SCOPE_STYLES = {"single-gpu": ("-.", "D"), "node": ("-", "o"), "rack": ("--", "s"), "multi-node": (":", "^"),
+                "unknown": ("-", "x")}
+SCOPE_ORDER = ["single-gpu", "node", "rack", "multi-node", "unknown"]
+USER_LABEL = "tok/s/user (1000 / median TPOT)"
+
+
+def gpu_label(denominator: str) -> str:
+    return f"output tok/s per GPU\n(÷ {DENOMINATOR_TEXT.get(denominator, denominator)})"
+
+
+def _concurrency_text(value) -> str:
+    if value is None or not np.isfinite(value):
+        return ""
+    return f"{value:.0f}"
+
+
+def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *, panel: str = "hardware",
+                    denominator: str = "all", targets: Sequence[float] = (), ncols: int = 3,
+                    label_concurrency: bool = True, title: str | None = None):
+    """One log-log panel per ``panel`` value: every measured point faint, each precision × scope frontier as a line,
+    frontier points labelled with their concurrency, dotted verticals at the target tok/s/user levels.
+
+    ``points`` must already carry ``tok_s_per_gpu`` under the same denominator (``frontier.usable``).
+    Returns the array of Axes.
+    """
+    names = sorted(fronts[panel].unique())
+    nrows = max(1, math.ceil(len(names) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        if points is not None:
+            mine = points[points[panel] == name]
+            ax.scatter(mine["tok_s_per_user"], mine["tok_s_per_gpu"], s=10, color="#bbbbbb", zorder=1,
+                       label="measured point (not on frontier)")
+        front = fronts[fronts[panel] == name]
+        for (precision, scope), grp in front.groupby(["precision", "scope"], sort=True):
+            style, marker = SCOPE_STYLES.get(scope, SCOPE_STYLES["unknown"])
+            grp = grp.sort_values("tok_s_per_user")
+            ax.plot(grp["tok_s_per_user"], grp["tok_s_per_gpu"], linestyle=style, marker=marker, markersize=5,
+                    color=PRECISION_COLORS.get(precision, "#444444"), label=f"{precision} · {scope}", zorder=3)
+            if label_concurrency:
+                for u, g, c in zip(grp["tok_s_per_user"], grp["tok_s_per_gpu"], grp["concurrency"]):
+                    ax.annotate(_concurrency_text(c), (u, g), textcoords="offset points", xytext=(3, 3),
+                                fontsize=7, color=PRECISION_COLORS.get(precision, "#444444"))
+        for t in targets:
+            ax.axvline(t, color="#999999", linestyle=":", linewidth=0.8, zorder=0)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(str(name), fontsize=10)
+        ax.legend(fontsize=7, loc="lower left", frameon=False)
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax in axes[-1, :]:
+        ax.set_xlabel(USER_LABEL)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(gpu_label(denominator))
+    fig.suptitle(title or "Pareto frontiers: numbers next to points are client concurrency; "
+                          "dotted lines mark target tok/s/user", fontsize=11)
+    fig.tight_layout()
+    return axes
+
+
+def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "precision",
+                  hue_order: Sequence[str] = ("fp8", "fp4"), ratio: tuple[str, str] | None = ("fp4", "fp8"),
+                  targets: Sequence[float] = (50, 100, 200), denominator: str = "all", title: str | None = None):
+    """Grouped bars of tok/s/GPU at each target tok/s/user (one panel per target), ``ratio[0]/ratio[1]`` written
+    over every group where both bars exist; groups that do not reach a target show no bar and "n/m".
+
+    ``capacity`` is long: columns ``x``, ``hue``, ``target_tok_s_per_user``, ``tok_s_per_gpu``.
+    Returns the array of Axes.
+    """
+    targets = list(targets)
+    labels = list(dict.fromkeys(capacity[x]))
+    fig, axes = plt.subplots(1, len(targets), figsize=(max(5.0, 0.55 * len(labels) + 1.5) * len(targets) / 1.6,
+                                                       4.6), sharey=True, squeeze=False)
+    width = 0.8 / max(1, len(hue_order))
+    for ax, t in zip(axes.flat, targets):
+        at = capacity[capacity["target_tok_s_per_user"] == float(t)]
+        table = at.pivot_table(index=x, columns=hue, values="tok_s_per_gpu", aggfunc="first").reindex(labels)
+        pos = np.arange(len(labels))
+        for i, h in enumerate(hue_order):
+            values = table[h].to_numpy(float) if h in table else np.full(len(labels), np.nan)
+            bars = ax.bar(pos + (i - (len(hue_order) - 1) / 2) * width, np.nan_to_num(values, nan=0.0), width,
+                          color=PRECISION_COLORS.get(h, f"C{i}"), label=h)
+            for bar, v in zip(bars, values):
+                if not np.isfinite(v):
+                    # axes-fraction y: a log axis has no zero to stand a missing bar on
+                    ax.text(bar.get_x() + bar.get_width() / 2, 0.02, "n/m", transform=ax.get_xaxis_transform(),
+                            ha="center", va="bottom", fontsize=6, color="#777777", rotation=90)
+        if ratio is not None and ratio[0] in table and ratio[1] in table:
+            r = table[ratio[0]] / table[ratio[1]]
+            tops = table[[ratio[0], ratio[1]]].max(axis=1)
+            for p, rv, top in zip(pos, r, tops):
+                if np.isfinite(rv):
+                    ax.annotate(f"{rv:.2g}×", (p, top), textcoords="offset points", xytext=(0, 3), ha="center",
+                                fontsize=7, fontweight="bold")
+        ax.set_yscale("log")
+        ax.set_xticks(pos)
+        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+        ax.set_title(f"at {t:g} tok/s/user", fontsize=10)
+        ax.grid(True, axis="y", which="major", alpha=0.3)
+    axes[0, 0].set_ylabel(gpu_label(denominator))
+    axes[0, 0].legend(title=hue, fontsize=8, frameon=False, loc="upper right")
+    ratio_text = f"; bold: {ratio[0]}/{ratio[1]} ratio" if ratio else ""
+    fig.suptitle(title or f"tok/s/GPU at equal interactivity (n/m: not measured at that level){ratio_text}",
+                 fontsize=11)
+    fig.tight_layout()
+    return axes
+
+
+def step_ratio(pairs: pd.DataFrame, *, low: str = "fp8", high: str = "bf16", ax=None, title: str | None = None):
+    """Step-timing pairs: tok/s ratio low/high against batch size, one line per model × launch × context."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 4.2))
+    for (model, framework, ctx), grp in pairs.groupby(["model", "framework", "context_len"], sort=True):
+        grp = grp.sort_values("batch_size")
+        ax.plot(grp["batch_size"], grp["ratio"], marker="o", markersize=4,
+                linestyle="-" if "cudagraph" in framework else "--", label=f"{model} · {framework} · ctx {ctx:g}")
+    ax.axhline(1.0, color="#555555", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size (sequences per decode step)")
+    ax.set_ylabel(f"tok/s {low} ÷ tok/s {high}\n(1 GPU, same batch and context)")
+    ax.set_title(title or f"{low} against {high} at equal batch and context (below 1: {low} is slower)")
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, alpha=0.3)
+    return ax

@@ -1,0 +1,205 @@
+"""SGLang benchmark JSONL: ``bench_serving`` (one run per line, appended), ``bench_one_batch`` (offline, one
+line per batch-size case) and ``bench_one_batch_server`` (one line per case against a running server).
+
+``bench_serving`` lines hold the same ``*_ms`` summary style as vLLM (``median_tpot_ms``, ``p99_e2e_latency_ms``)
+and, with ``--output-details``, per-request arrays in seconds. Its default request rate is ``float("inf")``,
+written by ``json.dumps`` as a bare ``Infinity`` — not strict JSON, but Python's json reads it — and flagged
+``request-rate-inf``. ``max_concurrency`` is the configured cap; when it is null the achieved ``concurrency``
+(Σ e2e / duration) is used instead and the point is flagged ``concurrency-achieved``. The one-batch tools write
+seconds; ``bench_one_batch``'s ``median_decode_latency`` is one decode step of the whole batch (a decode point
+with ``step_ms``), and ``bench_one_batch_server`` uses ``-1`` for values it could not get (read as NaN).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
+from analysis.ingest.vllm import (
+    details_to_requests, fail_run, json_documents, latency_stats, per_user, request_rate,
+)
+from analysis.schema import add_flag
+
+PRIORITY = 30
+
+
+def _first_line(head: bytes) -> bytes:
+    return head.lstrip().split(b"\n", 1)[0]
+
+
+# --- bench_serving ----------------------------------------------------------------------------------
+def _detect_serving(path: Path, head: bytes) -> bool:
+    line = _first_line(head)
+    return (line.startswith(b"{") and b'"output_throughput"' in line and b'"completed"' in line
+            and (b'"median_e2e_latency_ms"' in line or b'"mean_e2e_latency_ms"' in line))
+
+
+def _serving_point(rec: dict, *, run_id: str, sink: Sink) -> dict:
+    completed = num(rec.get("completed"), "completed")
+    if math.isnan(completed):
+        raise Quarantine("no 'completed' count", field="completed")
+    # metrics.py's save_results dumps the dataclass: total_input / total_output instead of total_*_tokens.
+    total_in = num(rec.get("total_input_tokens", rec.get("total_input")), "total_input_tokens")
+    total_out = num(rec.get("total_output_tokens", rec.get("total_output")), "total_output_tokens")
+    server = rec.get("server_info") if isinstance(rec.get("server_info"), dict) else {}
+    row = {
+        "run_id": str(rec.get("tag") or run_id),
+        "tool_version": "bench_serving",
+        "model": model_from_id(server.get("model_path") or server.get("tokenizer_path")),
+        "framework": "sglang" if str(rec.get("backend", "")).startswith("sglang") else None,
+        "phase": "serving",
+        "concurrency": num(rec.get("max_concurrency"), "max_concurrency"),
+        "num_requests": completed,
+        "isl": total_in / completed if completed else math.nan,
+        "osl": total_out / completed if completed else math.nan,
+        "output_tok_s": num(rec.get("output_throughput"), "output_throughput"),
+        "total_tok_s": num(rec.get("total_throughput"), "total_throughput"),
+        "request_s": num(rec.get("request_throughput"), "request_throughput"),
+        "flags": "",
+    }
+    if math.isnan(row["total_tok_s"]):
+        inp = num(rec.get("input_throughput"), "input_throughput")
+        row["total_tok_s"] = inp + row["output_tok_s"]
+    if math.isnan(row["concurrency"]):
+        achieved = num(rec.get("concurrency"), "concurrency")
+        if achieved > 0:
+            row["concurrency"] = achieved
+            row["flags"] = add_flag(row["flags"], "concurrency-achieved")
+    request_rate(rec.get("request_rate"), row)
+    if rec.get("dataset_name"):
+        row.setdefault("scenario", str(rec["dataset_name"]))
+    row.update(latency_stats(rec))
+    accept = finite_or_nan(rec.get("accept_length"))
+    if accept > 0:
+        row["tokens_per_step"] = accept
+    errors = rec.get("errors")
+    if isinstance(errors, list):
+        row["failed_requests"] = float(sum(1 for e in errors if e))
+    if completed > 0:
+        details_to_requests(row["run_id"], rec, row, sink)
+    else:
+        fail_run(row)
+    per_user(row)
+    return row
+
+
+def _parse_serving(path: Path, sink: Sink) -> None:
+    for i, (line, rec) in enumerate(json_documents(path, sink)):
+        if not isinstance(rec, dict) or "completed" not in rec:
+            sink.bad("line is not a bench_serving result (no 'completed')", line=line)
+            continue
+        try:
+            sink.point(_serving_point(rec, run_id=f"{path.stem}#{i + 1}", sink=sink), line=line)
+        except Quarantine as q:
+            sink.bad(q.reason, line=line, field=q.field)
+
+
+# --- bench_one_batch --------------------------------------------------------------------------------
+def _detect_one_batch(path: Path, head: bytes) -> bool:
+    line = _first_line(head)
+    return (line.startswith(b"{") and b'"run_name"' in line and b'"batch_size"' in line
+            and b'"prefill_latency"' in line)
+
+
+def _parse_one_batch(path: Path, sink: Sink) -> None:
+    for line, rec in json_documents(path, sink):
+        if not isinstance(rec, dict) or "prefill_latency" not in rec:
+            sink.bad("line is not a bench_one_batch result (no 'prefill_latency')", line=line)
+            continue
+        try:
+            batch = num(rec.get("batch_size"), "batch_size")
+            input_len = num(rec.get("input_len"), "input_len")
+            output_len = num(rec.get("output_len"), "output_len")
+            base = {
+                "run_id": f"{rec.get('run_name') or path.stem}-bs{batch:g}-in{input_len:g}-out{output_len:g}",
+                "tool_version": "bench_one_batch",
+                "framework": "sglang",
+                "scenario": str(rec.get("run_name") or "") or None,
+                "batch_size": batch,
+                "concurrency": batch,
+                "isl": input_len,
+                "osl": output_len,
+            }
+            prefill = {**base, "phase": "prefill", "context_len": input_len,
+                       "step_ms": num(rec.get("prefill_latency"), "prefill_latency", scale=1000.0),
+                       "total_tok_s": num(rec.get("prefill_throughput"), "prefill_throughput"),
+                       "tok_s_per_user_def": "unknown"}
+            sink.point(prefill, line=line)
+            if rec.get("median_decode_latency") is None:
+                continue  # output_len 1: no decode step was timed
+            step = num(rec.get("median_decode_latency"), "median_decode_latency", scale=1000.0)
+            decode = {**base, "phase": "decode",
+                      # decode steps run from input_len to input_len + output_len: the median sits mid-way
+                      "context_len": input_len + output_len / 2,
+                      "step_ms": step,
+                      "output_tok_s": num(rec.get("median_decode_throughput"), "median_decode_throughput"),
+                      "tok_s_per_user": 1000.0 / step if step > 0 else math.nan,
+                      "tok_s_per_user_def": "1000/step_ms"}
+            sink.point(decode, line=line)
+        except Quarantine as q:
+            sink.bad(q.reason, line=line, field=q.field)
+
+
+# --- bench_one_batch_server ------------------------------------------------------------------------
+def _detect_one_batch_server(path: Path, head: bytes) -> bool:
+    line = _first_line(head)
+    return (line.startswith(b"{") and b'"run_name"' in line and b'"batch_size"' in line
+            and b'"overall_throughput"' in line and b'"prefill_latency"' not in line
+            and (b'"last_ttft"' in line or b'"latency"' in line))
+
+
+def _sentinel(value, field: str, *, scale: float = 1.0) -> float:
+    """-1 (and other negatives) mean 'not available' in bench_one_batch_server."""
+    x = num(value, field, scale=scale)
+    return x if x >= 0 else math.nan
+
+
+def _parse_one_batch_server(path: Path, sink: Sink) -> None:
+    for line, rec in json_documents(path, sink):
+        if not isinstance(rec, dict) or "batch_size" not in rec:
+            sink.bad("line is not a bench_one_batch_server result (no 'batch_size')", line=line)
+            continue
+        try:
+            batch = num(rec.get("batch_size"), "batch_size")
+            output_tok_s = _sentinel(rec.get("output_throughput"), "output_throughput")
+            # SGLang's own report derives ITL = 1000·batch/output_throughput over the decode window (TTFT excluded).
+            tpot = 1000.0 * batch / output_tok_s if output_tok_s > 0 and batch > 0 else math.nan
+            row = {
+                "run_id": f"{rec.get('run_name') or path.stem}-bs{batch:g}",
+                "tool_version": "bench_one_batch_server",
+                "framework": "sglang",
+                "phase": "serving",
+                "scenario": str(rec.get("run_name") or "") or None,
+                "batch_size": batch,
+                "concurrency": batch,
+                "isl": num(rec.get("input_len"), "input_len"),
+                "osl": num(rec.get("output_len"), "output_len"),
+                "num_requests": batch,
+                "output_tok_s": output_tok_s,
+                "tpot_ms_mean": tpot,
+                "tok_s_per_user": 1000.0 / tpot if tpot > 0 else math.nan,
+                "tok_s_per_user_def": "1000/tpot_ms_mean",
+            }
+            overall = _sentinel(rec.get("overall_throughput"), "overall_throughput")
+            row["total_tok_s"] = overall
+            acc = _sentinel(rec.get("acc_length"), "acc_length")
+            if acc > 0:
+                row["tokens_per_step"] = acc
+            sink.point(row, line=line)
+        except Quarantine as q:
+            sink.bad(q.reason, line=line, field=q.field)
+
+
+FORMATS = [
+    Format("sglang-bench-serving", "sglang", _detect_serving, _parse_serving,
+           "JSONL, one run per line, with `completed`, `output_throughput` and `median_e2e_latency_ms` "
+           "(ms; bare `Infinity` request rate)",
+           "tests/data/formats/sglang/bench_serving.jsonl", per_request=True),
+    Format("sglang-one-batch", "sglang", _detect_one_batch, _parse_one_batch,
+           "JSONL with `run_name`, `batch_size`, `prefill_latency`, `median_decode_latency` (seconds)",
+           "tests/data/formats/sglang/one_batch.jsonl"),
+    Format("sglang-one-batch-server", "sglang", _detect_one_batch_server, _parse_one_batch_server,
+           "JSONL with `run_name`, `batch_size`, `latency`, `last_ttft`, `overall_throughput` (seconds, -1 = n/a)",
+           "tests/data/formats/sglang/one_batch_server.jsonl"),
+]

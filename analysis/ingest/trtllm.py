@@ -1,0 +1,143 @@
+"""TensorRT-LLM ``trtllm-bench throughput|latency --report_json``: one JSON object, one point.
+
+The report carries its own configuration: model, dtype, quantization and KV dtype under ``engine``, parallelism
+and ``world_size`` (the GPU denominator) under ``world_info``, the GPU name under ``machine`` in newer versions.
+Latencies are ms; percentile blocks are ``{p50, p90, p95, p99, minimum, maximum, average}`` (older versions have
+no ``p90``). Concurrency is the measured ``avg_num_concurrent_requests`` (Σ latency / total time), not a setting,
+so such points are flagged ``concurrency-achieved``. tok/s/user: 1000/tpot_ms_p50 when the run streamed; without
+streaming there is no TTFT/TPOT and the tool's ``output_throughput_per_user_tok_s`` (which includes the context
+phase) is kept as ``tool-per-user`` and flagged ``per-user-includes-ttft``. ``token_output_speed_tok_s``
+(generation only, a mean over requests) is not a median and is not used when TPOT percentiles exist.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
+from analysis.schema import add_flag, normalize_precision
+
+PRIORITY = 30
+
+# TensorRT-LLM QuantAlgo names → precision vocabulary (weights/math).
+_QUANT = [
+    (r"nvfp4|fp4|w4a4", "fp4"), (r"mxfp4", "fp4"), (r"fp8", "fp8"), (r"w8a8|int8_sq|sq_", "int8"),
+    (r"w4a16|w4a8|int4|awq|gptq", "int4"), (r"w8a16|int8", "int8"), (r"mixed", "mixed"),
+]
+
+
+def precision_of(quantization, dtype) -> str | None:
+    """Precision from ``engine.quantization`` (QuantAlgo) or, without quantization, ``engine.dtype``."""
+    if quantization and str(quantization).lower() not in {"none", "null", "no_quant"}:
+        q = str(quantization).lower()
+        for pattern, prec in _QUANT:
+            if re.search(pattern, q):
+                return prec
+        return None
+    p = normalize_precision(dtype)
+    return None if p == "unknown" else p
+
+
+def _detect(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"engine"' in head and b'"world_info"' in head
+            and b'"performance"' in head)
+
+
+def _pct(block, prefix: str, field: str, which=("p50", "p90", "p99")) -> dict:
+    """``{p50, p90, p99, average}`` (ms) → ``<prefix>_p50`` …, ``<prefix>_mean``."""
+    if not isinstance(block, dict):
+        return {}
+    out = {}
+    for key in which:
+        if key in block:
+            out[f"{prefix}_{key}"] = num(block[key], f"{field}.{key}")
+    if "average" in block:
+        out[f"{prefix}_mean"] = num(block["average"], f"{field}.average")
+    return out
+
+
+def _parse(path: Path, sink: Sink) -> None:
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise Quarantine(f"invalid JSON: {err.msg}", line=err.lineno) from None
+    if not isinstance(rec, dict):
+        raise Quarantine("expected a JSON object")
+    engine = rec.get("engine") or {}
+    world = rec.get("world_info") or {}
+    req = rec.get("request_info") or {}
+    perf = rec.get("performance")
+    if not isinstance(perf, dict):
+        raise Quarantine("no performance block", field="performance")
+    stream = rec.get("streaming_metrics") if isinstance(rec.get("streaming_metrics"), dict) else None
+    machine = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
+
+    precision = precision_of(engine.get("quantization"), engine.get("dtype"))
+    kv = engine.get("kv_cache_dtype")
+    kv_dtype = precision_of(kv, None) if kv else None
+    backend = str(engine.get("backend") or "").lower()
+    world_size = num(world.get("world_size"), "world_info.world_size")
+    row = {
+        "run_id": path.stem,
+        "tool_version": engine.get("version"),
+        "model": model_from_id(engine.get("model")) or model_from_id(engine.get("model_path")),
+        # torch device name, e.g. "NVIDIA B200"; the vendor prefix is dropped, the manifest can name it exactly
+        "hardware": re.sub(r"^NVIDIA\s+", "", str(machine["name"])) if machine.get("name") else None,
+        "n_gpus": world_size,
+        "precision": precision,
+        "kv_dtype": kv_dtype,
+        "framework": f"trtllm-{backend}" if backend else "trtllm",
+        "tp": num(world.get("tp_size"), "world_info.tp_size"),
+        "ep": num(world.get("ep_size"), "world_info.ep_size"),
+        "pp": num(world.get("pp_size"), "world_info.pp_size"),
+        "phase": "serving",
+        "concurrency": num(req.get("avg_num_concurrent_requests"), "request_info.avg_num_concurrent_requests"),
+        "num_requests": num(req.get("num_requests"), "request_info.num_requests"),
+        "isl": num(req.get("avg_input_length"), "request_info.avg_input_length"),
+        "osl": num(req.get("avg_output_length"), "request_info.avg_output_length"),
+        "output_tok_s": num(perf.get("system_output_throughput_tok_s"), "performance.system_output_throughput_tok_s"),
+        "total_tok_s": num(perf.get("system_total_throughput_tok_s"), "performance.system_total_throughput_tok_s"),
+        "request_s": num(perf.get("request_throughput_req_s"), "performance.request_throughput_req_s"),
+        "e2e_ms_mean": num(perf.get("avg_request_latency_ms"), "performance.avg_request_latency_ms"),
+        "flags": "concurrency-achieved",
+    }
+    issue_rate = finite_or_nan(world.get("issue_rate"))
+    row["request_rate"] = issue_rate if issue_rate == issue_rate and issue_rate < 1e6 else math.nan
+    lat = _pct(perf.get("request_latency_percentiles_ms"), "e2e_ms", "performance.request_latency_percentiles_ms",
+               which=("p50", "p99"))
+    lat.pop("e2e_ms_mean", None)  # avg_request_latency_ms is the same average
+    row.update(lat)
+    if stream:
+        row.update(_pct(stream.get("ttft_percentiles"), "ttft_ms", "streaming_metrics.ttft_percentiles"))
+        row.update(_pct(stream.get("tpot_percentiles"), "tpot_ms", "streaming_metrics.tpot_percentiles"))
+        if math.isnan(row.get("ttft_ms_mean", math.nan)):
+            row["ttft_ms_mean"] = num(stream.get("avg_ttft_ms"), "streaming_metrics.avg_ttft_ms")
+        if math.isnan(row.get("tpot_ms_mean", math.nan)):
+            row["tpot_ms_mean"] = num(stream.get("avg_tpot_ms"), "streaming_metrics.avg_tpot_ms")
+    tpot = row.get("tpot_ms_p50", math.nan)
+    if tpot > 0:
+        row["tok_s_per_user"] = 1000.0 / tpot
+        row["tok_s_per_user_def"] = "1000/tpot_ms_p50"
+    else:
+        # No streaming: the only per-user figure is the tool's, which counts the context phase too.
+        row["tok_s_per_user"] = num(perf.get("output_throughput_per_user_tok_s"),
+                                    "performance.output_throughput_per_user_tok_s")
+        row["tok_s_per_user_def"] = "tool-per-user"
+        row["flags"] = add_flag(row["flags"], "per-user-includes-ttft")
+    accept = (rec.get("decoding_stats") or {}).get("acceptance_length_percentiles")
+    if isinstance(accept, dict) and accept.get("average") is not None:
+        row["tokens_per_step"] = num(accept["average"], "decoding_stats.acceptance_length_percentiles.average")
+        row["spec_decode"] = str((rec.get("decoding_stats") or {}).get("mode") or "") or None
+    if row["num_requests"] == 0:
+        row["flags"] = add_flag(row["flags"], "failed-run")
+    sink.point(row, line=1)
+
+
+FORMATS = [
+    Format("trtllm-bench-report", "trtllm-bench", _detect, _parse,
+           "JSON object with `engine`, `world_info`, `request_info` and `performance` blocks (`--report_json`)",
+           "tests/data/formats/trtllm/report_streaming.json"),
+]

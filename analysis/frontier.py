@@ -29,7 +29,7 @@ DENOMINATOR_TEXT = {
 }
 # Columns carried onto frontier points so a reader (and the confounder check) can see what each point ran.
 CONFIG_COLUMNS = [
-    "framework", "spec_decode", "tp", "ep", "dp", "disagg", "n_gpus", "n_prefill_gpus", "n_decode_gpus",
+    "output_tok_s", "framework", "spec_decode", "tp", "ep", "dp", "disagg", "n_gpus", "n_prefill_gpus", "n_decode_gpus",
     "concurrency", "batch_size", "date", "tool_version", "flags", "source_file", "source_line",
 ]
 

@@ -1,0 +1,217 @@
+"""Frontiers against a brute-force non-dominated set, interpolation bounds, denominators and the CLI."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import cli, frontier as fr
+from analysis.schema import to_points
+
+BY = ["hardware", "precision", "scope", "isl", "osl"]
+
+
+def brute_force_front(u, g) -> set[int]:
+    """Indices no other point beats on both axes (>= on both, > on one): O(n²), written independently."""
+    keep = set()
+    for i in range(len(u)):
+        dominated = any(u[j] >= u[i] and g[j] >= g[i] and (u[j] > u[i] or g[j] > g[i]) for j in range(len(u)))
+        if not dominated:
+            keep.add(i)
+    return keep
+
+
+def log_interp(front_u, front_g, target):
+    """Independent log-log interpolation between the two measured points around ``target``."""
+    pairs = sorted(zip(front_u, front_g))
+    for (u0, g0), (u1, g1) in zip(pairs, pairs[1:]):
+        if u0 <= target <= u1:
+            if u0 == u1:
+                return max(g0, g1)
+            w = (math.log(target) - math.log(u0)) / (math.log(u1) - math.log(u0))
+            return math.exp((1 - w) * math.log(g0) + w * math.log(g1))
+    if len(pairs) == 1 and pairs[0][0] == target:
+        return pairs[0][1]
+    return math.nan
+
+
+@pytest.fixture(scope="module")
+def snapshot(raw_points):
+    return raw_points[raw_points["format"] == "inferencex-api"]
+
+
+# --- the frontier is exactly the non-dominated set -------------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_pareto_mask_matches_brute_force_on_random_data(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    # Rounded values force ties in x, in y and exact duplicates, the cases a sort-based sweep gets wrong.
+    u = np.round(rng.lognormal(4, 0.8, n), 0 if seed % 2 else 2)
+    g = np.round(rng.lognormal(6, 1.2, n), -1 if seed % 3 == 0 else 1)
+    mask = fr.pareto_mask(u, g)
+    assert set(np.flatnonzero(mask)) == brute_force_front(u, g)
+
+
+def test_pareto_mask_keeps_duplicates_and_drops_weak_ties():
+    u = [10, 10, 10, 20, 5]
+    g = [100, 100, 50, 40, 100]
+    assert fr.pareto_mask(u, g).tolist() == [True, True, False, True, False]
+
+
+def test_frontier_matches_brute_force_on_the_inferencex_snapshot(snapshot):
+    fronts = fr.frontier(snapshot, by=BY)
+    usable = snapshot[snapshot["tok_s_per_user"].notna() & snapshot["output_tok_s"].notna()
+                      & ~snapshot["flags"].str.contains("failed-run")]
+    n_groups = 0
+    for key, grp in usable.groupby(BY):
+        u = grp["tok_s_per_user"].to_list()
+        g = (grp["output_tok_s"] / grp["n_gpus"]).to_list()
+        expected = {(u[i], g[i]) for i in brute_force_front(u, g)}
+        mine = fronts[(fronts[BY] == pd.Series(key, index=BY)).all(axis=1)]
+        assert set(zip(mine["tok_s_per_user"], mine["tok_s_per_gpu"])) == expected, key
+        # sorted by interactivity, capacity falling
+        assert mine["tok_s_per_user"].is_monotonic_increasing
+        assert mine["tok_s_per_gpu"].is_monotonic_decreasing
+        n_groups += 1
+    assert n_groups == fronts.groupby(BY).ngroups > 40
+
+
+def test_failed_runs_never_reach_the_frontier():
+    rows = [
+        dict(hardware="X", precision="fp8", scope="node", n_gpus=8, tok_s_per_user=100.0, output_tok_s=800.0),
+        dict(hardware="X", precision="fp8", scope="node", n_gpus=8, tok_s_per_user=50.0, output_tok_s=4000.0),
+        dict(hardware="X", precision="fp8", scope="node", n_gpus=8, tok_s_per_user=500.0, output_tok_s=9e5,
+             flags="failed-run"),
+    ]
+    front = fr.frontier(to_points(rows), by=["hardware"])
+    assert sorted(front["tok_s_per_user"]) == [50.0, 100.0]
+    assert sorted(front["tok_s_per_gpu"]) == [100.0, 500.0]
+
+
+# --- denominators -------------------------------------------------------------------------------------------
+def test_decode_denominator_divides_disaggregated_rows_by_decode_gpus(snapshot):
+    disagg = snapshot[snapshot["disagg"].fillna(False).astype(bool)]
+    single = snapshot[~snapshot["disagg"].fillna(False).astype(bool)]
+    row = disagg.iloc[0]
+    assert fr.per_gpu(disagg, denominator="decode").iloc[0] == pytest.approx(row["output_tok_s"] / row["n_decode_gpus"])
+    assert fr.per_gpu(disagg, denominator="all").iloc[0] == pytest.approx(row["output_tok_s"] / row["n_gpus"])
+    assert row["n_decode_gpus"] < row["n_gpus"]
+    pd.testing.assert_series_equal(fr.per_gpu(single, denominator="decode"), fr.per_gpu(single, denominator="all"))
+    with pytest.raises(ValueError, match="denominator"):
+        fr.per_gpu(snapshot, denominator="prefill-ish")
+
+
+def test_frontier_under_decode_denominator_is_labelled(snapshot):
+    fronts = fr.frontier(snapshot, by=BY, denominator="decode")
+    assert set(fronts["gpu_denominator"]) == {"decode"}
+    gb200 = fronts[(fronts["hardware"] == "GB200 NVL72") & (fronts["scope"] == "rack")]
+    assert len(gb200) > 5
+    np.testing.assert_allclose(gb200["tok_s_per_gpu"], gb200["output_tok_s"] / gb200["n_decode_gpus"])
+
+
+# --- interpolation ------------------------------------------------------------------------------------------
+def _check_bounds(front: pd.DataFrame, levels: np.ndarray):
+    values = fr.capacity_at(front, levels)
+    u = front["tok_s_per_user"].to_numpy()
+    g = front["tok_s_per_gpu"].to_numpy()
+    for level, value in zip(levels, values):
+        if level < u.min() or level > u.max():
+            assert np.isnan(value)
+            continue
+        below = g[u <= level]
+        above = g[u >= level]
+        # the slower neighbour bounds it from above, the faster one from below
+        assert value <= below.min() * (1 + 1e-12)
+        assert value >= above.max() * (1 - 1e-12)
+    inside = values[np.isfinite(values)]
+    assert np.all(np.diff(inside) <= 1e-9 * inside[:-1])  # capacity never rises with interactivity
+
+
+def test_interpolation_never_exceeds_neighbouring_frontier_points_on_real_frontiers(snapshot):
+    fronts = fr.frontier(snapshot, by=BY)
+    for _, front in fronts.groupby(BY):
+        lo, hi = front["tok_s_per_user"].min(), front["tok_s_per_user"].max()
+        levels = np.concatenate([np.geomspace(lo * 0.8, hi * 1.2, 60), front["tok_s_per_user"].to_numpy()])
+        _check_bounds(front, np.sort(levels))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_interpolation_never_exceeds_neighbouring_frontier_points_on_random_frontiers(seed):
+    rng = np.random.default_rng(100 + seed)
+    u, g = rng.lognormal(4, 1, 40), rng.lognormal(6, 1.5, 40)
+    front = pd.DataFrame({"tok_s_per_user": u, "tok_s_per_gpu": g})[fr.pareto_mask(u, g)]
+    _check_bounds(front, np.geomspace(u.min(), u.max() * 1.1, 200))
+
+
+def test_capacity_at_matches_an_independent_interpolation_and_returns_measured_points(snapshot):
+    fronts = fr.frontier(snapshot, by=BY)
+    checked = 0
+    for _, front in fronts.groupby(BY):
+        for t in (50.0, 100.0, 200.0):
+            expected = log_interp(front["tok_s_per_user"], front["tok_s_per_gpu"], t)
+            got = fr.capacity_at(front, [t])[0]
+            if math.isnan(expected):
+                assert math.isnan(got)
+            else:
+                assert got == pytest.approx(expected, rel=1e-12)
+                checked += 1
+        assert fr.capacity_at(front, front["tok_s_per_user"]) == pytest.approx(front["tok_s_per_gpu"].to_numpy())
+    assert checked > 30
+
+
+def test_ratio_and_overlap_of_two_frontiers():
+    a = pd.DataFrame({"tok_s_per_user": [10.0, 100.0], "tok_s_per_gpu": [1000.0, 10.0]})
+    b = pd.DataFrame({"tok_s_per_user": [20.0, 200.0], "tok_s_per_gpu": [500.0, 5.0]})
+    assert fr.overlap(a, b) == (20.0, 100.0)
+    # a at 50: 10**(3 - 2*log10(5)) = 40; b at 50: 500 * (50/20)**(-2) = 80
+    assert fr.ratio_at(a, b, [50.0])[0] == pytest.approx(40.0 / 80.0)
+    assert np.isnan(fr.ratio_at(a, b, [150.0])[0])
+    assert all(np.isnan(fr.overlap(a, b.assign(tok_s_per_user=[150.0, 300.0]))))
+
+
+# --- the capacity table and its single-user end ----------------------------------------------------------
+def test_capacity_table_single_user_end_is_the_fastest_point(snapshot):
+    sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=1024, osl=1024)
+    table = fr.capacity_table(fr.frontier(sel, by=fr.REPORT_BY), targets=[50, 100, 200], by=fr.REPORT_BY)
+    usable = sel[sel["output_tok_s"].notna()]
+    for _, row in table.iterrows():
+        grp = usable[(usable["hardware"] == row["hardware"]) & (usable["precision"] == row["precision"])
+                     & (usable["scope"] == row["scope"])]
+        fastest = grp.loc[grp["tok_s_per_user"].idxmax()]
+        assert row["single_user_tok_s_per_user"] == pytest.approx(fastest["tok_s_per_user"])
+        assert row["single_user_tok_s_per_gpu"] == pytest.approx(fastest["output_tok_s"] / fastest["n_gpus"])
+        assert row["single_user_concurrency"] == fastest["concurrency"]
+        assert row["capacity_tok_s_per_gpu"] == pytest.approx((grp["output_tok_s"] / grp["n_gpus"]).max())
+    assert len(table) == 22
+
+
+# --- command line -------------------------------------------------------------------------------------------
+def test_cli_frontier_prints_csv_per_group(snapshot, tmp_path, capsys):
+    path = tmp_path / "points.parquet"
+    snapshot.to_parquet(path)
+    assert cli.main(["frontier", str(path), "--at", "50,100", "--by", "hardware,precision,scope,isl,osl"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(table.columns[-5:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "single_user_tok_s_per_user",
+                                        "single_user_tok_s_per_gpu", "single_user_concurrency"]
+    row = table[(table["hardware"] == "B200") & (table["precision"] == "fp4") & (table["scope"] == "node")
+                & (table["isl"] == 1024) & (table["osl"] == 1024)].iloc[0]
+    grp = snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4") & (snapshot["scope"] == "node")
+                   & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024) & snapshot["output_tok_s"].notna()]
+    u, g = grp["tok_s_per_user"].to_list(), (grp["output_tok_s"] / grp["n_gpus"]).to_list()
+    front = brute_force_front(u, g)
+    expected = log_interp([u[i] for i in front], [g[i] for i in front], 50.0)
+    assert row["tok_s_per_gpu_at_50"] == pytest.approx(expected, rel=1e-5)
+    assert row["gpu_denominator"] == "all"
+
+
+def test_cli_frontier_reports_user_errors_without_traceback(tmp_path, capsys):
+    assert cli.main(["frontier", str(tmp_path / "missing.parquet")]) == 2
+    assert "points table not found" in capsys.readouterr().err
+    path = tmp_path / "points.parquet"
+    to_points([dict(hardware="X", n_gpus=1, tok_s_per_user=10.0, output_tok_s=10.0)]).to_parquet(path)
+    assert cli.main(["frontier", str(path), "--by", "hardware,no_such_column"]) == 2
+    assert "no_such_column" in capsys.readouterr().err

@@ -1,0 +1,105 @@
+"""Drawing for the batch model: speed against batch with fitted curves and bands, residuals, launch overhead.
+
+Inputs are the tables :mod:`analysis.scaling` computes (``residuals`` for measured points, ``curves`` for the model
+with bootstrap bands, ``launch_overhead``); nothing is fitted here. Every function returns its Axes.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+
+def _axes(ax, n=1, width=11.0):
+    if ax is not None:
+        return ax
+    _, axes = plt.subplots(1, n, figsize=(width, 4.2), constrained_layout=True)
+    return axes
+
+
+def _gpu_text(fit_row) -> str:
+    n = fit_row.get("n_gpus_denominator", np.nan)
+    return f"per GPU, {n:g} GPU{'s' if n != 1 else ''}" if np.isfinite(n) else "per GPU (GPU count unknown)"
+
+
+def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd.Series, *, ax=None):
+    """tok/s/user and tok/s/GPU against batch (log x) for one group: points, fit, 95% band, extrapolation dashed.
+
+    ``measured`` are this group's rows of :func:`analysis.scaling.residuals`, ``curve`` its rows of
+    :func:`analysis.scaling.curves` (one context), ``fit_row`` its row of the fits.
+    """
+    left, right = _axes(ax, 2)
+    n_gpus = fit_row.get("n_gpus_denominator", np.nan)
+    contexts = sorted(measured["context"].dropna().unique()) or [np.nan]
+    markers = ["o", "s", "^", "D", "v"]
+    for i, ctx in enumerate(contexts):
+        m = measured[measured["context"] == ctx] if np.isfinite(ctx) else measured
+        label = f"measured, context {ctx:,.0f}" if np.isfinite(ctx) else "measured"
+        left.plot(m["batch"], m["tok_s_per_user"], markers[i % 5], color=f"C{i}", label=label, zorder=3)
+        right.plot(m["batch"], m["tok_s"] / n_gpus if n_gpus > 0 else np.nan * m["tok_s"], markers[i % 5],
+                   color=f"C{i}", zorder=3)
+    scale_gpu = n_gpus if n_gpus > 0 else np.nan
+    for j, (ctx, cv) in enumerate(curve.groupby("context", sort=True)):
+        color = f"C{contexts.index(ctx)}" if ctx in contexts else "k"
+        at_ctx = measured[measured["context"] == ctx]
+        b_hi = at_ctx["batch"].max() if len(at_ctx) else fit_row["batch_max"]
+        b_lo = at_ctx["batch"].min() if len(at_ctx) else fit_row["batch_min"]
+        b = cv["batch"]
+        inside = (b >= b_lo) & (b <= b_hi)
+        for a, col, scale in ((left, "tok_s_per_user", 1.0), (right, "tok_s", scale_gpu)):
+            a.fill_between(b, cv[f"{col}_lo"] / scale, cv[f"{col}_hi"] / scale, color=color, alpha=0.18, lw=0,
+                           label="95% bootstrap band" if j == 0 else None)
+            a.plot(b.where(inside), cv[col].where(inside) / scale, "-", color=color,
+                   label=f"{fit_row['variant']} model, context {ctx:,.0f}")
+            for k, part in enumerate((b <= b_lo, b >= b_hi)):
+                if part.sum() > 1:
+                    a.plot(b[part], cv[col][part] / scale, "--", color=color,
+                           label="model beyond measured batches" if (j, k) == (0, 1) else None)
+    for a in (left, right):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("batch size B (sequences decoded together)")
+        a.grid(True, which="major", alpha=0.3)
+    left.set_ylabel("tok/s/user (one sequence's speed)")
+    right.set_ylabel(f"tok/s/GPU ({_gpu_text(fit_row)})")
+    left.set_ylim(bottom=0)
+    right.set_ylim(bottom=0)
+    left.set_title("per-user speed falls as batch grows")
+    right.set_title("throughput per GPU rises toward its asymptote")
+    left.legend(fontsize=8, loc="upper right")
+    return left, right
+
+
+def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
+    """Relative error of the fitted step time at every measured point, by group, against batch (log x)."""
+    ax = _axes(ax, width=9.0)
+    for i, (group, g) in enumerate(resid.groupby("group", sort=True)):
+        for j, (_, gc) in enumerate(g.sort_values("batch").groupby("context", dropna=False)):
+            ax.plot(gc["batch"], 100 * gc["rel_error"], "o-", ms=4, lw=0.8, color=f"C{i % 10}",
+                    label=group if j == 0 else None)
+    ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{band:.0%}")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size B")
+    ax.set_ylabel("fit − measured step time (% of measured)")
+    ax.set_title("Residuals of the batch model at every measured point")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return ax
+
+
+def launch_overhead(table: pd.DataFrame, *, ax=None):
+    """Batch-1 tok/s/user with eager launches against CUDA graphs, per model, precision and context."""
+    ax = _axes(ax, width=8.0)
+    labels = [f"{r.model}\n{r.precision}, ctx {r.context:,.0f}" for r in table.itertuples()]
+    x = np.arange(len(table))
+    ax.bar(x - 0.2, table["tok_s_per_user_cudagraph"], 0.4, label="CUDA graph (one launch per step)")
+    ax.bar(x + 0.2, table["tok_s_per_user_eager"], 0.4, label="eager (every kernel launched from Python)")
+    for xi, ratio in zip(x, table["eager_over_cudagraph"]):
+        ax.annotate(f"×{ratio:.1f} slower", (xi + 0.2, 0), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8, color="white", fontweight="bold")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("tok/s/user at batch 1")
+    ax.set_ylim(0, 1.3 * float(np.nanmax(table[["tok_s_per_user_cudagraph", "tok_s_per_user_eager"]].to_numpy())))
+    ax.set_title("Launch overhead: eager PyTorch loses most of the single-user speed")
+    ax.legend(fontsize=8, loc="upper right")
+    return ax

@@ -1,0 +1,757 @@
+"""The batch model: decode step time against batch size and context, fitted per configuration.
+
+A decode step for ``B`` sequences at mean context ``L`` costs ``t(B, L) = t0 + t1·B + t2·B·L`` ms (dense: weights
+once, per-sequence work, KV reads). The MoE-aware variant adds ``tm·C(B)`` where ``C(B) = E·(1 − (1 − k/E)^(B·τ))``
+is the expected number of experts touched per layer under uniform routing (or the measured count, see
+``coverage=``), because each touched expert's weights are read once per step. Coefficients are fitted per group
+by bounded robust least squares on relative residuals (all coefficients ≥ 0), the variant is chosen by
+leave-one-batch-out cross-validation, and every derived number (single-user peak, capacity, asymptote, B½, the
+batch where tok/s/user falls below a level) carries a bootstrap interval over points and over repeats.
+
+Serving logs enter with ``B`` = the achieved decoding concurrency (the tool's batch size when it reports one,
+else ``concurrency·(e2e − ttft)/e2e``: the share of each request's life spent decoding) and step time = TPOT.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq, least_squares, nnls
+
+from analysis import config, schema
+
+# Configuration columns that define one model instance; context is not among them: the model handles it via L.
+DEFAULT_BY = ["model", "hardware", "precision", "framework", "scope", "n_gpus", "tp", "ep", "disagg",
+              "spec_decode", "isl", "osl"]
+VARIANTS = ("dense", "moe")
+LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
+COEFS = ("t0_ms", "t1_ms", "t2_ms", "tm_ms")
+MIN_BATCHES = 3
+# Relative residual below which soft_l1 is quadratic: step timings repeat to ~1%, configurations differ by more.
+F_SCALE = 0.05
+STEP_PHASES = ("decode", "offline")
+SERVING_PHASES = ("serving",)
+
+
+class ScalingWarning(UserWarning):
+    """A fit that is degenerate: a coefficient pinned at its bound, too few distinct batches, no MoE geometry."""
+
+
+# --- points into model inputs ---------------------------------------------------------------------
+def load_points(path: str | Path | None = None) -> pd.DataFrame:
+    """A points table from a parquet/CSV file, or from a folder of raw logs (ingested on the fly)."""
+    path = Path(path) if path is not None else config.POINTS_FILE
+    if path.is_dir():
+        from analysis.ingest import ingest
+
+        return ingest([path], progress=False).points
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no points table here; run `perfclaims ingest` first")
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    return pd.read_parquet(path)
+
+
+def _col(points: pd.DataFrame, name: str) -> pd.Series:
+    return points[name] if name in points.columns else pd.Series(np.nan, index=points.index)
+
+
+def prepare(points: pd.DataFrame) -> pd.DataFrame:
+    """Rows a fit can use, with ``batch``, ``context``, ``step_ms``, ``tau`` and where each came from.
+
+    Step-timing rows (phase decode/offline) use ``step_ms`` and ``batch_size``. Serving rows use TPOT (p50, else
+    mean) as the step time and the reported batch size, else the achieved decoding concurrency
+    ``concurrency·(e2e − ttft)/e2e`` (Little's law: a request decodes for e2e − ttft of its e2e), else the nominal
+    concurrency. Context is ``context_len``, else ``isl + osl/2`` (the mean context over the decode).
+    """
+    p = points.copy()
+    if "flags" in p.columns and "tok_s_per_user" in p.columns:
+        p = p[schema.usable_for_fits(p)]
+    phase = _col(p, "phase").astype(str)
+    step_rows = phase.isin(STEP_PHASES) & (_col(p, "step_ms") > 0)
+    serving = phase.isin(SERVING_PHASES) & ~step_rows
+
+    tpot = _col(p, "tpot_ms_p50").where(_col(p, "tpot_ms_p50") > 0, _col(p, "tpot_ms_mean"))
+    step = _col(p, "step_ms").where(step_rows, tpot.where(serving))
+    e2e = _col(p, "e2e_ms_mean").fillna(_col(p, "e2e_ms_p50"))
+    ttft = _col(p, "ttft_ms_mean").fillna(_col(p, "ttft_ms_p50"))
+    achieved = _col(p, "concurrency") * (e2e - ttft) / e2e
+    batch = _col(p, "batch_size")
+    source = pd.Series(np.where(batch.notna(), "reported", ""), index=p.index, dtype=object)
+    derive = batch.isna() & serving & achieved.gt(0)
+    batch = batch.where(~derive, achieved)
+    source[derive] = "concurrency*(e2e-ttft)/e2e"
+    nominal = batch.isna() & _col(p, "concurrency").gt(0)
+    batch = batch.where(~nominal, _col(p, "concurrency"))
+    source[nominal] = "concurrency"
+
+    context = _col(p, "context_len").fillna(_col(p, "isl") + _col(p, "osl") / 2)
+    # TPOT is already per output token, so serving rows take tau = 1 whatever the speculative decoding.
+    tau = _col(p, "tokens_per_step").where(step_rows, 1.0).fillna(1.0)
+    p = p.assign(batch=batch, context=context, step_ms_fit=step, tau=tau, batch_source=source,
+                 step_source=np.where(step_rows, "step_ms", "tpot"))
+    p = p[(p["batch"] > 0) & (p["step_ms_fit"] > 0)].copy()
+    p["step_ms"] = p["step_ms_fit"]
+    p = p.drop(columns="step_ms_fit")
+    p["tok_s_per_user_fit"] = 1000.0 * p["tau"] / p["step_ms"]
+    p["tok_s_fit"] = p["batch"] * p["tok_s_per_user_fit"]
+    return p
+
+
+def coverage(batch, experts, top_k, tau=1.0):
+    """Expected distinct experts touched per layer by ``batch·tau`` tokens under uniform top-k routing."""
+    batch = np.asarray(batch, dtype=float)
+    return experts * (1.0 - (1.0 - top_k / experts) ** (batch * tau))
+
+
+# --- one group ------------------------------------------------------------------------------------
+@dataclass
+class GroupFit:
+    """One configuration's fit: the coefficients, their bootstrap draws, and how the variant was chosen."""
+
+    keys: dict
+    label: str
+    status: str = "fitted"
+    variant: str = ""
+    coef: np.ndarray = field(default_factory=lambda: np.full(4, np.nan))
+    boot: np.ndarray = field(default_factory=lambda: np.empty((0, 4)))
+    cv_error: dict = field(default_factory=dict)
+    cv_error_max: dict = field(default_factory=dict)
+    fit_error_max: dict = field(default_factory=dict)
+    t2_identified: bool = True
+    experts: float = math.nan
+    top_k: float = math.nan
+    coverage_source: str = ""
+    notes: list = field(default_factory=list)
+
+
+def _design(batch, context, cov, *, t2: bool, moe: bool) -> np.ndarray:
+    """Design matrix with the four coefficient columns; unused ones are zero so coefficients stay 0."""
+    batch = np.asarray(batch, float)
+    ctx = np.nan_to_num(np.asarray(context, float)) if t2 else np.zeros_like(batch)
+    cov = np.asarray(cov, float) if moe else np.zeros_like(batch)
+    return np.column_stack([np.ones_like(batch), batch, batch * ctx, cov])
+
+
+def _solve(X: np.ndarray, y: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
+    """Bounded (≥ 0) soft-L1 least squares on relative residuals; unused columns stay at zero."""
+    used = np.any(X != 0, axis=0)
+    A = X[:, used] / y[:, None]
+    if x0 is None or not np.all(np.isfinite(x0[used])):
+        start, _ = nnls(A, np.ones(len(y)))
+    else:
+        start = np.clip(x0[used], 0, None)
+    res = least_squares(lambda t: A @ t - 1.0, start, jac=lambda t: A, bounds=(0.0, np.inf),
+                        loss="soft_l1", f_scale=F_SCALE, x_scale="jac", method="trf")
+    out = np.zeros(X.shape[1])
+    out[used] = res.x
+    return out
+
+
+def _step(coef: np.ndarray, batch, context, cov) -> np.ndarray:
+    batch = np.asarray(batch, float)
+    ctx = np.nan_to_num(np.asarray(context, float))
+    cov = np.nan_to_num(np.asarray(cov, float))
+    return coef[0] + coef[1] * batch + coef[2] * batch * ctx + coef[3] * cov
+
+
+def _cv(batch, X, y) -> tuple[float, float]:
+    """Leave-one-batch-out relative error: mean over held-out batches, and the worst batch."""
+    errs = []
+    for b in np.unique(batch):
+        held = batch == b
+        if (~held).sum() < 2:
+            continue
+        coef = _solve(X[~held], y[~held])
+        errs.append(np.mean(np.abs(X[held] @ coef - y[held]) / y[held]))
+    return (float(np.mean(errs)), float(np.max(errs))) if errs else (math.nan, math.nan)
+
+
+def _moe_geometry(g: pd.DataFrame, model_table: dict | None) -> tuple[float, float]:
+    experts = _col(g, "moe_experts").dropna()
+    top_k = _col(g, "moe_top_k").dropna()
+    if len(experts) and len(top_k):
+        return float(experts.iloc[0]), float(top_k.iloc[0])
+    if model_table:
+        model = str(g["model"].iloc[0]) if "model" in g.columns else ""
+        entry = model_table.get(model) or model_table.get(model.lower()) or {}
+        if entry.get("experts") and entry.get("top_k"):
+            return float(entry["experts"]), float(entry["top_k"])
+    return math.nan, math.nan
+
+
+def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
+              seed: int = 0, model_table: dict | None = None, coverage_source: str = "uniform") -> GroupFit:
+    """Fit one group of prepared rows (see :func:`prepare`); degenerate fits warn with :class:`ScalingWarning`."""
+    keys = keys or {}
+    out = GroupFit(keys=keys, label=_label(keys))
+    batch = g["batch"].to_numpy(float)
+    n_batches = len(np.unique(np.round(batch, 6)))
+    if n_batches < MIN_BATCHES:
+        out.status = f"not fitted: {n_batches} batch size(s), need {MIN_BATCHES}"
+        return out
+    y = g["step_ms"].to_numpy(float)
+    context = g["context"].to_numpy(float)
+    tau = g["tau"].to_numpy(float)
+    out.t2_identified = bool(np.isfinite(context).all() and np.ptp(context) > 0)
+    if not out.t2_identified:
+        out.notes.append("one context: t2 not identified, per-sequence KV cost folded into t1")
+
+    out.experts, out.top_k = _moe_geometry(g, model_table)
+    cov = np.zeros_like(batch)
+    tried = [v for v in variants if v in VARIANTS]
+    if "moe" in tried:
+        if not (np.isfinite(out.experts) and np.isfinite(out.top_k)):
+            tried.remove("moe")
+        elif coverage_source == "measured" and _col(g, "experts_touched").notna().all():
+            cov = g["experts_touched"].to_numpy(float)
+            out.coverage_source = "measured experts_touched"
+        else:
+            cov = coverage(batch, out.experts, out.top_k, tau)
+            out.coverage_source = "uniform E(1-(1-k/E)^(B·tau))"
+    if not tried:
+        raise ValueError(f"variants {variants!r}: expected some of {VARIANTS}")
+
+    designs = {v: _design(batch, context, cov, t2=out.t2_identified, moe=v == "moe") for v in tried}
+    for v, X in designs.items():
+        out.cv_error[v], out.cv_error_max[v] = _cv(np.round(batch, 6), X, y)
+        out.fit_error_max[v] = float(np.max(np.abs(X @ _solve(X, y) - y) / y))
+    # Prefer the simpler model on a tie: MoE must beat dense out of sample, not just match it.
+    out.variant = min(tried, key=lambda v: (out.cv_error[v] if np.isfinite(out.cv_error[v]) else np.inf,
+                                            VARIANTS.index(v)))
+    if out.variant != "moe":
+        out.coverage_source = ""
+    X = designs[out.variant]
+    out.coef = _solve(X, y)
+    out.boot = _bootstrap(g, X, y, out.coef, n_boot=n_boot, seed=seed)
+
+    used = np.any(X != 0, axis=0)
+    scale = np.abs(X).max(axis=0)
+    pinned = [COEFS[i] for i in range(4) if used[i] and out.coef[i] * scale[i] < 1e-6 * np.median(y)]
+    if pinned:
+        out.notes.append(f"{', '.join(pinned)} at bound 0 (not identified by these batches)")
+    if np.linalg.matrix_rank(X[:, used] / y[:, None]) < used.sum():
+        out.notes.append("design rank-deficient")
+    if pinned or "design rank-deficient" in out.notes:
+        warnings.warn(f"{out.label}: degenerate {out.variant} fit: {'; '.join(out.notes)}", ScalingWarning,
+                      stacklevel=3)
+    return out
+
+
+def _bootstrap(g, X, y, coef, *, n_boot: int, seed: int) -> np.ndarray:
+    """Refit on points drawn with replacement; each drawn point's step is the median of its resampled repeats."""
+    if n_boot <= 0:
+        return np.empty((0, 4))
+    rng = np.random.default_rng(seed)
+    samples = [np.asarray(s, float) if isinstance(s, (list, tuple, np.ndarray)) and len(s) else None
+               for s in _col(g, "step_ms_samples").tolist()]
+    # Repeats are at the row's own tau/batch, so rescaling keeps TPOT-derived rows untouched.
+    draws = np.empty((n_boot, 4))
+    n = len(y)
+    for i in range(n_boot):
+        idx = rng.integers(0, n, n)
+        yi = np.array([np.median(rng.choice(samples[j], len(samples[j]))) if samples[j] is not None else y[j]
+                       for j in idx])
+        draws[i] = _solve(X[idx], yi, coef)
+    return draws
+
+
+# --- derived numbers ------------------------------------------------------------------------------
+def _step_at(coef, batch, context, experts, top_k, tau):
+    cov = coverage(batch, experts, top_k, tau) if coef[3] > 0 and np.isfinite(experts) else 0.0
+    return _step(coef, batch, context, cov)
+
+
+def _b_half(coef, context, experts, top_k, tau) -> float:
+    """Batch where fixed and per-sequence costs are equal: t0 + tm·C(B) = (t1 + t2·L)·B.
+
+    For the dense model this is t0/(t1 + t2·L); there per-user speed has halved from its zero-load value and
+    throughput reached half its asymptote. With MoE the expert term counts as fixed cost (it saturates at E).
+    """
+    slope = coef[1] + coef[2] * np.nan_to_num(context)
+    if slope <= 1e-9 * max(coef[0], 1e-12):
+        return math.inf
+    if coef[3] <= 0 or not np.isfinite(experts):
+        return coef[0] / slope
+    f = lambda b: coef[0] + coef[3] * coverage(b, experts, top_k, tau) - slope * b  # noqa: E731
+    hi = 2.0 * (coef[0] + coef[3] * experts) / slope + 1.0
+    if f(hi) >= 0:
+        return math.inf
+    return float(brentq(f, 1e-9, hi)) if f(1e-9) > 0 else 0.0
+
+
+def _batch_below(coef, level, context, experts, top_k, tau) -> float:
+    """Batch at which tok/s/user falls to ``level``; NaN if already below at batch 1."""
+    target = 1000.0 * tau / level
+    f = lambda b: float(_step_at(coef, b, context, experts, top_k, tau)) - target  # noqa: E731
+    if f(1.0) >= 0:
+        return math.nan
+    hi = 2.0
+    while f(hi) < 0:
+        hi *= 2
+        if hi > 1e9:
+            return math.inf
+    return float(brentq(f, 1.0, hi))
+
+
+def _derived(coef, *, context, batch_max, experts, top_k, tau, n_gpus, levels) -> dict:
+    step1 = float(_step_at(coef, 1.0, context, experts, top_k, tau))
+    stepc = float(_step_at(coef, batch_max, context, experts, top_k, tau))
+    slope = coef[1] + coef[2] * np.nan_to_num(context)
+    # A per-sequence cost pinned at its bound means no measured saturation: the asymptote is unbounded.
+    asym = 1000.0 * tau / slope if slope * batch_max > 1e-6 * step1 else math.inf
+    out = {
+        "peak_tok_s_per_user_model": 1000.0 * tau / step1,
+        "capacity_tok_s_model": batch_max * 1000.0 * tau / stepc,
+        "asymptote_tok_s": asym,
+        "asymptote_tok_s_per_gpu": asym / n_gpus if n_gpus > 0 else math.nan,
+        "b_half": _b_half(coef, context, experts, top_k, tau),
+    }
+    for level in levels:
+        out[f"batch_below_{level:g}_tok_s_per_user"] = _batch_below(coef, level, context, experts, top_k, tau)
+    return out
+
+
+def _interval(values) -> tuple[float, float]:
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return math.nan, math.nan
+    return float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))
+
+
+def _repeat_interval(samples, fn, *, n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Interval of ``fn(median step)`` from resampling one point's repeats."""
+    if not isinstance(samples, (list, tuple, np.ndarray)) or len(samples) < 2:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    s = np.asarray(samples, float)
+    return _interval([fn(np.median(rng.choice(s, len(s)))) for _ in range(n)])
+
+
+# --- all groups -----------------------------------------------------------------------------------
+def _label(keys: dict) -> str:
+    parts = []
+    for k, v in keys.items():
+        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) or v == schema.UNKNOWN:
+            continue
+        if k == "n_gpus":
+            parts.append(f"{v:g} GPU" if isinstance(v, float) else f"{v} GPU")
+        elif k in ("tp", "ep"):
+            parts.append(f"{k.upper()}{v:g}")
+        elif k in ("isl", "osl"):
+            parts.append(f"{k.upper()} {v:g}")
+        elif k == "disagg":
+            if v is True:
+                parts.append("disagg")
+        elif k == "spec_decode":
+            if v not in ("none", schema.UNKNOWN):
+                parts.append(str(v))
+        else:
+            parts.append(str(v))
+    return " | ".join(parts) or "all points"
+
+
+def groups(prepared: pd.DataFrame, by: list[str] | None = None):
+    """(keys, rows) per group; missing key values (NaN, unknown) group together instead of being dropped."""
+    by = [c for c in (by or DEFAULT_BY) if c in prepared.columns]
+    if not by:
+        yield {}, prepared
+        return
+    for values, g in prepared.groupby(by, dropna=False, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        yield {k: (v.item() if hasattr(v, "item") else v) for k, v in zip(by, values)}, g
+
+
+def fit(points: pd.DataFrame, *, by: list[str] | None = None, variants=VARIANTS, n_boot: int = 200,
+        seed: int = 0, levels=LEVELS_TOK_S_PER_USER, model_table: dict | None = None,
+        coverage_source: str = "uniform") -> pd.DataFrame:
+    """One row per group: variant, CV error, coefficients, peak, capacity, asymptote, B½, each with an interval.
+
+    Groups with fewer than three batch sizes are listed with ``status`` saying why they were not fitted.
+    ``fits.attrs["boot"]`` keeps each group's bootstrap coefficient draws (by ``group``) for :func:`curves`.
+    """
+    prepared = prepare(points)
+    rows, boots = [], {}
+    for keys, g in groups(prepared, by):
+        gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
+                       coverage_source=coverage_source)
+        rows.append(_row(gf, g, levels=levels, seed=seed))
+        boots[gf.label] = gf.boot.tolist()  # plain lists: pandas compares attrs with ==, arrays would not do
+    fits = pd.DataFrame(rows)
+    fits.attrs["boot"] = boots
+    fits.attrs["by"] = [c for c in (by or DEFAULT_BY) if c in prepared.columns]
+    return fits
+
+
+def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
+    batch = g["batch"].to_numpy(float)
+    row = {**gf.keys, "group": gf.label, "status": gf.status, "n_points": len(g),
+           "n_batches": len(np.unique(np.round(batch, 6))) if len(g) else 0,
+           "batch_min": float(batch.min()) if len(g) else math.nan,
+           "batch_max": float(batch.max()) if len(g) else math.nan,
+           "context_min": float(g["context"].min()) if len(g) else math.nan,
+           "context_max": float(g["context"].max()) if len(g) else math.nan,
+           "batch_source": ";".join(sorted(set(g["batch_source"]))) if len(g) else "",
+           "step_source": ";".join(sorted(set(g["step_source"]))) if len(g) else ""}
+    if gf.status != "fitted":
+        row["notes"] = gf.status
+        return row
+    n_gpus = float(g["n_gpus"].iloc[0]) if "n_gpus" in g.columns else math.nan
+    tau = float(g["tau"].median())
+    # Derived numbers are stated at the context of the largest measured batch, where capacity was measured.
+    at_max = g[np.isclose(batch, batch.max())]
+    context_ref = float(at_max["context"].mode().min()) if at_max["context"].notna().any() else math.nan
+    row.update(variant=gf.variant, moe_coverage=gf.coverage_source, moe_experts=gf.experts, moe_top_k=gf.top_k,
+               t2_identified=gf.t2_identified, tau=tau, n_gpus_denominator=n_gpus, context_ref=context_ref)
+    for v in VARIANTS:
+        row[f"cv_error_{v}"] = gf.cv_error.get(v, math.nan)
+        row[f"cv_error_max_{v}"] = gf.cv_error_max.get(v, math.nan)
+        row[f"max_abs_rel_error_{v}"] = gf.fit_error_max.get(v, math.nan)
+    row["cv_error"] = gf.cv_error[gf.variant]
+    row["cv_error_max"] = gf.cv_error_max[gf.variant]
+    for i, name in enumerate(COEFS):
+        row[name] = float(gf.coef[i])
+        row[f"{name}_lo"], row[f"{name}_hi"] = _interval(gf.boot[:, i]) if len(gf.boot) else (math.nan,) * 2
+
+    kw = dict(context=context_ref, batch_max=float(batch.max()), experts=gf.experts, top_k=gf.top_k, tau=tau,
+              n_gpus=n_gpus, levels=levels)
+    point = _derived(gf.coef, **kw)
+    draws = [_derived(c, **kw) for c in gf.boot]
+    for name, value in point.items():
+        row[name] = value
+        row[f"{name}_lo"], row[f"{name}_hi"] = _interval([d[name] for d in draws])
+
+    pred = _step(gf.coef, batch, g["context"].to_numpy(float),
+                 coverage(batch, gf.experts, gf.top_k, g["tau"].to_numpy(float)) if gf.variant == "moe" else 0)
+    rel = (pred - g["step_ms"].to_numpy(float)) / g["step_ms"].to_numpy(float)
+    row["max_abs_rel_error"] = float(np.max(np.abs(rel)))
+
+    row.update(_measured(g, context_ref, n_gpus, seed=seed))
+    row["peak_model_error"] = (row["peak_tok_s_per_user_model"] / row["peak_tok_s_per_user"] - 1.0
+                               if np.isfinite(row.get("peak_tok_s_per_user", math.nan)) else math.nan)
+    row["notes"] = "; ".join(gf.notes)
+    return row
+
+
+def _measured(g: pd.DataFrame, context_ref: float, n_gpus: float, *, seed: int) -> dict:
+    """Measured batch-1 speed and largest-batch capacity at the reference context, intervals from repeats."""
+    out = {}
+    ctx_ok = np.isclose(g["context"], context_ref) if np.isfinite(context_ref) else np.ones(len(g), bool)
+    ref = g[ctx_ok]
+    one = ref[np.isclose(ref["batch"], 1.0)]
+    if len(one):
+        r = one.iloc[0]
+        out["peak_tok_s_per_user"] = float(r["tok_s_per_user_fit"])
+        out["peak_tok_s_per_user_lo"], out["peak_tok_s_per_user_hi"] = _repeat_interval(
+            r.get("step_ms_samples"), lambda s: 1000.0 * r["tau"] / s, seed=seed)
+    else:
+        out["peak_tok_s_per_user"] = out["peak_tok_s_per_user_lo"] = out["peak_tok_s_per_user_hi"] = math.nan
+    big = ref.loc[ref["batch"].idxmax()] if len(ref) else g.loc[g["batch"].idxmax()]
+    b = float(big["batch"])
+    # Serving logs measured system output throughput; step logs give batch × per-user speed.
+    measured_out = big.get("output_tok_s")
+    cap = float(measured_out) if big["step_source"] == "tpot" and pd.notna(measured_out) else float(big["tok_s_fit"])
+    lo, hi = _repeat_interval(big.get("step_ms_samples"), lambda s: b * 1000.0 * big["tau"] / s, seed=seed)
+    tlo, thi = _repeat_interval(big.get("step_ms_samples"), lambda s: s, seed=seed)
+    per_gpu = (lambda x: x / n_gpus) if n_gpus > 0 else (lambda x: math.nan)
+    out.update(capacity_batch=b, capacity_context=float(big["context"]), capacity_tok_s=cap,
+               capacity_tok_s_lo=lo, capacity_tok_s_hi=hi, capacity_tok_s_per_gpu=per_gpu(cap),
+               capacity_tok_s_per_gpu_lo=per_gpu(lo), capacity_tok_s_per_gpu_hi=per_gpu(hi),
+               capacity_tok_s_per_user=float(big["tok_s_per_user_fit"]),
+               tpot_ms_at_capacity=float(big["step_ms"]), tpot_ms_at_capacity_lo=tlo, tpot_ms_at_capacity_hi=thi)
+    return out
+
+
+# --- using fits -----------------------------------------------------------------------------------
+def _fitted(fits: pd.DataFrame) -> pd.DataFrame:
+    return fits[fits["status"] == "fitted"] if "status" in fits.columns else fits
+
+
+def _coef(row) -> np.ndarray:
+    return np.array([float(row.get(c, 0.0)) if pd.notna(row.get(c, np.nan)) else 0.0 for c in COEFS])
+
+
+def predict(fits: pd.DataFrame, *, batch, context=None) -> pd.DataFrame:
+    """Predicted step time and speeds for every fitted group at ``batch`` (one value or a list) and ``context``.
+
+    ``context=None`` uses each group's reference context. ``extrapolated`` is True outside the measured batch or
+    context range (a context other than the measured one when only one context was measured).
+    """
+    batches = np.atleast_1d(np.asarray(batch, float))
+    out = []
+    for _, row in _fitted(fits).iterrows():
+        coef = _coef(row)
+        ctx = float(row["context_ref"]) if context is None else float(context)
+        tau = float(row.get("tau", 1.0)) if pd.notna(row.get("tau", np.nan)) else 1.0
+        experts = float(row.get("moe_experts", np.nan))
+        top_k = float(row.get("moe_top_k", np.nan))
+        n_gpus = float(row.get("n_gpus_denominator", np.nan))
+        for b in batches:
+            step = float(_step_at(coef, b, ctx, experts, top_k, tau))
+            u = 1000.0 * tau / step
+            outside_ctx = (np.isfinite(ctx) and np.isfinite(row["context_min"])
+                           and not (row["context_min"] - 1e-9 <= ctx <= row["context_max"] + 1e-9))
+            out.append({"group": row["group"], "variant": row["variant"], "batch": b, "context": ctx,
+                        "step_ms": step, "tok_s_per_user": u, "tok_s": b * u,
+                        "tok_s_per_gpu": b * u / n_gpus if n_gpus > 0 else math.nan,
+                        "extrapolated": bool(b < row["batch_min"] - 1e-9 or b > row["batch_max"] + 1e-9
+                                             or outside_ctx)})
+    return pd.DataFrame(out, columns=["group", "variant", "batch", "context", "step_ms", "tok_s_per_user",
+                                      "tok_s", "tok_s_per_gpu", "extrapolated"])
+
+
+def curves(fits: pd.DataFrame, *, batch=None, context=None) -> pd.DataFrame:
+    """Model curves per group over a log-spaced batch grid, with bootstrap bands (when ``fits.attrs`` has them).
+
+    ``context``: None for each group's reference context, a number, or ``"measured"`` for one curve at each end
+    of the group's measured context range.
+    """
+    boots = fits.attrs.get("boot", {})
+    parts = []
+    for _, row in _fitted(fits).iterrows():
+        grid = (np.unique(np.round(np.geomspace(1, max(2.0, row["batch_max"] * 2), 60), 3))
+                if batch is None else np.atleast_1d(np.asarray(batch, float)))
+        if isinstance(context, str) and context == "measured":
+            ctxs = sorted({row["context_min"], row["context_max"]}) if np.isfinite(row["context_min"]) else [None]
+            for ctx in ctxs:
+                parts.append(curves(pd.DataFrame([row]).assign(status="fitted").pipe(_with_attrs, fits),
+                                    batch=grid, context=ctx))
+            continue
+        one = predict(pd.DataFrame([row]), batch=grid, context=context)
+        draws = np.asarray(boots.get(row["group"], []), float).reshape(-1, 4)
+        tau = float(row.get("tau", 1.0))
+        n_gpus = float(row.get("n_gpus_denominator", np.nan))
+        ctx = one["context"].to_numpy(float)
+        if len(draws) > 1:
+            steps = np.array([_step_at(c, grid, ctx, row.get("moe_experts", np.nan), row.get("moe_top_k", np.nan),
+                                       tau) for c in draws])
+            u = 1000.0 * tau / steps
+            for name, arr in (("step_ms", steps), ("tok_s_per_user", u), ("tok_s", u * grid)):
+                one[f"{name}_lo"] = np.nanpercentile(arr, 2.5, axis=0)
+                one[f"{name}_hi"] = np.nanpercentile(arr, 97.5, axis=0)
+        else:
+            for name in ("step_ms", "tok_s_per_user", "tok_s"):
+                one[f"{name}_lo"] = one[f"{name}_hi"] = np.nan
+        for side in ("lo", "hi"):
+            one[f"tok_s_per_gpu_{side}"] = one[f"tok_s_{side}"] / n_gpus if n_gpus > 0 else np.nan
+        parts.append(one)
+    return pd.concat(parts, ignore_index=True) if parts else predict(fits.iloc[:0], batch=[1.0])
+
+
+def _with_attrs(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    frame.attrs.update(source.attrs)
+    return frame
+
+
+def residuals(points: pd.DataFrame, fits: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
+    """Measured against fitted step time for every point of every fitted group (``rel_error`` = fit/measured − 1)."""
+    prepared = prepare(points)
+    by = by or fits.attrs.get("by") or DEFAULT_BY
+    index = {row["group"]: row for _, row in _fitted(fits).iterrows()}
+    out = []
+    for keys, g in groups(prepared, by):
+        row = index.get(_label(keys))
+        if row is None:
+            continue
+        coef = _coef(row)
+        tau = g["tau"].to_numpy(float)
+        cov = (coverage(g["batch"], row["moe_experts"], row["moe_top_k"], tau)
+               if row["variant"] == "moe" else np.zeros(len(g)))
+        pred = _step(coef, g["batch"], g["context"], cov)
+        meas = g["step_ms"].to_numpy(float)
+        out.append(pd.DataFrame({"group": row["group"], "batch": g["batch"].to_numpy(float),
+                                 "context": g["context"].to_numpy(float), "step_ms": meas, "step_ms_fit": pred,
+                                 "rel_error": pred / meas - 1.0,
+                                 "tok_s_per_user": g["tok_s_per_user_fit"].to_numpy(float),
+                                 "tok_s": g["tok_s_fit"].to_numpy(float),
+                                 "tok_s_per_gpu": g["tok_s_fit"].to_numpy(float) / g["n_gpus"].to_numpy(float)
+                                 if "n_gpus" in g.columns else np.nan}))
+    cols = ["group", "batch", "context", "step_ms", "step_ms_fit", "rel_error", "tok_s_per_user", "tok_s",
+            "tok_s_per_gpu"]
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
+
+
+def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: list[str] | None = None,
+                        variants=VARIANTS, model_table: dict | None = None,
+                        coverage_source: str = "uniform") -> pd.DataFrame:
+    """Fit each group on batches ≤ ``fit_max_batch`` only, predict its larger batches; one row per held-out point.
+
+    ``rel_error`` = predicted/measured step time − 1. Groups without at least three small batches and one larger
+    one are left out.
+    """
+    prepared = prepare(points)
+    out = []
+    for keys, g in groups(prepared, by):
+        small = g[g["batch"] <= fit_max_batch]
+        large = g[g["batch"] > fit_max_batch]
+        if large.empty or len(np.unique(small["batch"])) < MIN_BATCHES:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ScalingWarning)
+            gf = fit_group(small, keys=keys, variants=variants, n_boot=0, model_table=model_table,
+                           coverage_source=coverage_source)
+        tau = large["tau"].to_numpy(float)
+        cov = coverage(large["batch"], gf.experts, gf.top_k, tau) if gf.variant == "moe" else 0.0
+        pred = _step(gf.coef, large["batch"], large["context"], cov)
+        meas = large["step_ms"].to_numpy(float)
+        out.append(pd.DataFrame({
+            **{k: [v] * len(large) for k, v in keys.items()}, "group": gf.label, "variant": gf.variant,
+            "fit_max_batch": float(fit_max_batch), "n_fit_batches": len(np.unique(small["batch"])),
+            "batch": large["batch"].to_numpy(float), "context": large["context"].to_numpy(float),
+            "step_ms": meas, "step_ms_predicted": pred, "rel_error": pred / meas - 1.0,
+            "tok_s": large["tok_s_fit"].to_numpy(float), "tok_s_predicted": large["batch"].to_numpy(float)
+            * 1000.0 * tau / pred,
+            "degenerate": "; ".join(str(w.message).split(": ", 1)[-1] for w in caught) or ""}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(
+        columns=["group", "variant", "fit_max_batch", "batch", "context", "step_ms", "step_ms_predicted",
+                 "rel_error"])
+
+
+def launch_overhead(points: pd.DataFrame, *, batch: float = 1.0) -> pd.DataFrame:
+    """Eager against CUDA-graph step time at one batch size, per model, precision and context."""
+    p = prepare(points)
+    p = p[np.isclose(p["batch"], batch) & p["framework"].isin(["pytorch-eager", "pytorch-cudagraph"])]
+    if p.empty:
+        return pd.DataFrame(columns=["model", "precision", "context", "step_ms_eager", "step_ms_cudagraph"])
+    wide = p.pivot_table(index=["model", "precision", "context"], columns="framework", values="step_ms",
+                         aggfunc="median").reset_index()
+    wide = wide.rename(columns={"pytorch-eager": "step_ms_eager", "pytorch-cudagraph": "step_ms_cudagraph"})
+    wide = wide.dropna(subset=["step_ms_eager", "step_ms_cudagraph"])
+    wide["launch_overhead_ms"] = wide["step_ms_eager"] - wide["step_ms_cudagraph"]
+    wide["eager_over_cudagraph"] = wide["step_ms_eager"] / wide["step_ms_cudagraph"]
+    wide["tok_s_per_user_eager"] = 1000.0 / wide["step_ms_eager"]
+    wide["tok_s_per_user_cudagraph"] = 1000.0 / wide["step_ms_cudagraph"]
+    wide.columns.name = None
+    return wide.reset_index(drop=True)
+
+
+# --- summaries and prose ----------------------------------------------------------------------------
+SUMMARY_COLUMNS = ["group", "variant", "cv_error", "peak_tok_s_per_user", "peak_tok_s_per_user_model",
+                   "peak_model_error", "capacity_batch", "capacity_tok_s", "capacity_tok_s_per_gpu",
+                   "capacity_tok_s_per_user", "asymptote_tok_s", "b_half", "b_half_lo", "b_half_hi"]
+
+
+def summary(fits: pd.DataFrame) -> pd.DataFrame:
+    """Peak, capacity and B½ per fitted group: the table the report shows."""
+    f = _fitted(fits)
+    return f[[c for c in SUMMARY_COLUMNS if c in f.columns]].reset_index(drop=True)
+
+
+def select(fits: pd.DataFrame, **where) -> pd.Series:
+    """The one fitted row matching every ``column=value``; KeyError naming what was asked if none does."""
+    f = _fitted(fits)
+    mask = np.ones(len(f), bool)
+    for k, v in where.items():
+        if v is not None and k in f.columns:
+            mask &= (f[k] == v).to_numpy()
+    if not mask.any():
+        raise KeyError(f"no fitted group with {where}")
+    return f[mask].iloc[0]
+
+
+def describe(row: pd.Series, *, level: float = 50.0) -> str:
+    """One paragraph of findings for a fitted group, every number from the row."""
+    def n(x, digits=0):
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return "n/a"
+        return "unbounded" if not np.isfinite(x) else f"{x:,.{digits}f}"
+
+    peak = row.get("peak_tok_s_per_user")
+    peak_text = (f"{n(peak, 1)} tok/s/user at batch 1 (measured; the model says {n(row['peak_tok_s_per_user_model'], 1)}, "
+                 f"{row['peak_model_error'] * 100:+.1f}%)" if np.isfinite(peak) else
+                 f"{n(row['peak_tok_s_per_user_model'], 1)} tok/s/user at batch 1 (model only: batch 1 not measured)")
+    gpu = row.get("n_gpus_denominator")
+    per_gpu = (f" ({n(row['capacity_tok_s_per_gpu'])} tok/s/GPU over {gpu:g} GPU{'s' if gpu != 1 else ''})"
+               if np.isfinite(gpu) else " (GPU count unknown, so no per-GPU figure)")
+    below = row.get(f"batch_below_{level:g}_tok_s_per_user", np.nan)
+    if isinstance(below, float) and math.isnan(below):
+        below_text = f"per-user speed is below {level:g} tok/s/user already at batch 1"
+    elif not np.isfinite(below):
+        below_text = f"per-user speed never falls below {level:g} tok/s/user in this model"
+    else:
+        below_text = f"per-user speed falls below {level:g} tok/s/user at batch {n(below)}"
+    text = (f"**{row['group']}**: {peak_text} becomes {n(row['capacity_tok_s_per_user'], 1)} at batch "
+            f"{n(row['capacity_batch'])}, where the instance serves {n(row['capacity_tok_s'])} tok/s{per_gpu}. "
+            f"Half of the asymptotic throughput ({n(row['asymptote_tok_s'])} tok/s) is reached near batch "
+            f"{n(row['b_half'])} (95% interval {n(row['b_half_lo'])}–{n(row['b_half_hi'])}); {below_text}. Model: {row['variant']}, leave-one-batch-out error "
+            f"{row['cv_error'] * 100:.1f}%, worst point {row['max_abs_rel_error'] * 100:.1f}%.")
+    return text
+
+
+# --- command line ---------------------------------------------------------------------------------
+def cli_fit(points_path: Path, *, by: list[str] | None, out: Path | None) -> int:
+    """``perfclaims fit``: fits CSV to ``out`` or stdout; degenerate fits are reported on stderr."""
+    points = load_points(points_path)
+    if by:
+        missing = [c for c in by if c not in points.columns]
+        if missing:
+            raise ValueError(f"--by: {', '.join(missing)} not a column of {points_path}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScalingWarning)
+        fits = fit(points, by=by)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fits.to_csv(out, index=False)
+        n = int((fits["status"] == "fitted").sum()) if len(fits) else 0
+        print(f"{n} of {len(fits)} groups fitted -> {out}")
+    else:
+        fits.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def cli_predict(fits_path: Path, *, batch: float, context: float | None) -> int:
+    """``perfclaims predict``: CSV on stdout for every fitted group, ``extrapolated`` outside the measured range."""
+    fits_path = Path(fits_path)
+    if not fits_path.exists():
+        raise FileNotFoundError(f"{fits_path}: no fits file; run `perfclaims fit --out {fits_path}` first")
+    fits = pd.read_csv(fits_path)
+    needed = {"group", "status", *COEFS, "batch_min", "batch_max", "context_ref"}
+    missing = sorted(needed - set(fits.columns))
+    if missing:
+        raise ValueError(f"{fits_path}: not a fits file from `perfclaims fit` (missing {', '.join(missing)})")
+    if not batch > 0:
+        raise ValueError(f"--batch must be > 0, got {batch:g}")
+    predict(fits, batch=batch, context=context).to_csv(sys.stdout, index=False)
+    return 0
+
+
+def headline(fits: pd.DataFrame, *, model: str, precision: str | None = None, framework: str | None = None,
+             context: float | None = None) -> dict:
+    """The numbers a report leads with for one configuration: measured peak, model peak, capacity, B½."""
+    row = select(fits, model=model, precision=precision, framework=framework)
+    at_cap = predict(pd.DataFrame([row]), batch=row["capacity_batch"], context=context).iloc[0]
+    return {
+        "group": row["group"], "variant": row["variant"], "context": float(at_cap["context"]),
+        "peak_tok_s_per_user": row["peak_tok_s_per_user"],
+        "peak_tok_s_per_user_lo": row["peak_tok_s_per_user_lo"],
+        "peak_tok_s_per_user_hi": row["peak_tok_s_per_user_hi"],
+        "peak_tok_s_per_user_model": row["peak_tok_s_per_user_model"], "peak_model_error": row["peak_model_error"],
+        "capacity_batch": row["capacity_batch"], "capacity_tok_s": row["capacity_tok_s"],
+        "capacity_tok_s_per_gpu": row["capacity_tok_s_per_gpu"],
+        "capacity_tok_s_per_user": row["capacity_tok_s_per_user"],
+        "capacity_tok_s_model_at_context": float(at_cap["tok_s"]),
+        "b_half": row["b_half"], "b_half_lo": row["b_half_lo"], "b_half_hi": row["b_half_hi"],
+        "asymptote_tok_s": row["asymptote_tok_s"], "cv_error": row["cv_error"],
+        "max_abs_rel_error": row["max_abs_rel_error"], "text": describe(row),
+    }
+
+
+def extrapolation_summary(check: pd.DataFrame) -> pd.DataFrame:
+    """Worst and median held-out error per group of an :func:`extrapolation_check` table."""
+    if check.empty:
+        return pd.DataFrame(columns=["group", "variant", "fit_max_batch", "batches", "max_abs_rel_error"])
+    return (check.assign(abs_err=check["rel_error"].abs())
+            .groupby(["group", "variant", "fit_max_batch"], sort=True)
+            .agg(batches=("batch", lambda b: ",".join(f"{x:g}" for x in sorted(set(b)))),
+                 median_abs_rel_error=("abs_err", "median"), max_abs_rel_error=("abs_err", "max"),
+                 degenerate=("degenerate", "first"))
+            .reset_index())

@@ -1,0 +1,33 @@
+"""notebooks/10-batch-scaling.ipynb executed under papermill on the shipped H200 sweep; its numbers read back."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.ingest import ingest, write_outputs
+
+from conftest import RAW
+
+
+@pytest.fixture(scope="module")
+def h200_points_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("h200_points")
+    paths = write_outputs(ingest([RAW / "h200"], RAW / "manifest.yml", progress=False), out)
+    return paths["points"]
+
+
+def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_file):
+    res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), n_boot=40)
+    head = res["headline_numbers"]
+    assert head["peak_tok_s_per_user"] == pytest.approx(166.2, abs=0.1)
+    assert head["peak_tok_s_per_user_model"] == pytest.approx(166.2, rel=0.10)
+    assert head["capacity_batch"] == 512
+    assert head["capacity_tok_s"] == pytest.approx(14_350, rel=0.005)
+    assert head["b_half_lo"] <= head["b_half"] <= head["b_half_hi"]
+    assert 50 < head["b_half"] < 300
+    assert "166.2 tok/s/user at batch 1" in res["headline"]
+    assert res["n_fitted"] == 9
+    launch = {(r["model"], r["precision"]): r for r in res["launch_overhead"]}
+    assert launch[("llama-3.1-8b", "bf16")]["eager_over_cudagraph"] == pytest.approx(20.7789 / 6.01605, rel=1e-4)
+    assert res["extrapolation_max_abs_rel_error"] > 0.10  # fp8 at batch 512 is missed: the report must show it
+    assert res["speed_of_light_available"] in (True, False)

@@ -132,8 +132,12 @@ def restate(points: pd.DataFrame, *, definition: str = DEFAULT_DEFINITION) -> pd
     out = points.copy()
     out["tok_s_per_user"] = routes["tok_s_per_user"]
     out["tok_s_per_user_def"] = definition
-    flags = out["flags"].fillna("").map(lambda f: ";".join(x for x in f.split(";") if x and x != APPROX_FLAG))
-    approx = (routes["route"] != "none") & ~routes["exact"]
+    old_flags = out["flags"].fillna("")
+    had_approx = old_flags.map(lambda f: APPROX_FLAG in f.split(";"))
+    flags = old_flags.map(lambda f: ";".join(x for x in f.split(";") if x and x != APPROX_FLAG))
+    # A value taken over as reported keeps an approximation made earlier (restating twice must not launder it).
+    reused = routes["route"].isin(["as-reported", "other-definition"])
+    approx = (routes["route"] != "none") & (~routes["exact"] | (reused & had_approx))
     flags[approx] = flags[approx].map(lambda f: add_flag(f, APPROX_FLAG))
     out["flags"] = flags
     return out

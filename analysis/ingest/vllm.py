@@ -70,7 +70,7 @@ def json_documents(path: Path, sink: Sink) -> Iterator[tuple[int, object]]:
         except json.JSONDecodeError as err:
             if not found:
                 raise Quarantine(f"invalid JSON: {err.msg}", line=err.lineno) from None
-            sink.bad(f"invalid JSON record: {err.msg}", line=err.lineno)
+            sink.bad(f"invalid JSON record: {err.msg} (at line {err.lineno})", line=line)
             nxt = text.find("\n{", pos)
             if nxt < 0:
                 return

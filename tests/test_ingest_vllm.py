@@ -1,0 +1,193 @@
+"""vLLM readers against raw files read independently here.
+
+Fixtures: ``fork_*.json`` are real InferenceX ``utils/bench_serving/benchmark_serving.py`` (vLLM fork) results copied
+from SemiAnalysisAI/InferenceX (see /work/shared/samples/PROVENANCE.md); ``upstream_stdout_conc32.log`` is a real
+``vllm bench serve`` stdout. No real newest-upstream results exist, so ``bench_serve_detailed_spec.json`` and
+``bench_serve_append.json`` follow ``vllm/benchmarks/serve.py @009e6d4a`` (``--save-detailed``, ``--append-result``,
+``--metadata``, spec-decode keys, default percentiles "99" and metrics "ttft,tpot,itl": no e2el keys),
+``bench_latency.json`` follows ``vllm/benchmarks/latency.py @00cae075`` and ``bench_throughput.json``
+``vllm/benchmarks/throughput.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.ingest import detect, ingest
+from analysis.ingest.base import HEAD_BYTES
+from analysis.ingest.requests_table import percentiles_from_requests, pooled_itl_ms, request_columns
+from analysis.schema import has_flag, usable_for_fits
+
+DATA = Path(__file__).parent / "data" / "formats" / "vllm"
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+
+
+def _raw(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+def _one(name: str):
+    result = ingest([DATA / name])
+    assert len(result.points) == 1, result.quarantine
+    return result, result.points.iloc[0]
+
+
+def test_fork_result_maps_summary_keys():
+    raw = _raw("fork_gptoss_conc4.json")
+    result, p = _one("fork_gptoss_conc4.json")
+    assert p["format"] == "vllm-serve" and p["tool"] == "vllm"
+    assert p["output_tok_s"] == pytest.approx(raw["output_throughput"])
+    assert p["total_tok_s"] == pytest.approx(raw["total_token_throughput"])
+    assert p["request_s"] == pytest.approx(raw["request_throughput"])
+    assert p["tpot_ms_p50"] == pytest.approx(raw["median_tpot_ms"])
+    assert p["tok_s_per_user"] == pytest.approx(1000.0 / raw["median_tpot_ms"])
+    assert p["tok_s_per_user_def"] == "1000/tpot_ms_p50"
+    assert p["ttft_ms_p99"] == pytest.approx(raw["p99_ttft_ms"])
+    assert p["ttft_ms_p90"] == pytest.approx(raw["p90_ttft_ms"])
+    assert p["e2e_ms_p50"] == pytest.approx(raw["median_e2el_ms"])
+    assert p["itl_ms_p99"] == pytest.approx(raw["p99_itl_ms"])
+    assert p["concurrency"] == raw["max_concurrency"]
+    assert p["isl"] == pytest.approx(raw["total_input_tokens"] / raw["completed"])
+    assert p["num_requests"] == raw["completed"] and p["failed_requests"] == 0
+    assert p["model"] == "gpt-oss-120b"  # from the /models/models--openai--gpt-oss-120b/snapshots/... path
+    assert p["date"] == "2026-04-28T10:57:48"
+    assert p["framework"] == "unknown"  # backend "openai" names the API, not the engine
+    assert raw["request_rate"] == "inf" and math.isnan(p["request_rate"])
+    assert has_flag(result.points, "request-rate-inf").all()
+    assert "request_goodput:" in raw  # the old key with the colon is read without complaint
+    assert result.quarantine.empty
+
+
+def test_failed_run_is_kept_flagged_with_nan_metrics():
+    raw = _raw("fork_minimax_8k1k_conc64_failed.json")
+    assert raw["completed"] == 0 and raw["median_tpot_ms"] == 0.0
+    result, p = _one("fork_minimax_8k1k_conc64_failed.json")
+    assert has_flag(result.points, "failed-run").all()
+    for col in ("tpot_ms_p50", "ttft_ms_p99", "e2e_ms_p50", "output_tok_s", "tok_s_per_user", "isl"):
+        assert math.isnan(p[col]), col  # 0.0 in the file is np.mean([] or 0), not a latency
+    assert p["failed_requests"] == raw["num_prompts"] - raw["completed"]
+    assert p["concurrency"] == raw["max_concurrency"]
+    assert not usable_for_fits(result.points).any()
+
+
+def test_mtp_run_keeps_tpot_and_itl_apart():
+    raw = _raw("fork_kimi_mtp_conc32.json")
+    _, p = _one("fork_kimi_mtp_conc32.json")
+    assert raw["mean_itl_ms"] > 2 * raw["mean_tpot_ms"]  # chunks carry several tokens
+    assert p["itl_ms_mean"] == pytest.approx(raw["mean_itl_ms"])
+    assert p["tok_s_per_user"] == pytest.approx(1000.0 / raw["median_tpot_ms"])
+    assert p["osl"] == pytest.approx(raw["total_output_tokens"] / raw["completed"])
+
+
+def test_upstream_stdout_log_is_not_claimed():
+    path = DATA / "upstream_stdout_conc32.log"
+    assert detect(path, path.read_bytes()[:HEAD_BYTES]) is None
+    result = ingest([path])
+    assert result.points.empty
+    assert result.quarantine["reason"].str.startswith("unknown format").all()
+
+
+TRIMMED = sorted(RAW.glob("inferencex-repo/experimental/token_position_decode_slo/*/results/*.json"))[:1]
+
+
+@pytest.mark.parametrize("path", [
+    *[t.relative_to(RAW).as_posix() for t in TRIMMED],  # trimmed summary: seconds, good_completed
+    "inferencex-samples/agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_conc4_"
+    "MI355-gbt350-odcdh5-wbb3.json",
+    "inferencex-samples/together_runner/baselines/b200/sglang/dsr1-fp4/1k1k/tuned/conc16.json",
+])
+def test_inferencex_derivatives_are_left_to_their_reader(path):
+    file = RAW / path
+    assert file.exists(), f"shipped sample moved: {path}"
+    found = detect(file, file.read_bytes()[:HEAD_BYTES])
+    assert found is None or found.tool != "vllm"
+
+
+def test_detailed_newest_result_fills_missing_e2e_from_requests():
+    raw = _raw("bench_serve_detailed_spec.json")
+    assert "median_e2el_ms" not in raw  # upstream default --percentile-metrics is ttft,tpot,itl
+    result, p = _one("bench_serve_detailed_spec.json")
+    ok = [i for i, e in enumerate(raw["errors"]) if not e]
+    lat_ms = np.array([raw["latencies"][i] for i in ok]) * 1000
+    assert p["e2e_ms_p50"] == pytest.approx(np.median(lat_ms))
+    assert p["e2e_ms_p99"] == pytest.approx(np.percentile(lat_ms, 99))
+    assert p["e2e_ms_mean"] == pytest.approx(lat_ms.mean())
+    # summary keys present in the file win over recomputation
+    assert p["ttft_ms_p99"] == pytest.approx(raw["p99_ttft_ms"])
+    # only p99 was written; p90 is computed from the per-request TTFTs of the ok requests
+    ttft_ms = np.array([raw["ttfts"][i] for i in ok]) * 1000
+    assert p["ttft_ms_p90"] == pytest.approx(np.percentile(ttft_ms, 90))
+    assert p["tokens_per_step"] == pytest.approx(raw["spec_decode_acceptance_length"])
+    assert raw["tp"] == "8" and p["tp"] == 8.0  # --metadata values are strings
+    assert p["hardware"] == "B200" and p["precision"] == "fp8"
+    assert p["failed_requests"] == raw["failed"] == 1
+    assert p["model"] == "DeepSeek-R1-0528"
+    assert p["tool_version"] == "bench-serve"
+
+
+def test_detailed_arrays_become_a_request_table_matching_the_tool():
+    raw = _raw("bench_serve_detailed_spec.json")
+    result = ingest([DATA / "bench_serve_detailed_spec.json"])
+    req = result.requests
+    assert list(req.columns) == ["source_file"] + request_columns()
+    assert len(req) == len(raw["ttfts"]) == raw["num_prompts"]
+    bad = req[req["error"] != ""]
+    assert len(bad) == raw["failed"] and bad["ttft_ms"].isna().all()
+    # Recomputing from requests reproduces vLLM's own summary (its calculate_metrics, numpy percentiles).
+    stats = percentiles_from_requests(req, itl_gaps_ms=pooled_itl_ms(raw["itls"], raw["errors"]))
+    assert stats["tpot_ms_p50"] == pytest.approx(raw["median_tpot_ms"])
+    assert stats["tpot_ms_p99"] == pytest.approx(raw["p99_tpot_ms"])
+    assert stats["ttft_ms_mean"] == pytest.approx(raw["mean_ttft_ms"])
+    assert stats["itl_ms_p50"] == pytest.approx(raw["median_itl_ms"])
+    assert stats["itl_ms_p99"] == pytest.approx(raw["p99_itl_ms"])
+
+
+def test_append_result_file_yields_one_point_per_object():
+    lines = [json.loads(t) for t in (DATA / "bench_serve_append.json").read_text().splitlines() if t.strip()]
+    result = ingest([DATA / "bench_serve_append.json"])
+    pts = result.points.sort_values("source_line")
+    assert len(pts) == len(lines) == 3
+    assert pts["run_id"].nunique() == 3
+    assert pts["concurrency"].tolist() == [r["max_concurrency"] for r in lines]
+    assert pts["output_tok_s"].tolist() == pytest.approx([r["output_throughput"] for r in lines])
+    assert pts["tok_s_per_user"].tolist() == pytest.approx([1000.0 / r["median_tpot_ms"] for r in lines])
+    inf = has_flag(pts, "request-rate-inf").tolist()
+    assert inf == [r["request_rate"] == "inf" for r in lines] == [True, True, False]
+    assert pts["request_rate"].iloc[2] == lines[2]["request_rate"]
+    # latencies survive without --save-detailed: e2e statistics come from them
+    lat = np.array(lines[0]["latencies"]) * 1000
+    assert pts["e2e_ms_p50"].iloc[0] == pytest.approx(np.median(lat))
+
+
+def test_broken_record_in_append_file_is_reported_and_the_rest_read(tmp_path):
+    text = (DATA / "bench_serve_append.json").read_text().splitlines()
+    path = tmp_path / "appended.json"
+    path.write_text("\n".join([text[0], '{"completed": 4, "output_throughput": ', text[2]]))
+    result = ingest([path])
+    assert len(result.points) == 2
+    assert len(result.quarantine) == 1 and result.quarantine["line"].iloc[0] == 2
+
+
+def test_bench_latency_seconds_to_ms_and_unknown_batch():
+    raw = _raw("bench_latency.json")
+    _, p = _one("bench_latency.json")
+    assert p["format"] == "vllm-latency"
+    assert p["e2e_ms_p50"] == pytest.approx(raw["percentiles"]["50"] * 1000)  # string key in JSON
+    assert p["e2e_ms_p99"] == pytest.approx(raw["percentiles"]["99"] * 1000)
+    assert p["e2e_ms_mean"] == pytest.approx(raw["avg_latency"] * 1000)
+    assert math.isnan(p["batch_size"]) and math.isnan(p["osl"])  # not in the file
+    assert p["tok_s_per_user_def"] == "osl/e2e" and math.isnan(p["tok_s_per_user"])
+
+
+def test_bench_throughput_counts_input_plus_output():
+    raw = _raw("bench_throughput.json")
+    _, p = _one("bench_throughput.json")
+    assert p["format"] == "vllm-throughput"
+    assert p["total_tok_s"] == pytest.approx(raw["tokens_per_second"])
+    assert math.isnan(p["output_tok_s"])
+    assert p["num_requests"] == raw["num_requests"]

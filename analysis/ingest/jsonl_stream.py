@@ -1,0 +1,285 @@
+"""Streaming JSON lines into typed columns, so a 1 GB per-request log never sits in memory whole.
+
+:func:`stream_jsonl` reads a file one line at a time, parses each with orjson, hands the object to a
+format's ``extract`` function (which returns one tuple of column values, a word to count the record under — e.g.
+``"warmup"`` — or raises :class:`LineError`), and flushes the tuples every ``batch_rows`` rows into pyarrow
+record batches of fixed types. Memory is one batch of Python tuples plus the typed columns, never the parsed
+file. Files above ``PARALLEL_MIN_BYTES`` are split at line boundaries across worker processes (the machine
+has few cores, but orjson holds the GIL, so processes are the only way to use a second one); line numbers in
+the result are always the file's own. A line orjson rejects is re-read with the standard library, which accepts
+``NaN``/``Infinity``, so the quarantine can say which field held one instead of just "invalid JSON".
+
+:func:`read_json` is the whole-document counterpart for the small aggregate files, with the same kind of
+errors (truncated, invalid at line/column, not UTF-8).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from analysis.ingest.base import Quarantine
+
+BATCH_ROWS = 8192
+PARALLEL_MIN_BYTES = 64 << 20
+INF = math.inf
+_LOADS = orjson.loads
+_DECODE_ERROR = orjson.JSONDecodeError
+
+
+class LineError(Exception):
+    """One record cannot be used; ``reason`` says why, ``field`` names the key (dotted path)."""
+
+    def __init__(self, reason: str, field: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.field = field
+
+
+@dataclass
+class StreamResult:
+    """What one JSONL file yielded: typed rows, lines it could not use, and records counted but not kept."""
+
+    table: pa.Table
+    bad: list[dict] = field(default_factory=list)  # {"line", "field", "reason"}
+    counts: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+
+
+# --- whole documents --------------------------------------------------------------------------------
+def read_json(path: Path) -> Any:
+    """Parse one JSON document; raises Quarantine saying truncated / invalid at line:column / not UTF-8.
+
+    The standard library is used on purpose: it keeps integers beyond 64 bits (MLPerf seeds) exact and reads
+    ``NaN`` (LLMPerf writes it for a one-sample stddev) so the reader can name the field that holds one.
+    """
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise Quarantine(f"not UTF-8 text (byte {err.start})") from None
+    return loads_document(text)
+
+
+def loads_document(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise Quarantine(_json_reason(err, text), line=err.lineno) from None
+    except RecursionError:
+        raise Quarantine("invalid JSON: nested too deeply") from None
+
+
+def _json_reason(err: json.JSONDecodeError, text: str) -> str:
+    if err.pos >= len(text.rstrip()):
+        return f"truncated JSON: the document ends before it is complete (line {err.lineno})"
+    return f"invalid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
+
+
+# --- checked numbers for extract functions ----------------------------------------------------------
+def number(value: Any, field: str) -> float:
+    """A finite float (NaN for missing); LineError naming ``field`` for words, booleans, NaN, Infinity."""
+    cls = value.__class__
+    if cls is float:
+        if value - value != 0.0:  # NaN or +-Infinity (only possible via the stdlib fallback)
+            raise LineError("NaN where a number is required" if value != value
+                            else "Infinity where a finite number is required", field)
+        return value
+    if cls is int:
+        return float(value)
+    if value is None:
+        return math.nan
+    if cls is bool:
+        raise LineError(f"expected a number, got boolean {value!r}", field)
+    raise LineError(f"expected a number, got {_short(value)}", field)
+
+
+def duration(value: Any, field: str, scale: float = 1.0) -> float:
+    """A finite, non-negative duration times ``scale`` (NaN for missing)."""
+    x = number(value, field)
+    if x < 0.0:
+        raise LineError(f"negative latency {x:g}", field)
+    return x * scale
+
+
+def gap_stats(gaps: list) -> tuple[float, float, float]:
+    """Mean, p50 and p99 (numpy's linear interpolation) of one request's inter-token gaps.
+
+    Packing into a buffer and sorting is about 4x cheaper than ``np.percentile`` on a list, and this runs once
+    per request of a file that may hold millions.
+    """
+    n = len(gaps)
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    try:
+        arr = np.sort(np.frombuffer(struct.pack(f"{n}d", *gaps), dtype=np.float64))
+    except struct.error:
+        raise LineError("inter-token gaps must all be numbers", "inter_chunk_latency") from None
+    total = arr.sum()
+    if not math.isfinite(total):
+        raise LineError("NaN or Infinity among inter-token gaps", "inter_chunk_latency")
+    if arr[0] < 0.0:
+        raise LineError(f"negative inter-token gap {arr[0]:g}", "inter_chunk_latency")
+    pos50, pos99 = (n - 1) * 0.5, (n - 1) * 0.99
+    lo50, lo99 = int(pos50), int(pos99)
+    hi50, hi99 = min(lo50 + 1, n - 1), min(lo99 + 1, n - 1)
+    p50 = arr[lo50] + (arr[hi50] - arr[lo50]) * (pos50 - lo50)
+    p99 = arr[lo99] + (arr[hi99] - arr[lo99]) * (pos99 - lo99)
+    return float(total) / n, float(p50), float(p99)
+
+
+# --- streaming ----------------------------------------------------------------------------------------
+def stream_jsonl(
+    path: Path,
+    extract: Callable[[Any], tuple | str],
+    *,
+    columns: list[tuple[str, pa.DataType]],
+    batch_rows: int = BATCH_ROWS,
+    workers: int | None = None,
+) -> StreamResult:
+    """Typed columns from a JSON-lines file, read line by line.
+
+    The table has ``columns`` plus ``line`` (the record's line number in the file).
+    ``extract(obj)`` returns a tuple in ``columns`` order, or a string (the record is counted under that word
+    and not kept), or raises :class:`LineError` (the line goes to ``bad``). ``extract`` must be a module-level
+    function so worker processes can import it. ``workers=None`` uses two processes for files above
+    ``PARALLEL_MIN_BYTES`` when the machine has two cores, one otherwise.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
+    if workers <= 1 or size < 2:
+        return _stream_range(path, extract, columns, batch_rows, 0, None)
+    bounds = [size * i // workers for i in range(workers + 1)]
+    ctx = get_context("fork") if "fork" in _start_methods() else get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(_stream_range, path, extract, columns, batch_rows, bounds[i], bounds[i + 1])
+                   for i in range(workers)]
+        parts = [f.result() for f in futures]
+    return _merge(parts, columns)
+
+
+def _start_methods() -> list[str]:
+    import multiprocessing
+
+    return multiprocessing.get_all_start_methods()
+
+
+def _merge(parts: list[StreamResult], columns) -> StreamResult:
+    """Join per-range results; shift line numbers (and a ``line`` column) by the lines before each range."""
+    out = StreamResult(table=_empty(columns))
+    tables = []
+    offset = 0
+    for part in parts:
+        for bad in part.bad:
+            out.bad.append({**bad, "line": bad["line"] + offset})
+        for key, n in part.counts.items():
+            out.counts[key] = out.counts.get(key, 0) + n
+        table = part.table
+        if offset:
+            idx = table.column_names.index("line")
+            shifted = pa.array(table.column("line").to_numpy(zero_copy_only=False) + offset, type=pa.int64())
+            table = table.set_column(idx, "line", shifted)
+        tables.append(table)
+        offset += part.lines
+    out.lines = offset
+    out.table = pa.concat_tables(tables) if tables else out.table
+    return out
+
+
+def _with_line(columns) -> list[tuple[str, pa.DataType]]:
+    return list(columns) + [("line", pa.int64())]
+
+
+def _empty(columns) -> pa.Table:
+    return pa.schema(_with_line(columns)).empty_table()
+
+
+def _stream_range(path, extract, columns, batch_rows, start, end) -> StreamResult:
+    """Lines that *start* in [start, end) (end None = to the end); line numbers count from the range start."""
+    columns = _with_line(columns)
+    names = [name for name, _ in columns]
+    types = [typ for _, typ in columns]
+    batches: list[pa.RecordBatch] = []
+    rows: list[tuple] = []
+    bad: list[dict] = []
+    counts: dict[str, int] = {}
+    lineno = 0
+    loads = _LOADS
+    with open(path, "rb") as fh:
+        if start:
+            fh.seek(start - 1)
+            fh.readline()  # the line running through ``start`` belongs to the previous range
+        pos = fh.tell()
+        limit = INF if end is None else end
+        for raw in fh:
+            if pos >= limit:
+                break
+            pos += len(raw)
+            lineno += 1
+            try:
+                obj = loads(raw)
+            except _DECODE_ERROR:
+                if not raw.strip():
+                    continue
+                obj, reason = _fallback(raw, at_eof=not raw.endswith(b"\n"))
+                if reason:
+                    bad.append({"line": lineno, "field": None, "reason": reason})
+                    continue
+            try:
+                values = extract(obj)
+            except LineError as err:
+                bad.append({"line": lineno, "field": err.field, "reason": err.reason})
+                continue
+            if values.__class__ is str:
+                counts[values] = counts.get(values, 0) + 1
+                continue
+            rows.append(values + (lineno,))
+            if len(rows) >= batch_rows:
+                batches.append(_to_batch(rows, names, types))
+                rows = []
+    if rows:
+        batches.append(_to_batch(rows, names, types))
+    schema = pa.schema(columns)
+    table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+    return StreamResult(table=table, bad=bad, counts=counts, lines=lineno)
+
+
+def _to_batch(rows: list[tuple], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:
+    cols = list(zip(*rows))
+    arrays = [pa.array(col, type=typ, from_pandas=True) for col, typ in zip(cols, types)]
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _fallback(raw: bytes, *, at_eof: bool) -> tuple[Any, str | None]:
+    """Re-read a line orjson rejected: NaN/Infinity literals parse here (and are caught by the extractor)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return None, f"not UTF-8 text (byte {err.start} of the line)"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as err:
+        if err.pos >= len(text.rstrip()):
+            where = "the file ends mid-record" if at_eof else "the line ends mid-record"
+            return None, f"truncated JSON line: {where}"
+        return None, f"invalid JSON: {err.msg} at column {err.colno}"
+    except RecursionError:
+        return None, "invalid JSON: nested too deeply"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,133 @@
+"""Ingest speed and memory of a per-request JSONL: perfclaims' streaming reader against pandas.read_json.
+
+Builds a file of about ``--size-mb`` MB by repeating a real AIPerf ``profile_export.jsonl`` (the InferenceX conc-1
+run shipped in tests/data/formats/aiperf/), then runs each method in a fresh Python process and prints MB/s,
+peak memory above the interpreter baseline, and peak memory / file size side by side. Exits 1 when a target
+is missed: perfclaims at least 5x faster than pandas, and peak memory at most 1.5x the file size.
+
+Memory method: each child reports ``ru_maxrss`` of itself plus ``ru_maxrss`` of its own children (the reader's
+worker processes, when it uses them; the sum is an upper bound because the peaks need not coincide). A baseline
+child imports the same modules and parses nothing; its peak is subtracted, so the figure is what parsing the
+file costs, not what importing pandas costs. Time is wall-clock around the parse call only.
+
+    .venv/bin/python bench/ingest_speed.py [--size-mb 200] [--workers N] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "data" / "formats" / "aiperf" / "inferencex_conc1" / "profile_export.jsonl"
+SPEED_TARGET = 5.0  # perfclaims MB/s over pandas MB/s
+MEMORY_TARGET = 1.5  # perfclaims peak memory over file size
+
+
+def build_input(sample: Path, size_mb: float, folder: Path) -> Path:
+    """Repeat ``sample`` until the file reaches ``size_mb`` MB (whole copies, so every line is a real record)."""
+    data = sample.read_bytes()
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    target = int(size_mb * 1e6)
+    path = folder / "profile_export.jsonl"
+    written = 0
+    with open(path, "wb") as fh:
+        while written < target:
+            fh.write(data)
+            written += len(data)
+    return path
+
+
+# --- children: one method per fresh process ------------------------------------------------------------
+def child(method: str, path: Path, workers: int | None) -> dict:
+    if method.startswith("pandas"):
+        import pandas as pd
+    else:
+        from analysis.ingest import aiperf
+        from analysis.ingest.base import Sink
+        from analysis.ingest.jsonl_stream import stream_jsonl
+    rows = 0
+    started = time.perf_counter()
+    if method == "pandas":
+        frame = pd.read_json(path, lines=True)
+        rows = len(frame)
+    elif method == "perfclaims":
+        if workers is None:
+            sink = Sink(path)
+            aiperf._parse_jsonl(path, sink)
+            rows = sum(t.num_rows for t in sink.request_tables) + sink.counts.get("warmup", 0)
+        else:
+            result = stream_jsonl(path, aiperf.request_record, columns=aiperf.REQUEST_STREAM_COLUMNS,
+                                  workers=workers)
+            rows = result.table.num_rows + result.counts.get("warmup", 0)
+    seconds = time.perf_counter() - started
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"seconds": seconds, "rows": rows, "maxrss_kb": own + kids}
+
+
+def run_child(method: str, path: Path, workers: int | None) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", method, "--file", str(path)]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=float, default=200.0, help="size of the generated JSONL (default 200)")
+    parser.add_argument("--sample", type=Path, default=SAMPLE, help="JSONL to repeat (default: the AIPerf sample)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="reader processes (default: what ingest chooses for this file size)")
+    parser.add_argument("--child", choices=["pandas", "perfclaims", "pandas-baseline", "perfclaims-baseline"],
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        print(json.dumps(child(args.child, args.file, args.workers)))
+        return 0
+    if not args.sample.exists():
+        print(f"error: sample {args.sample} not found", file=sys.stderr)
+        return 2
+
+    with tempfile.TemporaryDirectory(prefix="perfclaims-bench-") as tmp:
+        path = build_input(args.sample, args.size_mb, Path(tmp))
+        size_mb = path.stat().st_size / 1e6
+        print(f"input: {size_mb:.1f} MB, {args.sample.name} repeated ({args.sample.stat().st_size / 1e6:.2f} MB each)")
+        results = {}
+        for method in ("pandas", "perfclaims"):
+            base = run_child(f"{method}-baseline", path, args.workers)
+            run = run_child(method, path, args.workers)
+            peak_mb = (run["maxrss_kb"] - base["maxrss_kb"]) * 1024 / 1e6
+            results[method] = {
+                "mb_s": size_mb / run["seconds"], "seconds": run["seconds"], "rows": run["rows"],
+                "peak_mb": peak_mb, "peak_over_size": peak_mb / size_mb,
+            }
+
+    print(f"{'method':<34}{'seconds':>9}{'MB/s':>9}{'rows':>9}{'peak MB':>10}{'peak/size':>11}")
+    labels = {"pandas": "pandas.read_json(lines=True)", "perfclaims": "perfclaims aiperf-jsonl ingest"}
+    for method, r in results.items():
+        print(f"{labels[method]:<34}{r['seconds']:>9.2f}{r['mb_s']:>9.1f}{r['rows']:>9d}"
+              f"{r['peak_mb']:>10.1f}{r['peak_over_size']:>10.2f}x")
+    speedup = results["perfclaims"]["mb_s"] / results["pandas"]["mb_s"]
+    memory = results["perfclaims"]["peak_over_size"]
+    speed_ok, memory_ok = speedup >= SPEED_TARGET, memory <= MEMORY_TARGET
+    print(f"speed: perfclaims is {speedup:.2f}x pandas (target >= {SPEED_TARGET:g}x): {'ok' if speed_ok else 'MISSED'}")
+    print(f"memory: perfclaims peak is {memory:.2f}x the file size (target <= {MEMORY_TARGET:g}x), pandas "
+          f"{results['pandas']['peak_over_size']:.2f}x: {'ok' if memory_ok else 'MISSED'}")
+    return 0 if speed_ok and memory_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -120,7 +120,8 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
         ax.set_title(f"at {t:g} tok/s/user", fontsize=10)
         ax.grid(True, axis="y", which="major", alpha=0.3)
     axes[0, 0].set_ylabel(gpu_label(denominator))
-    axes[0, 0].legend(title=hue, fontsize=8, frameon=False, loc="upper right")
+    # outside the last panel: inside, it would sit on bars
+    axes[0, -1].legend(title=hue, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ratio_text = f"; bold: {ratio[0]}/{ratio[1]} ratio" if ratio else ""
     fig.suptitle(title or f"tok/s/GPU at equal interactivity (n/m: not measured at that level){ratio_text}",
                  fontsize=11)

@@ -1,0 +1,349 @@
+"""Matched comparisons that separate what precision and interconnect scope contribute to a headline number.
+
+Precision: pairs of frontiers that differ only in precision (same model, hardware, framework, scope, lengths and
+speculative decoding) are compared at equal interactivity — the FP4/FP8 ratio of tok/s/GPU across the tok/s/user
+range both measured, at its single-user end, at its capacity end and its spread in between — and everything else
+that still differs between the two sides (parallelism, GPU count, date, container image, ...) is listed as a
+confounder. Step-timing sweeps give a cleaner pair: the same batch and context run at two precisions.
+Scope: frontiers of one GPU family at different scopes (one node, an NVL72 rack, a multi-node deployment)
+compared at equal interactivity, saying what an 8-GPU node keeps and "not measured" where the data has nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis import frontier as fr
+
+PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spec_decode"]
+# The headline view: every framework and speculative-decoding setting of a hardware × scope pooled into one
+# envelope per precision. Framework and spec decoding then become confounders.
+ENVELOPE_MATCH = ["model", "hardware", "scope", "isl", "osl"]
+CONFOUNDERS = {
+    "framework": "framework", "spec_decode": "spec decoding", "disagg": "disaggregated", "tp": "tp", "ep": "ep",
+    "dp": "dp", "n_gpus": "GPUs", "n_decode_gpus": "decode GPUs", "date": "date", "tool_version": "image",
+}
+STEP_MATCH = ["model", "hardware", "framework", "batch_size", "context_len"]
+
+# Hardware that shares one GPU die across packaging and scale-up domain (GB200 = Grace + two B200-class GPUs in
+# an NVL72 rack). Names not listed are their own family.
+GPU_FAMILY = {
+    "B200": "B200", "GB200 NVL72": "B200", "B300": "B300", "GB300 NVL72": "B300",
+    "H100 SXM": "H100", "H200 SXM": "H200", "GH200": "H200",
+}
+SCOPE_ORDER = ["single-gpu", "node", "rack", "multi-node"]
+
+
+# --- precision ---------------------------------------------------------------------------------------
+def _fmt(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        return "nan" if np.isnan(value) else f"{value:g}"
+    return str(value)
+
+
+def points_used(front: pd.DataFrame, lo: float, hi: float) -> pd.DataFrame:
+    """Frontier points that the interpolated values on [lo, hi] tok/s/user come from (inside plus neighbours)."""
+    f = front.sort_values("tok_s_per_user")
+    u = f["tok_s_per_user"].to_numpy(float)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or len(u) == 0:
+        return f.iloc[0:0]
+    inside = (u >= lo) & (u <= hi)
+    below = np.flatnonzero(u < lo)
+    above = np.flatnonzero(u > hi)
+    if len(below) and not (u == lo).any():
+        inside[below[-1]] = True
+    if len(above) and not (u == hi).any():
+        inside[above[0]] = True
+    return f[inside]
+
+
+def confounders(side_a: pd.DataFrame, side_b: pd.DataFrame, *, columns: dict = CONFOUNDERS
+                ) -> tuple[list[str], str]:
+    """Fields whose values differ between two sets of points: names, and 'field a-values vs b-values' text."""
+    names, details = [], []
+    for col, label in columns.items():
+        if col not in side_a.columns or col not in side_b.columns:
+            continue
+        a = sorted({_fmt(v) for v in side_a[col]})
+        b = sorted({_fmt(v) for v in side_b[col]})
+        if a != b:
+            names.append(label)
+            details.append(f"{label} {','.join(a)} vs {','.join(b)}")
+    return names, "; ".join(details)
+
+
+def compare_frontiers(front_a: pd.DataFrame, front_b: pd.DataFrame, *, targets: Iterable[float] = (),
+                      n_levels: int = 25) -> dict:
+    """A/B tok/s/GPU at equal tok/s/user over the range both measured: ends, spread across levels, targets."""
+    lo, hi = fr.overlap(front_a, front_b)
+    levels = fr.levels_in(lo, hi, n=n_levels)
+    ratios = fr.ratio_at(front_a, front_b, levels) if len(levels) else np.array([])
+    out = {
+        "overlap_tok_s_per_user_lo": lo, "overlap_tok_s_per_user_hi": hi,
+        "ratio_single_user_end": ratios[-1] if len(ratios) else np.nan,
+        "ratio_capacity_end": ratios[0] if len(ratios) else np.nan,
+        "ratio_min": np.min(ratios) if len(ratios) else np.nan,
+        "ratio_median": np.median(ratios) if len(ratios) else np.nan,
+        "ratio_max": np.max(ratios) if len(ratios) else np.nan,
+        "n_levels": len(levels),
+    }
+    for t, r in zip(list(targets), fr.ratio_at(front_a, front_b, list(targets))):
+        out[f"ratio_at_{t:g}"] = r
+    return out
+
+
+def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8",
+                    match: Sequence[str] = PRECISION_MATCH, targets: Iterable[float] = (50, 100, 200),
+                    denominator: str = "all", n_levels: int = 25) -> pd.DataFrame:
+    """Every group of ``match`` measured at both precisions: ``low``/``high`` tok/s/GPU at equal tok/s/user.
+
+    Each side is the Pareto envelope of its points. ``confounders`` lists what else differs between the frontier
+    points the ratios come from; ``note`` says why a ratio is missing.
+    """
+    match = list(match)
+    targets = list(targets)
+    fronts = fr.frontier(points, by=match + ["precision"], denominator=denominator)
+    rows = []
+    for key, group in fronts.groupby(match, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        a = group[group["precision"] == low]
+        b = group[group["precision"] == high]
+        if a.empty or b.empty:
+            continue
+        row = dict(zip(match, key))
+        row.update({"low": low, "high": high, "gpu_denominator": denominator,
+                    f"n_points_{low}": int(a["n_points"].iloc[0]), f"n_points_{high}": int(b["n_points"].iloc[0]),
+                    f"tok_s_per_user_range_{low}": f"{a['tok_s_per_user'].min():.0f}–{a['tok_s_per_user'].max():.0f}",
+                    f"tok_s_per_user_range_{high}": f"{b['tok_s_per_user'].min():.0f}–{b['tok_s_per_user'].max():.0f}"})
+        row.update(compare_frontiers(a, b, targets=targets, n_levels=n_levels))
+        lo, hi = row["overlap_tok_s_per_user_lo"], row["overlap_tok_s_per_user_hi"]
+        if np.isfinite(lo):
+            used_a, used_b = points_used(a, lo, hi), points_used(b, lo, hi)
+            note = "single level (the ranges touch at one point)" if lo == hi else ""
+        else:
+            used_a, used_b = a, b
+            note = (f"no overlapping tok/s/user range: {low} {row[f'tok_s_per_user_range_{low}']}, "
+                    f"{high} {row[f'tok_s_per_user_range_{high}']}")
+        names, detail = confounders(used_a, used_b)
+        row.update({"confounders": ", ".join(names) if names else "none", "confounder_detail": detail,
+                    "note": note})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --- step-timing sweeps: the same batch and context at two precisions -------------------------------------
+def step_precision_pairs(points: pd.DataFrame, *, low: str = "fp8", high: str = "bf16",
+                         match: Sequence[str] = STEP_MATCH, source_format: str | None = "h200-steps-jsonl"
+                         ) -> pd.DataFrame:
+    """Decode steps measured at both precisions with everything in ``match`` equal; ratio = low/high tok/s.
+
+    With batch and GPU count equal, the tok/s/GPU ratio is the inverse step-time ratio.
+    """
+    match = list(match)
+    data = points[(points["phase"] == "decode") & points["step_ms"].notna()]
+    if source_format is not None:
+        data = data[data["format"] == source_format]
+    data = fr.usable(data)
+    cols = match + ["step_ms", "tok_s_per_user", "tok_s_per_gpu"]
+    a = data[data["precision"] == low][cols]
+    b = data[data["precision"] == high][cols]
+    pairs = a.merge(b, on=match, suffixes=(f"_{low}", f"_{high}"))
+    pairs["ratio"] = pairs[f"tok_s_per_gpu_{low}"] / pairs[f"tok_s_per_gpu_{high}"]
+    pairs["step_ms_extra"] = pairs[f"step_ms_{low}"] - pairs[f"step_ms_{high}"]
+    return pairs.sort_values(match, ignore_index=True)
+
+
+def summarize_step_pairs(pairs: pd.DataFrame, *, by: Sequence[str] = ("model", "framework", "context_len")
+                         ) -> pd.DataFrame:
+    """Per group: how many batches were matched and the low/high ratio's min, median, max."""
+    g = pairs.groupby(list(by), dropna=False)["ratio"]
+    out = g.agg(n_batches="size", ratio_min="min", ratio_median="median", ratio_max="max").reset_index()
+    batches = pairs.groupby(list(by), dropna=False)["batch_size"].agg(
+        batch_min="min", batch_max="max").reset_index()
+    return out.merge(batches, on=list(by))
+
+
+# --- scope --------------------------------------------------------------------------------------------
+def gpu_family(hardware: pd.Series) -> pd.Series:
+    return hardware.map(lambda h: GPU_FAMILY.get(h, h))
+
+
+def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100, 200), denominator: str = "all",
+                   by: Sequence[str] = ("model", "isl", "osl")) -> pd.DataFrame:
+    """tok/s/GPU at each target for every GPU family × precision × scope class, ``not measured`` where absent.
+
+    One row per family × precision × scope class × hardware × target. Scope classes with no points for a family
+    and precision get one row per target with status ``not measured``; a frontier that exists but does not reach
+    the target gets ``outside measured range (lo–hi tok/s/user)``.
+    """
+    targets = list(targets)
+    data = points.assign(gpu_family=gpu_family(points["hardware"]))
+    keys = list(by) + ["gpu_family", "precision"]
+    fronts = fr.frontier(data, by=keys + ["scope", "hardware"], denominator=denominator)
+    rows = []
+    for key, fam in fronts.groupby(keys, dropna=False, sort=True):
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        for scope in SCOPE_ORDER:
+            at_scope = fam[fam["scope"] == scope]
+            if at_scope.empty:
+                for t in targets:
+                    rows.append({**key, "scope": scope, "hardware": "", "target_tok_s_per_user": float(t),
+                                 "tok_s_per_gpu": np.nan, "status": "not measured", "gpu_denominator": denominator})
+                continue
+            for hw, front in at_scope.groupby("hardware", sort=True):
+                lo, hi = front["tok_s_per_user"].min(), front["tok_s_per_user"].max()
+                for t, value in zip(targets, fr.capacity_at(front, targets)):
+                    status = "measured" if np.isfinite(value) else f"outside measured range ({lo:.0f}–{hi:.0f} tok/s/user)"
+                    rows.append({**key, "scope": scope, "hardware": hw, "target_tok_s_per_user": float(t),
+                                 "tok_s_per_gpu": value, "status": status, "gpu_denominator": denominator})
+    return pd.DataFrame(rows)
+
+
+def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
+                     by: Sequence[str] = ("model", "isl", "osl")) -> pd.DataFrame:
+    """Each larger-scope group against the same family's ``reference_scope`` group at equal tok/s/user.
+
+    ``reference_keeps`` = reference tok/s/GPU ÷ the larger scope's (what one node keeps of the rack's per-GPU
+    throughput); ``status`` says ``not measured`` when either side has no value at that target.
+    """
+    keys = list(by) + ["gpu_family", "precision", "target_tok_s_per_user"]
+    rows = []
+    for key, grp in capacity.groupby(keys, dropna=False, sort=True):
+        key = dict(zip(keys, key))
+        refs = grp[grp["scope"] == reference_scope]
+        others = grp[(grp["scope"] != reference_scope) & (grp["hardware"] != "")]
+        for _, ref in refs.iterrows():
+            for _, other in others.iterrows():
+                both = np.isfinite(ref["tok_s_per_gpu"]) and np.isfinite(other["tok_s_per_gpu"])
+                if both:
+                    status = "measured"
+                elif ref["hardware"] == "":
+                    status = f"not measured ({reference_scope}: no data)"
+                elif not np.isfinite(ref["tok_s_per_gpu"]):
+                    status = f"not measured ({reference_scope} {ref['status']})"
+                else:
+                    status = f"not measured ({other['scope']} {other['status']})"
+                rows.append({
+                    **key, "scope": other["scope"], "hardware": other["hardware"],
+                    "tok_s_per_gpu": other["tok_s_per_gpu"],
+                    "reference": f"{ref['hardware'] or key['gpu_family']} {reference_scope}",
+                    "reference_tok_s_per_gpu": ref["tok_s_per_gpu"],
+                    "reference_keeps": ref["tok_s_per_gpu"] / other["tok_s_per_gpu"] if both else np.nan,
+                    "status": status,
+                })
+    return pd.DataFrame(rows)
+
+
+def denominator_effect(fronts: pd.DataFrame, *, by: Sequence[str] = ("hardware", "precision", "scope")
+                       ) -> pd.DataFrame:
+    """How much a decode-only denominator would raise each frontier point's tok/s/GPU: (all GPUs) ÷ (decode GPUs).
+
+    Read per measured point on frontiers built with ``all`` GPUs (1 for non-disaggregated points). Comparing
+    two interpolated frontiers instead would mix in which points happen to be on each.
+    """
+    f = fronts.copy()
+    disagg = f["disagg"].fillna(False).astype(bool) & (f["n_decode_gpus"] > 0)
+    f["decode_over_all"] = np.where(disagg, f["n_gpus"] / f["n_decode_gpus"], 1.0)
+    g = f.groupby(list(by), dropna=False)
+    out = g["decode_over_all"].agg(decode_over_all_min="min", decode_over_all_max="max").reset_index()
+    out["n_disaggregated"] = g["disagg"].apply(lambda s: int(s.fillna(False).astype(bool).sum())).to_numpy()
+    out["n_frontier"] = g.size().to_numpy()
+    return out
+
+
+# --- report helpers (what the precision & scope notebook shows) -------------------------------------------
+def pair_label(row: pd.Series | dict, columns: Sequence[str]) -> str:
+    return fr.group_label(row, columns)
+
+
+def _span(values: pd.Series) -> str:
+    values = values.dropna()
+    if values.empty:
+        return "n/a"
+    return f"{values.min():.2f}–{values.max():.2f}× (median {values.median():.2f}×)"
+
+
+def describe_precision(envelope: pd.DataFrame, matched: pd.DataFrame, *, low: str = "fp4",
+                       high: str = "fp8") -> str:
+    """Markdown prose from the envelope and strictly matched precision comparisons."""
+    lines = []
+    if len(envelope):
+        lines.append(f"Per hardware × scope envelope (all frameworks and speculative-decoding settings pooled), "
+                     f"{low}/{high} tok/s/GPU at equal tok/s/user: median across the overlap "
+                     f"{_span(envelope['ratio_median'])} over {envelope['ratio_median'].notna().sum()} groups; "
+                     f"at the single-user end of the overlap {_span(envelope['ratio_single_user_end'])}; at the "
+                     f"capacity end {_span(envelope['ratio_capacity_end'])}.")
+    if len(matched):
+        has = matched["ratio_median"].notna()
+        # "clean": nothing but the run date and container image differs between the two sides
+        only_time = matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none", "date", "image"})
+        clean = matched[has & only_time]
+        lines.append(f"Strictly matched pairs (same hardware, framework, scope, lengths, speculative decoding): "
+                     f"{len(matched)} in the data, {int(has.sum())} with an overlapping tok/s/user range; their "
+                     f"median {low}/{high} ratios span {_span(matched['ratio_median'])}. "
+                     f"{len(clean)} of them differ only in date/image (no parallelism or GPU-count confounder)"
+                     + (f": {_span(clean['ratio_median'])}." if len(clean) else "."))
+        missing = matched[~has]
+        if len(missing):
+            lines.append(f"{len(missing)} pairs have no tok/s/user level measured at both precisions "
+                         "(the snapshot keeps ≤5 concurrencies per configuration), so no ratio is read there.")
+    return "\n\n".join(lines)
+
+
+def describe_steps(summary: pd.DataFrame, *, low: str = "fp8", high: str = "bf16") -> str:
+    """Markdown prose for step-timing precision pairs."""
+    if summary.empty:
+        return f"No step-timing points measured at both {low} and {high}."
+    parts = [f"{r['model']} ({r['framework']}, context {r['context_len']:g}): {r['ratio_min']:.2f}–"
+             f"{r['ratio_max']:.2f}× (median {r['ratio_median']:.2f}×, {int(r['n_batches'])} batches)"
+             for _, r in summary.iterrows()]
+    slower = bool((summary["ratio_max"] < 1).all())  # every matched batch, every group
+    verdict = (f"{low} is slower than {high} at every matched batch" if slower
+               else f"{low} is not uniformly slower than {high}")
+    return (f"Same GPU, model shape, batch and context, only the precision changed — {low} tok/s ÷ {high} tok/s: "
+            + "; ".join(parts) + f". {verdict}: on this stack the activations are quantised by separate, unfused "
+            "kernels, which cost more time than halving the weight bytes saves. A real result, not an error: the "
+            "saving needs the quantisation fused into neighbouring kernels, and this sweep shows the cost when it "
+            "is not.")
+
+
+def describe_scope(comparison: pd.DataFrame, capacity: pd.DataFrame, *, reference_scope: str = "node") -> str:
+    """Markdown prose: what one node keeps of larger scopes at equal interactivity; what was not measured."""
+    lines = []
+    measured = comparison[comparison["status"] == "measured"]
+    for _, r in measured.iterrows():
+        lines.append(f"- {r['gpu_family']} {r['precision']} at {r['target_tok_s_per_user']:g} tok/s/user: "
+                     f"{r['reference']} {r['reference_tok_s_per_gpu']:,.0f} vs {r['hardware']} {r['scope']} "
+                     f"{r['tok_s_per_gpu']:,.0f} tok/s/GPU — one node keeps {r['reference_keeps']:.2f}× of it.")
+    n_not = int((comparison["status"] != "measured").sum())
+    single = capacity[(capacity["scope"] == "single-gpu")]
+    single_measured = single["status"].eq("measured").any()
+    tail = [f"{n_not} scope comparisons are not measured (one side has no frontier point range covering the "
+            "level, or no data at that scope)."]
+    if not single_measured:
+        tail.append("One GPU alone: not measured for any family in this selection.")
+    return "\n".join(lines + [""] + tail) if lines else " ".join(tail)
+
+
+def scope_bars_table(capacity: pd.DataFrame, *, families: Sequence[str]) -> pd.DataFrame:
+    """Rows of ``scope_capacity`` for some families, labelled ``hardware · scope`` and ordered family, scope."""
+    rows = capacity[capacity["gpu_family"].isin(families) & (capacity["hardware"] != "")].copy()
+    rows["where"] = rows["hardware"] + " · " + rows["scope"]
+    rows["scope_rank"] = rows["scope"].map({s: i for i, s in enumerate(SCOPE_ORDER)})
+    return rows.sort_values(["gpu_family", "scope_rank", "hardware", "precision"], ignore_index=True)
+
+
+def describe_denominator(effect: pd.DataFrame, *, denominator: str) -> str:
+    """Markdown: how much a decode-only denominator would raise disaggregated frontier points."""
+    if effect.empty:
+        return "No disaggregated frontier points: the decode-only and all-GPU denominators agree."
+    span = f"{effect['decode_over_all_min'].min():.2f}–{effect['decode_over_all_max'].max():.2f}×"
+    if denominator == "all":
+        return (f"Counting decode GPUs only (as InferenceX's `output_tput_per_gpu` does) would raise the per-GPU "
+                f"throughput of disaggregated frontier points by {span}. The prefill GPUs are part of the "
+                "deployment, so this report divides by all of them.")
+    return (f"This report divides by decode GPUs only: disaggregated points read {span} higher than they would "
+            "per GPU of the whole deployment (prefill GPUs are not counted).")

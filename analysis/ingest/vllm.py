@@ -175,8 +175,10 @@ def _detect_serve(path: Path, head: bytes) -> bool:
         return False
     if b'"completed"' not in head or b'"output_throughput"' not in head:
         return False
-    # Summary keys in ms, or (--save-detailed, summary after the arrays) per-request arrays plus a model id.
-    return bool(_SUMMARY_KEY.search(head)) or (b'"ttfts"' in head and b'"model_id"' in head)
+    # Summary keys in ms, or per-request arrays plus a model id: with --save-detailed the summary comes after the
+    # arrays (maybe past the head), and with --skip-tokenizer-init there is no ttft/tpot/itl summary at all.
+    arrays = b'"ttfts"' in head or b'"latencies"' in head
+    return bool(_SUMMARY_KEY.search(head)) or (arrays and b'"model_id"' in head)
 
 
 def _metadata(rec: dict, row: dict, sink: Sink, line: int) -> None:

@@ -19,6 +19,7 @@ FLAG_MEANINGS = {
     "derived-from-e2e": "per-user speed derived from end-to-end latency",
     "gpu-accounting-uncertain": "per-GPU fields do not add up under the documented GPU accounting",
     "tok-s-per-user-approx": "tok/s/user restated from another definition; approximate",
+    "concurrency-achieved": "concurrency is the measured average in flight, not the client setting",
 }
 
 

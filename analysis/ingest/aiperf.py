@@ -153,7 +153,7 @@ def _detect_json(path: Path, head: bytes) -> bool:
         return True
     # The flat generation: metric objects with units plus AIPerf-only keys.
     markers = (b'"inter_chunk_latency"', b'"benchmark_duration"', b'"min_request_timestamp"',
-               b'"error_request_count"', b'"output_token_throughput_per_user"', b'"was_cancelled"')
+               b'"error_request_count"', b'"was_cancelled"', b'"error_summary"')
     return b'"unit"' in head and b'"request_latency"' in head and any(m in head for m in markers)
 
 

@@ -1,0 +1,240 @@
+"""The batch model on real sweeps: the measured H200 runs, Splitwise and LLM-Inference-Bench slices, InferenceX."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import scaling, sweeps
+from analysis.ingest import ingest
+
+from conftest import RAW, TEST_DATA
+
+DATA = TEST_DATA / "scaling"
+CUDAGRAPH = "pytorch-cudagraph"
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return ingest([RAW / "h200"], RAW / "manifest.yml", progress=False).points
+
+
+@pytest.fixture(scope="module")
+def h200_fits(h200):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scaling.ScalingWarning)
+        return scaling.fit(h200, n_boot=60)
+
+
+@pytest.fixture(scope="module")
+def moe(h200):
+    return h200[h200["model"] == "qwen3-30b-a3b"]
+
+
+@pytest.fixture(scope="module")
+def llama8b(h200):
+    return h200[(h200["model"] == "llama-3.1-8b") & (h200["precision"] == "bf16") & (h200["framework"] == CUDAGRAPH)]
+
+
+# --- MoE sweep --------------------------------------------------------------------------------------
+def test_moe_sweep_needs_the_expert_coverage_term(h200_fits):
+    row = scaling.select(h200_fits, model="qwen3-30b-a3b")
+    assert row["variant"] == "moe"
+    assert row["cv_error_moe"] < row["cv_error_dense"] / 5
+    assert 0.35 < row["max_abs_rel_error_dense"] < 0.45  # the dense model misses by up to ~40%
+    assert row["max_abs_rel_error"] < 0.05  # the MoE-aware fit is within 5% at every batch
+    assert row["moe_coverage"].startswith("uniform")
+    assert (row["moe_experts"], row["moe_top_k"]) == (128, 8)
+
+
+def test_moe_every_batch_within_five_percent(h200, h200_fits):
+    res = scaling.residuals(h200, h200_fits)
+    moe = res[res["group"].str.startswith("qwen3-30b-a3b")]
+    assert sorted(moe["batch"]) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    assert moe["rel_error"].abs().max() < 0.05
+
+
+def test_moe_extrapolation_from_small_batches(moe):
+    """Fitted on B <= 16 the per-sequence term is not identified (it sits at its bound 0, and the check says so):
+    B = 32 and 64 are still within 5%, B = 128 and 256 are under-predicted by 12% and 26%. From B <= 64 the
+    larger batches are within 10%."""
+    small = scaling.extrapolation_check(moe, fit_max_batch=16)
+    assert (small["variant"] == "moe").all()
+    err = small.set_index("batch")["rel_error"]
+    assert err[[32, 64]].abs().max() < 0.05
+    assert err[128] == pytest.approx(-0.123, abs=0.01)
+    assert err[256] == pytest.approx(-0.258, abs=0.01)
+    assert small["degenerate"].str.contains("t1_ms at bound 0").all()
+    wider = scaling.extrapolation_check(moe, fit_max_batch=64)
+    assert wider["rel_error"].abs().max() < 0.10
+    assert (wider["variant"] == "moe").all()
+
+
+def test_degenerate_fit_warns(moe):
+    with pytest.warns(scaling.ScalingWarning, match="t1_ms at bound 0"):
+        scaling.fit(moe[moe["batch_size"] <= 16], n_boot=0)
+
+
+def test_measured_coverage_is_an_option_and_named(moe):
+    fits = scaling.fit(moe, n_boot=0, coverage_source="measured")
+    row = fits.iloc[0]
+    assert row["moe_coverage"] == "measured experts_touched"
+    assert row["max_abs_rel_error"] < 0.06
+
+
+# --- Llama 3.1 8B bf16 with CUDA graphs ---------------------------------------------------------
+def test_single_user_peak_is_the_measured_batch_1(h200_fits):
+    row = scaling.select(h200_fits, model="llama-3.1-8b", precision="bf16", framework=CUDAGRAPH)
+    assert row["peak_tok_s_per_user"] == pytest.approx(1000 / 6.01605, rel=1e-6)  # 166.2
+    assert row["peak_tok_s_per_user_lo"] <= row["peak_tok_s_per_user"] <= row["peak_tok_s_per_user_hi"]
+    assert row["peak_model_error"] == pytest.approx(row["peak_tok_s_per_user_model"] / row["peak_tok_s_per_user"] - 1)
+    assert abs(row["peak_model_error"]) < 0.10
+    assert row["peak_tok_s_per_user_model_lo"] <= row["peak_tok_s_per_user_model"] <= row["peak_tok_s_per_user_model_hi"]
+
+
+def test_capacity_at_batch_512(h200_fits):
+    row = scaling.select(h200_fits, model="llama-3.1-8b", precision="bf16", framework=CUDAGRAPH)
+    assert (row["capacity_batch"], row["capacity_context"]) == (512, 1024)
+    assert row["capacity_tok_s"] == pytest.approx(512 * 1000 / 35.67585, rel=1e-6)  # 14,351
+    assert row["capacity_tok_s"] == pytest.approx(14_350, rel=0.001)
+    assert row["capacity_tok_s_per_gpu"] == row["capacity_tok_s"]  # one GPU
+    assert row["tpot_ms_at_capacity"] == pytest.approx(35.67585)
+    assert row["capacity_tok_s_lo"] <= row["capacity_tok_s"] <= row["capacity_tok_s_hi"]
+    # Capacity is not the asymptote: the sweep stopped short of saturation.
+    assert row["asymptote_tok_s"] > row["capacity_tok_s"]
+    assert row["b_half"] == pytest.approx(row["t0_ms"] / (row["t1_ms"] + row["t2_ms"] * 1024), rel=1e-9)
+    assert row["b_half_lo"] < row["b_half"] < row["b_half_hi"]
+
+
+def test_one_model_for_two_contexts(llama8b):
+    fits = scaling.fit(llama8b, n_boot=0)
+    assert len(fits) == 1 and bool(fits.iloc[0]["t2_identified"])
+    assert (fits.iloc[0]["context_min"], fits.iloc[0]["context_max"]) == (1024, 4096)
+    res = scaling.residuals(llama8b, fits)
+    assert len(res) == 18 and set(res["context"]) == {1024, 4096}
+    assert res["rel_error"].abs().max() < 0.10
+
+
+def test_predict_flags_extrapolation(h200_fits):
+    row = h200_fits[(h200_fits["model"] == "llama-3.1-8b") & (h200_fits["precision"] == "bf16")
+                    & (h200_fits["framework"] == CUDAGRAPH)]
+    pred = scaling.predict(row, batch=[1, 512, 1024], context=1024).set_index("batch")
+    assert pred.loc[512, "tok_s"] == pytest.approx(row["capacity_tok_s_model"].iloc[0], rel=1e-9)
+    assert pred.loc[512, "tok_s"] == pytest.approx(14_350, rel=0.05)
+    assert list(pred["extrapolated"]) == [False, False, True]
+    assert bool(scaling.predict(row, batch=64, context=8192)["extrapolated"].iloc[0])
+    assert pred.loc[1, "tok_s_per_user"] == pytest.approx(row["peak_tok_s_per_user_model"].iloc[0])
+
+
+# --- the extrapolation table on the H200 sweep -------------------------------------------------
+def test_h200_extrapolation_table(h200):
+    check = scaling.extrapolation_check(h200, fit_max_batch=32)
+    table = check[check["context"] == 1024].pivot_table(index="group", columns="batch", values="rel_error")
+    bf16 = table.loc[table.index.str.startswith("llama-3.1-8b | H200 SXM | bf16 | pytorch-cudagraph")].iloc[0]
+    # A line through batches 1..32 over-predicts the large-batch step: small-batch GEMMs cost more per row.
+    assert list(bf16.index) == [64, 128, 256, 512]
+    assert bf16[64] == pytest.approx(0.09, abs=0.02)
+    assert bf16[[128, 256, 512]].between(0.15, 0.25).all()
+    moe = table.loc[table.index.str.startswith("qwen3-30b-a3b")].iloc[0]
+    assert moe[64] == pytest.approx(-0.014, abs=0.01) and moe[256] == pytest.approx(-0.146, abs=0.01)
+    fp8 = table.loc[table.index.str.startswith("llama-3.1-8b | H200 SXM | fp8 | pytorch-cudagraph")].iloc[0]
+    assert fp8[512] > 0.4
+
+
+# --- public sweeps ----------------------------------------------------------------------------------
+def test_splitwise_token_time_is_a_decode_step():
+    pts = sweeps.load_splitwise(DATA / "splitwise_perf_model_batch_sweep.csv")
+    assert len(pts) == 56 and (pts["phase"] == "decode").all()
+    fits = scaling.fit(pts, n_boot=0)
+    assert (fits["status"] == "fitted").all() and len(fits) == 8
+    h100_tp8 = scaling.select(fits, model="llama2-70b", hardware="h100-80gb", tp=8.0)
+    assert h100_tp8["max_abs_rel_error"] < 0.03
+    assert h100_tp8["peak_tok_s_per_user"] == pytest.approx(1000 / 29.761911, rel=1e-3)
+    check = scaling.extrapolation_check(pts, fit_max_batch=32).set_index("group")
+    assert (check["batch"] == 64).all() and len(check) == 8
+    err = check["rel_error"]
+    # TP2 rows are faster at batch 64 than at 32 (an artefact of the profile): the check shows it as a big miss.
+    assert err[err.index.str.contains("TP2")].min() > 0.3
+    assert err[err.index.str.contains("TP8")].abs().max() < 0.15
+
+
+def test_llm_inference_bench_pooled_lengths():
+    pts = sweeps.load_llm_inference_bench(DATA / "llm_inference_bench_llama3_8b_1gpu.csv")
+    assert len(pts) == 110 and pts["flags"].str.contains("derived-from-e2e").all()
+    by = ["model", "hardware", "framework", "n_gpus"]
+    check = scaling.extrapolation_check(pts, fit_max_batch=32, by=by)
+    h100 = check[check["group"].str.contains("H100")]
+    assert set(h100["batch"]) == {64} and len(h100) == 10
+    assert h100["rel_error"].abs().max() < 0.05
+    mi300x = check[check["group"].str.contains("MI300X")]
+    # MI300X slows super-linearly beyond batch 64; a fit on batches 1-32 under-predicts 128 and 256 badly.
+    assert (mi300x["rel_error"] < -0.1).all()
+
+
+# --- serving logs ------------------------------------------------------------------------------------
+def test_serving_batch_is_achieved_concurrency(raw_points):
+    serving = raw_points[raw_points["phase"] == "serving"]
+    prepared = scaling.prepare(serving)
+    derived = prepared[prepared["batch_source"] == "concurrency*(e2e-ttft)/e2e"]
+    assert len(derived) > 100
+    r = derived.iloc[0]
+    e2e = r["e2e_ms_mean"] if pd.notna(r["e2e_ms_mean"]) else r["e2e_ms_p50"]
+    ttft = r["ttft_ms_mean"] if pd.notna(r["ttft_ms_mean"]) else r["ttft_ms_p50"]
+    assert r["batch"] == pytest.approx(r["concurrency"] * (e2e - ttft) / e2e)
+    tpot = r["tpot_ms_p50"] if pd.notna(r["tpot_ms_p50"]) else r["tpot_ms_mean"]
+    assert r["step_ms"] == pytest.approx(tpot)
+
+
+def test_inferencex_groups_with_three_concurrencies_are_fitted(raw_points):
+    serving = raw_points[raw_points["phase"] == "serving"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scaling.ScalingWarning)
+        fits = scaling.fit(serving, n_boot=0)
+    ok = fits[fits["status"] == "fitted"]
+    assert (fits.loc[fits["status"] != "fitted", "n_batches"] < 3).all()
+    assert (ok["n_batches"] >= 3).all()
+    h200_glm = ok[ok["group"].str.startswith("GLM-5-FP8 | H200 SXM")]
+    assert len(h200_glm) >= 5  # one per ISL of the 8xH200 sweep
+    assert fits["status"].str.startswith("not fitted: ").sum() > 0
+
+
+# --- command line -------------------------------------------------------------------------------------
+def test_cli_fit_and_predict(tmp_path, h200):
+    points_file = tmp_path / "points.parquet"
+    h200.to_parquet(points_file)
+    fits_file = tmp_path / "fits.csv"
+    from analysis.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["fit", str(points_file), "--out", str(fits_file)]) == 0
+    assert "9 of 9 groups fitted" in out.getvalue()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["predict", str(fits_file), "--batch", "96", "--context", "2048"]) == 0
+    pred = pd.read_csv(io.StringIO(out.getvalue()))
+    assert len(pred) == 9 and set(pred["batch"]) == {96}
+    row = pred[pred["group"].str.startswith("llama-3.1-8b | H200 SXM | bf16 | pytorch-cudagraph")].iloc[0]
+    assert not row["extrapolated"]  # inside batches 1..512 and contexts 1024..4096
+    assert row["tok_s"] == pytest.approx(96 * row["tok_s_per_user"])
+    assert pred.loc[pred["group"].str.startswith("qwen3"), "extrapolated"].all()  # one context measured
+
+
+def test_cli_predict_names_a_missing_file(tmp_path, capsys):
+    from analysis.cli import main
+
+    assert main(["predict", str(tmp_path / "nope.csv"), "--batch", "8"]) == 2
+    assert "nope.csv" in capsys.readouterr().err
+
+
+def test_too_few_batches_listed_not_fitted(h200):
+    few = h200[(h200["model"] == "llama-3.1-8b") & (h200["batch_size"] <= 2) & (h200["phase"] == "decode")]
+    fits = scaling.fit(few, n_boot=0)
+    cudagraph = fits[fits["framework"] == CUDAGRAPH]
+    assert len(cudagraph) == 2 and (cudagraph["status"] == "not fitted: 2 batch size(s), need 3").all()
+    assert (fits.loc[fits["framework"] == "pytorch-eager", "status"] == "not fitted: 1 batch size(s), need 3").all()

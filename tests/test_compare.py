@@ -1,0 +1,146 @@
+"""Matched precision pairs, confounders, step-timing pairs and scope comparisons on the shipped data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import compare, frontier as fr
+from analysis.schema import to_points
+from test_frontier import brute_force_front, log_interp
+
+STRICT = ["hardware", "framework", "scope", "spec_decode"]
+
+
+@pytest.fixture(scope="module")
+def snapshot_1k1k(raw_points):
+    return fr.select(raw_points, model="DeepSeek-R1-0528", isl=1024, osl=1024, source_format="inferencex-api")
+
+
+def side_front(points, precision, **key):
+    """Brute-force frontier (u, g) of one side of a pair, g = output tok/s ÷ all GPUs."""
+    sel = points[(points["precision"] == precision) & points["output_tok_s"].notna()]
+    for col, value in key.items():
+        sel = sel[sel[col] == value]
+    u, g = sel["tok_s_per_user"].to_list(), (sel["output_tok_s"] / sel["n_gpus"]).to_list()
+    keep = sorted(brute_force_front(u, g))
+    return [u[i] for i in keep], [g[i] for i in keep]
+
+
+def test_every_fp4_fp8_pair_in_the_snapshot_is_compared(snapshot_1k1k):
+    pairs = compare.precision_pairs(snapshot_1k1k)
+    usable = snapshot_1k1k[snapshot_1k1k["output_tok_s"].notna()]
+    both = usable.groupby(STRICT)["precision"].agg(lambda s: {"fp4", "fp8"} <= set(s))
+    assert len(pairs) == int(both.sum()) == 21
+    assert set(map(tuple, pairs[STRICT].to_numpy())) == set(both[both].index)
+    with_ratio = pairs["ratio_median"].notna()
+    assert with_ratio.sum() == 17
+    assert pairs.loc[~with_ratio, "note"].str.startswith("no overlapping tok/s/user range").all()
+    assert (pairs["confounders"] != "").all()
+
+
+def test_pair_ratios_match_independent_frontier_interpolation(snapshot_1k1k):
+    pairs = compare.precision_pairs(snapshot_1k1k, targets=[50, 100])
+    checked = 0
+    for _, row in pairs[pairs["ratio_median"].notna()].iterrows():
+        key = {c: row[c] for c in STRICT}
+        ua, ga = side_front(snapshot_1k1k, "fp4", **key)
+        ub, gb = side_front(snapshot_1k1k, "fp8", **key)
+        lo, hi = max(min(ua), min(ub)), min(max(ua), max(ub))
+        assert row["overlap_tok_s_per_user_lo"] == pytest.approx(lo)
+        assert row["overlap_tok_s_per_user_hi"] == pytest.approx(hi)
+        assert row["ratio_single_user_end"] == pytest.approx(log_interp(ua, ga, hi) / log_interp(ub, gb, hi))
+        assert row["ratio_capacity_end"] == pytest.approx(log_interp(ua, ga, lo) / log_interp(ub, gb, lo))
+        levels = np.geomspace(lo, hi, 25)[1:-1]
+        ratios = [log_interp(ua, ga, t) / log_interp(ub, gb, t) for t in levels]
+        assert row["ratio_min"] <= min(ratios) + 1e-9 and row["ratio_max"] >= max(ratios) - 1e-9
+        for t in (50, 100):
+            expected = log_interp(ua, ga, t) / log_interp(ub, gb, t) if lo <= t <= hi else math.nan
+            assert row[f"ratio_at_{t}"] == pytest.approx(expected, nan_ok=True)
+        checked += 1
+    assert checked == 17
+
+
+def test_confounders_name_what_else_differs():
+    base = dict(model="m", hardware="H", framework="f", scope="node", isl=1024, osl=1024, spec_decode="none",
+                n_gpus=8, n_decode_gpus=8, tp=8, ep=1, dp=1, date="2026-01-01", tool_version="img:1")
+    rows = [
+        {**base, "precision": "fp8", "tok_s_per_user": 100.0, "output_tok_s": 800.0, "concurrency": 8},
+        {**base, "precision": "fp8", "tok_s_per_user": 50.0, "output_tok_s": 3200.0, "concurrency": 64},
+        {**base, "precision": "fp4", "tok_s_per_user": 120.0, "output_tok_s": 1600.0, "concurrency": 8,
+         "tp": 4, "n_gpus": 4, "n_decode_gpus": 4},
+        {**base, "precision": "fp4", "tok_s_per_user": 60.0, "output_tok_s": 4000.0, "concurrency": 64,
+         "tp": 4, "n_gpus": 4, "n_decode_gpus": 4, "date": "2026-02-01"},
+    ]
+    pair = compare.precision_pairs(to_points(rows), targets=[75]).iloc[0]
+    assert pair["confounders"] == "tp, GPUs, decode GPUs, date"
+    assert "tp 4 vs 8" in pair["confounder_detail"]
+    assert "date 2026-01-01,2026-02-01 vs 2026-01-01" in pair["confounder_detail"]
+    # fp4: 400 at 120, 1000 at 60; fp8: 100 at 100, 400 at 50; overlap 60..100
+    fp4_at_75 = math.exp(np.interp(math.log(75), [math.log(60), math.log(120)], [math.log(1000), math.log(400)]))
+    fp8_at_75 = math.exp(np.interp(math.log(75), [math.log(50), math.log(100)], [math.log(400), math.log(100)]))
+    assert pair["ratio_at_75"] == pytest.approx(fp4_at_75 / fp8_at_75)
+    assert (pair["overlap_tok_s_per_user_lo"], pair["overlap_tok_s_per_user_hi"]) == (60.0, 100.0)
+
+
+def test_no_confounder_when_only_precision_differs():
+    base = dict(model="m", hardware="H", framework="f", scope="node", isl=1, osl=1, spec_decode="none", n_gpus=8,
+                tp=8, date="d", tool_version="i", concurrency=4)
+    rows = [{**base, "precision": p, "tok_s_per_user": u, "output_tok_s": o}
+            for p, u, o in [("fp8", 100.0, 800.0), ("fp8", 50.0, 1600.0), ("fp4", 100.0, 1600.0), ("fp4", 50.0, 3200.0)]]
+    pair = compare.precision_pairs(to_points(rows)).iloc[0]
+    assert pair["confounders"] == "none"
+    assert pair["ratio_min"] == pytest.approx(2.0) and pair["ratio_max"] == pytest.approx(2.0)
+
+
+def test_h200_fp8_is_slower_than_bf16_at_every_matched_batch(raw_points):
+    pairs = compare.step_precision_pairs(raw_points)
+    steps = raw_points[(raw_points["format"] == "h200-steps-jsonl") & (raw_points["phase"] == "decode")]
+    keys = ["model", "framework", "batch_size", "context_len"]
+    a = steps[steps["precision"] == "fp8"].set_index(keys)["step_ms"]
+    b = steps[steps["precision"] == "bf16"].set_index(keys)["step_ms"]
+    common = a.index.intersection(b.index)
+    assert len(pairs) == len(common) == 34
+    for _, row in pairs.iterrows():
+        key = tuple(row[k] for k in keys)
+        assert row["ratio"] == pytest.approx(b[key] / a[key])  # same batch, one GPU: tok/s ratio = step-time ratio
+    assert (pairs["ratio"] < 1).all()
+    summary = compare.summarize_step_pairs(pairs)
+    graph70 = summary[(summary["model"] == "llama-3.1-70b-tp8-shard") & (summary["framework"] == "pytorch-cudagraph")]
+    assert graph70["ratio_median"].iloc[0] == pytest.approx(
+        np.median([b[k] / a[k] for k in common if k[0] == "llama-3.1-70b-tp8-shard" and k[1] == "pytorch-cudagraph"]))
+    assert "slower than bf16 at every matched batch" in compare.describe_steps(summary)
+
+
+def test_scope_capacity_marks_single_gpu_not_measured_and_reads_racks(snapshot_1k1k):
+    cap = compare.scope_capacity(snapshot_1k1k, targets=[50, 100])
+    single = cap[cap["scope"] == "single-gpu"]
+    assert len(single) and (single["status"] == "not measured").all()
+    rack = cap[(cap["hardware"] == "GB200 NVL72") & (cap["scope"] == "rack") & (cap["precision"] == "fp4")
+               & (cap["target_tok_s_per_user"] == 50)]
+    u, g = side_front(snapshot_1k1k, "fp4", hardware="GB200 NVL72", scope="rack")
+    assert rack["tok_s_per_gpu"].iloc[0] == pytest.approx(log_interp(u, g, 50))
+    assert set(cap.loc[cap["hardware"].isin(["GB200 NVL72", "B200"]), "gpu_family"]) == {"B200"}
+
+    cmp = compare.scope_comparison(cap)
+    row = cmp[(cmp["gpu_family"] == "B200") & (cmp["precision"] == "fp4") & (cmp["hardware"] == "GB200 NVL72")
+              & (cmp["scope"] == "rack") & (cmp["target_tok_s_per_user"] == 50)].iloc[0]
+    un, gn = side_front(snapshot_1k1k, "fp4", hardware="B200", scope="node")
+    assert row["reference_keeps"] == pytest.approx(log_interp(un, gn, 50) / log_interp(u, g, 50))
+    assert row["status"] == "measured"
+    h100 = cmp[cmp["gpu_family"] == "H100"]
+    assert len(h100) and h100["status"].str.startswith("not measured").all()  # no single-node H100 rows
+
+
+def test_denominator_effect_is_all_over_decode_gpus_of_frontier_points(snapshot_1k1k):
+    fronts = fr.frontier(snapshot_1k1k, by=fr.REPORT_BY)
+    effect = compare.denominator_effect(fronts)
+    disagg = fronts[fronts["disagg"].astype(bool)]
+    ratio = disagg["n_gpus"] / disagg["n_decode_gpus"]
+    assert effect["decode_over_all_max"].max() == pytest.approx(ratio.max())
+    assert effect["n_disaggregated"].sum() == len(disagg)
+    node = effect[effect["scope"] == "node"]
+    assert (node["decode_over_all_max"] == 1).all()

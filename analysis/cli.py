@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _dispatch(args)
+    except BrokenPipeError:  # `perfclaims fit | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
     except (FileNotFoundError, ValueError, KeyError) as err:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"perfclaims {args.command}: {msg}", file=sys.stderr)

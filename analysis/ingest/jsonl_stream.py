@@ -81,8 +81,13 @@ def loads_document(text: str) -> Any:
         raise Quarantine("invalid JSON: nested too deeply") from None
 
 
+def _truncated(err: json.JSONDecodeError, text: str) -> bool:
+    # "Unterminated string" can only mean the input ended inside a string: raw newlines are invalid in JSON strings
+    return err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string")
+
+
 def _json_reason(err: json.JSONDecodeError, text: str) -> str:
-    if err.pos >= len(text.rstrip()):
+    if _truncated(err, text):
         return f"truncated JSON: the document ends before it is complete (line {err.lineno})"
     return f"invalid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
 
@@ -272,7 +277,7 @@ def _fallback(raw: bytes, *, at_eof: bool) -> tuple[Any, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as err:
-        if err.pos >= len(text.rstrip()):
+        if _truncated(err, text):
             where = "the file ends mid-record" if at_eof else "the line ends mid-record"
             return None, f"truncated JSON line: {where}"
         return None, f"invalid JSON: {err.msg} at column {err.colno}"

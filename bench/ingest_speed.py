@@ -47,27 +47,22 @@ def build_input(sample: Path, size_mb: float, folder: Path) -> Path:
 
 
 # --- children: one method per fresh process ------------------------------------------------------------
-def child(method: str, path: Path, workers: int | None) -> dict:
+def child(method: str, path: Path) -> dict:
     if method.startswith("pandas"):
         import pandas as pd
     else:
         from analysis.ingest import aiperf
         from analysis.ingest.base import Sink
-        from analysis.ingest.jsonl_stream import stream_jsonl
     rows = 0
     started = time.perf_counter()
     if method == "pandas":
         frame = pd.read_json(path, lines=True)
         rows = len(frame)
     elif method == "perfclaims":
-        if workers is None:
-            sink = Sink(path)
-            aiperf._parse_jsonl(path, sink)
-            rows = sum(t.num_rows for t in sink.request_tables) + sink.counts.get("warmup", 0)
-        else:
-            result = stream_jsonl(path, aiperf.request_record, columns=aiperf.REQUEST_STREAM_COLUMNS,
-                                  workers=workers)
-            rows = result.table.num_rows + result.counts.get("warmup", 0)
+        # exactly what `perfclaims ingest` runs for this file: stream, per-request table, counts
+        sink = Sink(path)
+        next(f for f in aiperf.FORMATS if f.name == "aiperf-jsonl").parse(path, sink)
+        rows = sum(t.num_rows for t in sink.request_tables) + sink.counts.get("warmup", 0)
     seconds = time.perf_counter() - started
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -76,10 +71,10 @@ def child(method: str, path: Path, workers: int | None) -> dict:
 
 def run_child(method: str, path: Path, workers: int | None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", method, "--file", str(path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if workers is not None:
-        cmd += ["--workers", str(workers)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env["PERFCLAIMS_INGEST_WORKERS"] = str(workers)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -88,14 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-mb", type=float, default=200.0, help="size of the generated JSONL (default 200)")
     parser.add_argument("--sample", type=Path, default=SAMPLE, help="JSONL to repeat (default: the AIPerf sample)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="reader processes (default: what ingest chooses for this file size)")
+                        help="reader processes, via PERFCLAIMS_INGEST_WORKERS (default: what ingest chooses)")
     parser.add_argument("--child", choices=["pandas", "perfclaims", "pandas-baseline", "perfclaims-baseline"],
                         help=argparse.SUPPRESS)
     parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
-        print(json.dumps(child(args.child, args.file, args.workers)))
+        print(json.dumps(child(args.child, args.file)))
         return 0
     if not args.sample.exists():
         print(f"error: sample {args.sample} not found", file=sys.stderr)

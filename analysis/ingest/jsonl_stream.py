@@ -158,13 +158,17 @@ def stream_jsonl(
     The table has ``columns`` plus ``line`` (the record's line number in the file).
     ``extract(obj)`` returns a tuple in ``columns`` order, or a string (the record is counted under that word
     and not kept), or raises :class:`LineError` (the line goes to ``bad``). ``extract`` must be a module-level
-    function so worker processes can import it. ``workers=None`` uses two processes for files above
-    ``PARALLEL_MIN_BYTES`` when the machine has two cores, one otherwise.
+    function so worker processes can import it. ``workers=None`` uses ``$PERFCLAIMS_INGEST_WORKERS`` when set,
+    else two processes for files above ``PARALLEL_MIN_BYTES`` when the machine has two cores, one otherwise.
     """
     path = Path(path)
     size = path.stat().st_size
     if workers is None:
-        workers = min(2, os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
+        forced = os.environ.get("PERFCLAIMS_INGEST_WORKERS", "").strip()
+        if forced.isdigit() and int(forced) > 0:
+            workers = int(forced)
+        else:
+            workers = min(2, os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
     if workers <= 1 or size < 2:
         return _stream_range(path, extract, columns, batch_rows, 0, None)
     bounds = [size * i // workers for i in range(workers + 1)]

@@ -524,7 +524,7 @@ def cli_sol(*, model: str | None, hardware: str | None, precision: str | None, g
     print(f"bytes_per_step_gb  {ds.bytes_per_step / 1e9:,.2f}")
     print(f"flops_per_step     {ds.flops_per_step:.4g}")
     if ds.experts_touched_per_layer:
-        print(f"experts_touched    {ds.experts_touched_per_layer:.1f} per MoE layer")
+        print(f"experts_per_layer  {ds.experts_touched_per_layer:.1f}")
     print(f"hbm                {'fits' if ds.fits else 'DOES NOT FIT'}: needs {ds.hbm_needed_gb:,.1f} GB "
           f"of {ds.hbm_available_gb:,.0f} GB")
     print()

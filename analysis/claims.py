@@ -765,6 +765,22 @@ class ClaimCard:
             return text
         return text.replace("; that", ";\nthat", 1) if "; that" in text else text.replace(" is ", "\nis ", 1)
 
+    def sol_display(self) -> pd.DataFrame:
+        """The SOL table as a reader sees it: whole tok/s, the fraction as a percentage, HBM as needed / available."""
+        if self.sol.empty:
+            return self.sol
+        s = self.sol
+        return pd.DataFrame({
+            "precision": s["precision"].map(_plabel), "scope": s["scope"], "τ": s["tokens_per_step"],
+            "SOL tok/s/user": s["sol_tok_s_per_user"].map(_num),
+            "achievable tok/s/user": s["sol_tok_s_per_user_achievable"].map(_num),
+            "GB read per step": s["bytes_per_step_gb"].map(lambda v: f"{v:,.1f}"),
+            "HBM GB needed / available": [f"{a:,.0f} / {b:,.0f}" for a, b in zip(s["hbm_needed_gb"],
+                                                                                s["hbm_available_gb"])],
+            "claim / SOL": s["fraction_of_sol"].map(lambda f: "–" if math.isnan(f) else _pct(f)),
+            "reading": s["reading"],
+        })
+
     def answers_table(self) -> pd.DataFrame:
         return pd.DataFrame([{"question": a.question, "status": a.status, "answer": a.answer,
                               "rows": ", ".join(a.rows)} for a in self.answers.values()])

@@ -4,7 +4,10 @@ A decode step for ``B`` sequences at mean context ``L`` costs ``t(B, L) = t0 + t
 once, per-sequence work, KV reads). The MoE-aware variant adds ``tm·C(B)`` where ``C(B) = E·(1 − (1 − k/E)^(B·τ))``
 is the expected number of experts touched per layer under uniform routing (or the measured count, see
 ``coverage=``), because each touched expert's weights are read once per step. Coefficients are fitted per group
-by bounded robust least squares on relative residuals (all coefficients ≥ 0), the variant is chosen by
+by bounded robust least squares on relative residuals. The coefficients are times, so their lower bounds are
+physical: 0, or — when the model geometry and the GPU's measured ceilings are known (``floors=``, see
+:func:`floor_inputs`) — the time one more sequence must add at best (its KV cache read at the measured copy
+bandwidth plus its matmul FLOPs at the measured matmul rate; see :func:`sequence_floors`). The variant is chosen by
 leave-one-batch-out cross-validation, and every derived number (single-user peak, capacity, asymptote, B½, the
 batch where tok/s/user falls below a level) carries a bootstrap interval over points and over repeats.
 
@@ -14,6 +17,7 @@ else ``concurrency·(e2e − ttft)/e2e``: the share of each request's life spent
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import warnings
@@ -110,6 +114,122 @@ def coverage(batch, experts, top_k, tau=1.0):
     return experts * (1.0 - (1.0 - top_k / experts) ** (batch * tau))
 
 
+# --- physical lower bounds of the per-sequence terms ---------------------------------------------
+KV_BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
+# Kernels launched one by one from Python: the GPU idles between launches, so added GPU work first fills those
+# gaps and the step's per-sequence cost is not bounded below by GPU time.
+HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)
+
+
+def floor_inputs(step_logs, *, points: pd.DataFrame | None = None) -> dict:
+    """Model geometry and measured ceilings from step-timing logs (their ``model`` and ``calibration`` records).
+
+    ``step_logs``: files or folders of step-timing JSON lines (``data/raw/h200``). Returns ``{"models": {shape:
+    geometry}, "ceilings": {hardware: {"copy_tb_s", "matmul_tflop_s": {precision: rate}}}}``. A log's ceilings
+    belong to the hardware its points carry in ``points`` (the manifest names it; the log only says ``gpu``), else
+    to the log's ``env`` GPU name.
+    """
+    from analysis.ingest.h200_steps import calibrations
+
+    files = []
+    for path in ([step_logs] if isinstance(step_logs, (str, Path)) else step_logs):
+        path = Path(path)
+        files += sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    models, ceilings = {}, {}
+    for path in files:
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for rec in records:
+            if rec.get("kind") == "model" and rec.get("shape"):
+                models.setdefault(str(rec["shape"]), {}).update(
+                    {k: v for k, v in rec.items() if k not in ("kind", "shape", "precision", "t_wall_s")})
+        cal = calibrations(path)
+        if not cal:
+            continue
+        hardware = _hardware_of(path, points) or next(
+            (str(r["gpu"]) for r in records if r.get("kind") == "env" and r.get("gpu")), "unknown")
+        entry = ceilings.setdefault(hardware, {"copy_tb_s": math.nan, "matmul_tflop_s": {}, "source": str(path)})
+        for c in cal:
+            what = str(c.get("what", ""))
+            if what.endswith("copy") and c.get("tb_s"):
+                entry["copy_tb_s"] = float(c["tb_s"])
+            elif what.startswith("matmul_") and c.get("tflop_s"):
+                entry["matmul_tflop_s"][schema.normalize_precision(what.split("_", 1)[1])] = float(c["tflop_s"])
+    return {"models": models, "ceilings": ceilings}
+
+
+def _hardware_of(path: Path, points: pd.DataFrame | None) -> str | None:
+    if points is None or "source_file" not in points.columns or "hardware" not in points.columns:
+        return None
+    same = points["source_file"].astype(str).map(lambda s: Path(s).name == path.name)
+    hw = points.loc[same, "hardware"].dropna()
+    return str(hw.iloc[0]) if len(hw) else None
+
+
+def _matmul_params_per_token(geo: dict) -> float:
+    """Weights every token multiplies: MoE from the log's counts, dense from the layer shapes (lm_head included,
+    the embedding lookup not: it is a gather, no FLOPs)."""
+    if geo.get("always_read_params") and geo.get("params_per_expert") and geo.get("top_k") and geo.get("layers"):
+        return float(geo["always_read_params"]) + geo["layers"] * geo["top_k"] * float(geo["params_per_expert"])
+    need = ("layers", "hidden", "q_heads", "kv_heads", "head_dim", "intermediate", "vocab")
+    if not all(geo.get(k) for k in need):
+        return math.nan
+    h, d = geo["hidden"], geo["head_dim"]
+    per_layer = h * (geo["q_heads"] + 2 * geo["kv_heads"]) * d + geo["q_heads"] * d * h + 3 * h * geo["intermediate"]
+    return float(geo["layers"] * per_layer + geo["vocab"] * h)
+
+
+def sequence_floors(g: pd.DataFrame, floors: dict | None, *, t2_identified: bool) -> tuple[float, float, str]:
+    """Lower bounds (ms) of t1 and t2 for one group, and where they come from (``""`` and 0 when unknown).
+
+    One more sequence in a decode step adds, at best, its attention kernel — reading its KV cache at the measured
+    copy bandwidth (its attention FLOPs overlap that read inside the same kernel, so the larger of the two) — and
+    its token's share of every matmul at the measured matmul rate. The two are added, not overlapped: within a
+    layer the projections and FFN consume the attention output, so those kernels run one after the other. With two
+    or more contexts the KV part bounds t2 (per token of context) and the matmul part t1; with one context both
+    bound t1. No geometry, no measured bandwidth, or host-bound launches (eager): the bound stays 0.
+    """
+    if not floors:
+        return 0.0, 0.0, ""
+    framework = str(g["framework"].iloc[0]) if "framework" in g.columns else ""
+    if framework in HOST_BOUND_FRAMEWORKS:
+        return 0.0, 0.0, f"none: {framework} launches are host-bound, GPU work hides in launch gaps"
+    hw = str(g["hardware"].iloc[0]) if "hardware" in g.columns else ""
+    ceil = floors.get("ceilings", {}).get(hw)
+    if not ceil or not np.isfinite(ceil.get("copy_tb_s", math.nan)):
+        return 0.0, 0.0, ""
+    model = str(g["model"].iloc[0]) if "model" in g.columns else ""
+    geo = floors.get("models", {}).get(model, {})
+    precision = str(g["precision"].iloc[0]) if "precision" in g.columns else ""
+    rates = ceil.get("matmul_tflop_s", {})
+    # Unknown precision: the fastest measured rate keeps the bound a lower bound.
+    tflop_s = rates.get(precision, max(rates.values(), default=math.nan))
+    kv_dtype = str(g["kv_dtype"].iloc[0]) if "kv_dtype" in g.columns else "bf16"
+    if all(geo.get(k) for k in ("layers", "kv_heads", "head_dim")):
+        kv_per_token = geo["layers"] * 2 * geo["kv_heads"] * geo["head_dim"] * KV_BYTES_PER_VALUE.get(kv_dtype, 2.0)
+        kv_from = "geometry"
+    else:
+        per = _col(g, "kv_bytes_read") / (g["batch"] * g["context"])
+        kv_per_token = float(per.median()) if per.notna().any() else math.nan
+        kv_from = "kv_bytes_read"
+    if not np.isfinite(kv_per_token):
+        return 0.0, 0.0, ""
+    attn_flops = 4.0 * geo["q_heads"] * geo["head_dim"] * geo["layers"] if geo.get("q_heads") else 0.0
+    matmul_flops = 2.0 * _matmul_params_per_token(geo)
+    has_rate = np.isfinite(tflop_s) and tflop_s > 0
+    attn_ms = max(kv_per_token / (ceil["copy_tb_s"] * 1e12),
+                  attn_flops / (tflop_s * 1e15) if has_rate else 0.0) * 1e3
+    matmul_ms = matmul_flops / (tflop_s * 1e12) * 1e3 if has_rate and np.isfinite(matmul_flops) else 0.0
+    flops_text = (f" + {matmul_flops / 1e9:.2f} GFLOP/token matmul at {tflop_s:.0f} TFLOP/s ({precision})"
+                  if matmul_ms > 0 else " (matmul FLOPs unknown: not bounded)")
+    if t2_identified:
+        return matmul_ms, attn_ms, (f"KV {kv_per_token / 1e3:.1f} kB per context token ({kv_from}) at "
+                                    f"{ceil['copy_tb_s']:.2f} TB/s{flops_text}")
+    context = float(np.nanmedian(g["context"])) if g["context"].notna().any() else 0.0
+    return attn_ms * context + matmul_ms, 0.0, (
+        f"KV {kv_per_token * context / 1e6:.1f} MB/seq at L={context:g} ({kv_from}) at {ceil['copy_tb_s']:.2f} "
+        f"TB/s{flops_text}")
+
+
 # --- one group ------------------------------------------------------------------------------------
 @dataclass
 class GroupFit:
@@ -128,6 +248,8 @@ class GroupFit:
     experts: float = math.nan
     top_k: float = math.nan
     coverage_source: str = ""
+    lower: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    floor_source: str = ""
     notes: list = field(default_factory=list)
 
 
@@ -139,15 +261,17 @@ def _design(batch, context, cov, *, t2: bool, moe: bool) -> np.ndarray:
     return np.column_stack([np.ones_like(batch), batch, batch * ctx, cov])
 
 
-def _solve(X: np.ndarray, y: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
-    """Bounded (≥ 0) soft-L1 least squares on relative residuals; unused columns stay at zero."""
+def _solve(X: np.ndarray, y: np.ndarray, x0: np.ndarray | None = None, lower: np.ndarray | None = None) -> np.ndarray:
+    """Bounded (≥ ``lower``, default 0) soft-L1 least squares on relative residuals; unused columns stay at zero."""
     used = np.any(X != 0, axis=0)
+    lo = np.zeros(X.shape[1]) if lower is None else np.asarray(lower, float)
     A = X[:, used] / y[:, None]
     if x0 is None or not np.all(np.isfinite(x0[used])):
         start, _ = nnls(A, np.ones(len(y)))
     else:
-        start = np.clip(x0[used], 0, None)
-    res = least_squares(lambda t: A @ t - 1.0, start, jac=lambda t: A, bounds=(0.0, np.inf),
+        start = x0[used]
+    start = np.maximum(start, lo[used])
+    res = least_squares(lambda t: A @ t - 1.0, start, jac=lambda t: A, bounds=(lo[used], np.inf),
                         loss="soft_l1", f_scale=F_SCALE, x_scale="jac", method="trf")
     out = np.zeros(X.shape[1])
     out[used] = res.x
@@ -161,14 +285,14 @@ def _step(coef: np.ndarray, batch, context, cov) -> np.ndarray:
     return coef[0] + coef[1] * batch + coef[2] * batch * ctx + coef[3] * cov
 
 
-def _cv(batch, X, y) -> tuple[float, float]:
+def _cv(batch, X, y, lower=None) -> tuple[float, float]:
     """Leave-one-batch-out relative error: mean over held-out batches, and the worst batch."""
     errs = []
     for b in np.unique(batch):
         held = batch == b
         if (~held).sum() < 2:
             continue
-        coef = _solve(X[~held], y[~held])
+        coef = _solve(X[~held], y[~held], lower=lower)
         errs.append(np.mean(np.abs(X[held] @ coef - y[held]) / y[held]))
     return (float(np.mean(errs)), float(np.max(errs))) if errs else (math.nan, math.nan)
 
@@ -187,9 +311,16 @@ def _moe_geometry(g: pd.DataFrame, model_table: dict | None) -> tuple[float, flo
 
 
 def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
-              seed: int = 0, model_table: dict | None = None, coverage_source: str = "uniform") -> GroupFit:
-    """Fit one group of prepared rows (see :func:`prepare`); degenerate fits warn with :class:`ScalingWarning`."""
+              seed: int = 0, model_table: dict | None = None, coverage_source: str = "uniform",
+              floors: dict | None = None) -> GroupFit:
+    """Fit one group of prepared rows (see :func:`prepare`); degenerate fits warn with :class:`ScalingWarning`.
+
+    ``floors`` (from :func:`floor_inputs`) gives t1/t2 their physical lower bounds where geometry and ceilings are
+    known; elsewhere they stay at 0. ``model_table`` defaults to the geometry in ``floors``.
+    """
     keys = keys or {}
+    if model_table is None and floors:
+        model_table = floors.get("models")
     out = GroupFit(keys=keys, label=_label(keys))
     batch = g["batch"].to_numpy(float)
     n_batches = len(np.unique(np.round(batch, 6)))
@@ -202,6 +333,9 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     out.t2_identified = bool(np.isfinite(context).all() and np.ptp(context) > 0)
     if not out.t2_identified:
         out.notes.append("one context: t2 not identified, per-sequence KV cost folded into t1")
+
+    t1_floor, t2_floor, out.floor_source = sequence_floors(g, floors, t2_identified=out.t2_identified)
+    out.lower = np.array([0.0, t1_floor, t2_floor if out.t2_identified else 0.0, 0.0])
 
     out.experts, out.top_k = _moe_geometry(g, model_table)
     cov = np.zeros_like(batch)
@@ -220,22 +354,28 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
 
     designs = {v: _design(batch, context, cov, t2=out.t2_identified, moe=v == "moe") for v in tried}
     for v, X in designs.items():
-        out.cv_error[v], out.cv_error_max[v] = _cv(np.round(batch, 6), X, y)
-        out.fit_error_max[v] = float(np.max(np.abs(X @ _solve(X, y) - y) / y))
+        out.cv_error[v], out.cv_error_max[v] = _cv(np.round(batch, 6), X, y, out.lower)
+        out.fit_error_max[v] = float(np.max(np.abs(X @ _solve(X, y, lower=out.lower) - y) / y))
     # Prefer the simpler model on a tie: MoE must beat dense out of sample, not just match it.
     out.variant = min(tried, key=lambda v: (out.cv_error[v] if np.isfinite(out.cv_error[v]) else np.inf,
                                             VARIANTS.index(v)))
     if out.variant != "moe":
         out.coverage_source = ""
     X = designs[out.variant]
-    out.coef = _solve(X, y)
-    out.boot = _bootstrap(g, X, y, out.coef, n_boot=n_boot, seed=seed)
+    out.coef = _solve(X, y, lower=out.lower)
+    out.boot = _bootstrap(g, X, y, out.coef, n_boot=n_boot, seed=seed, lower=out.lower)
 
     used = np.any(X != 0, axis=0)
     scale = np.abs(X).max(axis=0)
-    pinned = [COEFS[i] for i in range(4) if used[i] and out.coef[i] * scale[i] < 1e-6 * np.median(y)]
+    at_bound = [i for i in range(4) if used[i] and (out.coef[i] - out.lower[i]) * scale[i] < 1e-6 * np.median(y)]
+    pinned = [COEFS[i] for i in at_bound if out.lower[i] == 0]
+    floored = [COEFS[i] for i in at_bound if out.lower[i] > 0]
     if pinned:
         out.notes.append(f"{', '.join(pinned)} at bound 0 (not identified by these batches)")
+    if floored:
+        out.notes.append(f"{', '.join(f'{c} at its physical floor {out.lower[COEFS.index(c)]:.4g} ms' for c in floored)}"
+                         f" (not identified above it by these batches; floor: {out.floor_source})")
+        pinned = pinned + floored
     if np.linalg.matrix_rank(X[:, used] / y[:, None]) < used.sum():
         out.notes.append("design rank-deficient")
     if pinned or "design rank-deficient" in out.notes:
@@ -244,7 +384,7 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     return out
 
 
-def _bootstrap(g, X, y, coef, *, n_boot: int, seed: int) -> np.ndarray:
+def _bootstrap(g, X, y, coef, *, n_boot: int, seed: int, lower=None) -> np.ndarray:
     """Refit on points drawn with replacement; each drawn point's step is the median of its resampled repeats."""
     if n_boot <= 0:
         return np.empty((0, 4))
@@ -258,7 +398,7 @@ def _bootstrap(g, X, y, coef, *, n_boot: int, seed: int) -> np.ndarray:
         idx = rng.integers(0, n, n)
         yi = np.array([np.median(rng.choice(samples[j], len(samples[j]))) if samples[j] is not None else y[j]
                        for j in idx])
-        draws[i] = _solve(X[idx], yi, coef)
+        draws[i] = _solve(X[idx], yi, coef, lower)
     return draws
 
 
@@ -371,17 +511,19 @@ def groups(prepared: pd.DataFrame, by: list[str] | None = None):
 
 def fit(points: pd.DataFrame, *, by: list[str] | None = None, variants=VARIANTS, n_boot: int = 200,
         seed: int = 0, levels=LEVELS_TOK_S_PER_USER, model_table: dict | None = None,
-        coverage_source: str = "uniform") -> pd.DataFrame:
+        coverage_source: str = "uniform", floors: dict | None = None) -> pd.DataFrame:
     """One row per group: variant, CV error, coefficients, peak, capacity, asymptote, B½, each with an interval.
 
     Groups with fewer than three batch sizes are listed with ``status`` saying why they were not fitted.
+    ``floors`` (from :func:`floor_inputs`): physical lower bounds of t1/t2, reported as ``t1_floor_ms``,
+    ``t2_floor_ms`` and ``floor_source`` (empty where no geometry or ceiling was known and the bound is 0).
     ``fits.attrs["boot"]`` keeps each group's bootstrap coefficient draws (by ``group``) for :func:`curves`.
     """
     prepared = prepare(points)
     rows, boots = [], {}
     for keys, g in groups(prepared, by):
         gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
-                       coverage_source=coverage_source)
+                       coverage_source=coverage_source, floors=floors)
         rows.append(_row(gf, g, levels=levels, seed=seed))
         boots[gf.label] = gf.boot.tolist()  # plain lists: pandas compares attrs with ==, arrays would not do
     fits = pd.DataFrame(rows)
@@ -409,7 +551,8 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
     at_max = g[np.isclose(batch, batch.max())]
     context_ref = float(at_max["context"].mode().min()) if at_max["context"].notna().any() else math.nan
     row.update(variant=gf.variant, moe_coverage=gf.coverage_source, moe_experts=gf.experts, moe_top_k=gf.top_k,
-               t2_identified=gf.t2_identified, tau=tau, n_gpus_denominator=n_gpus, context_ref=context_ref)
+               t2_identified=gf.t2_identified, tau=tau, n_gpus_denominator=n_gpus, context_ref=context_ref,
+               t1_floor_ms=float(gf.lower[1]), t2_floor_ms=float(gf.lower[2]), floor_source=gf.floor_source)
     for v in VARIANTS:
         row[f"cv_error_{v}"] = gf.cv_error.get(v, math.nan)
         row[f"cv_error_max_{v}"] = gf.cv_error_max.get(v, math.nan)
@@ -434,10 +577,22 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
     row["max_abs_rel_error"] = float(np.max(np.abs(rel)))
 
     row.update(_measured(g, context_ref, n_gpus, seed=seed))
+    row["marginal_ms_per_seq_top"] = _top_marginal(g, context_ref)
+    row["floor_ms_per_seq_at_ref"] = float(gf.lower[1] + gf.lower[2] * np.nan_to_num(context_ref))
     row["peak_model_error"] = (row["peak_tok_s_per_user_model"] / row["peak_tok_s_per_user"] - 1.0
                                if np.isfinite(row.get("peak_tok_s_per_user", math.nan)) else math.nan)
     row["notes"] = "; ".join(gf.notes)
     return row
+
+
+def _top_marginal(g: pd.DataFrame, context_ref: float) -> float:
+    """Measured step-time increase per added sequence between the two largest batches at the reference context:
+    what a per-sequence floor must not exceed if it is a true lower bound."""
+    ref = g[np.isclose(g["context"], context_ref)] if np.isfinite(context_ref) else g
+    steps = ref.groupby("batch")["step_ms"].median().sort_index()
+    if len(steps) < 2:
+        return math.nan
+    return float((steps.iloc[-1] - steps.iloc[-2]) / (steps.index[-1] - steps.index[-2]))
 
 
 def _measured(g: pd.DataFrame, context_ref: float, n_gpus: float, *, seed: int) -> dict:
@@ -580,11 +735,12 @@ def residuals(points: pd.DataFrame, fits: pd.DataFrame, *, by: list[str] | None 
 
 def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: list[str] | None = None,
                         variants=VARIANTS, model_table: dict | None = None,
-                        coverage_source: str = "uniform") -> pd.DataFrame:
+                        coverage_source: str = "uniform", floors: dict | None = None) -> pd.DataFrame:
     """Fit each group on batches ≤ ``fit_max_batch`` only, predict its larger batches; one row per held-out point.
 
     ``rel_error`` = predicted/measured step time − 1. Groups without at least three small batches and one larger
-    one are left out.
+    one are left out. ``floors`` as in :func:`fit`; each row names the bound used (``t1_floor_ms``,
+    ``floor_source``).
     """
     prepared = prepare(points)
     out = []
@@ -596,7 +752,7 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ScalingWarning)
             gf = fit_group(small, keys=keys, variants=variants, n_boot=0, model_table=model_table,
-                           coverage_source=coverage_source)
+                           coverage_source=coverage_source, floors=floors)
         tau = large["tau"].to_numpy(float)
         cov = coverage(large["batch"], gf.experts, gf.top_k, tau) if gf.variant == "moe" else 0.0
         pred = _step(gf.coef, large["batch"], large["context"], cov)
@@ -604,6 +760,8 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
         out.append(pd.DataFrame({
             **{k: [v] * len(large) for k, v in keys.items()}, "group": gf.label, "variant": gf.variant,
             "fit_max_batch": float(fit_max_batch), "n_fit_batches": len(np.unique(small["batch"])),
+            "t1_ms": gf.coef[1], "t1_floor_ms": gf.lower[1], "t2_floor_ms": gf.lower[2],
+            "floor_source": gf.floor_source,
             "batch": large["batch"].to_numpy(float), "context": large["context"].to_numpy(float),
             "step_ms": meas, "step_ms_predicted": pred, "rel_error": pred / meas - 1.0,
             "tok_s": large["tok_s_fit"].to_numpy(float), "tok_s_predicted": large["batch"].to_numpy(float)
@@ -642,6 +800,17 @@ def summary(fits: pd.DataFrame) -> pd.DataFrame:
     """Peak, capacity and B½ per fitted group: the table the report shows."""
     f = _fitted(fits)
     return f[[c for c in SUMMARY_COLUMNS if c in f.columns]].reset_index(drop=True)
+
+
+FLOOR_COLUMNS = ["group", "t1_ms", "t1_floor_ms", "t2_ms", "t2_floor_ms", "context_ref", "floor_ms_per_seq_at_ref",
+                 "marginal_ms_per_seq_top", "floor_source"]
+
+
+def floors_table(fits: pd.DataFrame) -> pd.DataFrame:
+    """Per fitted group: the per-sequence coefficients, their physical lower bounds, and the measured cost of one
+    more sequence between the two largest batches (a true lower bound must not exceed it)."""
+    f = _fitted(fits)
+    return f[[c for c in FLOOR_COLUMNS if c in f.columns]].reset_index(drop=True)
 
 
 def select(fits: pd.DataFrame, **where) -> pd.Series:
@@ -753,5 +922,6 @@ def extrapolation_summary(check: pd.DataFrame) -> pd.DataFrame:
             .groupby(["group", "variant", "fit_max_batch"], sort=True)
             .agg(batches=("batch", lambda b: ",".join(f"{x:g}" for x in sorted(set(b)))),
                  median_abs_rel_error=("abs_err", "median"), max_abs_rel_error=("abs_err", "max"),
-                 degenerate=("degenerate", "first"))
+                 t1_ms=("t1_ms", "first"), t1_floor_ms=("t1_floor_ms", "first"),
+                 floor_source=("floor_source", "first"), degenerate=("degenerate", "first"))
             .reset_index())

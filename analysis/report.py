@@ -251,13 +251,43 @@ reports ok. Each report separates single-user speed (tok/s/user) from server cap
     index_path.write_text(page, encoding="utf-8")
 
 
-def show_table(frame, *, max_rows: int = 200, floatfmt: str = "{:,.4g}"):
-    """Display a table in a report without the row index, with readable numbers and full-width text."""
+def _readable(x) -> str:
+    """Numbers as a reader wants them: thousands separators, no spurious decimals."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    ax = abs(x)
+    if ax >= 100 or float(x).is_integer():
+        return f"{x:,.0f}"
+    if ax >= 10:
+        return f"{x:,.1f}"
+    return f"{x:.3g}"
+
+
+_TABLE_CSS = ("<style>.pc-table td{white-space:nowrap;font-variant-numeric:tabular-nums}"
+              ".pc-table th{white-space:normal;max-width:11em;vertical-align:bottom}</style>")
+
+
+_HEADER_WORDS = [("tok_s_per_user", "tok/s/user"), ("tok_s_per_gpu", "tok/s/GPU"), ("tok_s", "tok/s"),
+                 ("_ms_", " ms "), ("_pct", " %")]
+
+
+def pretty_header(name: str) -> str:
+    """Column names for readers: ``tok_s_per_gpu_at_50`` -> ``tok/s/GPU at 50`` (units kept, underscores gone)."""
+    text = str(name)
+    for raw, nice in _HEADER_WORDS:
+        text = text.replace(raw, nice)
+    return text.replace("_", " ").strip()
+
+
+def show_table(frame, *, max_rows: int = 200):
+    """Display a table in a report: no row index, readable numbers and headers, text cells on one line."""
     from IPython.display import HTML, display
 
     shown = frame.head(max_rows)
-    styler = shown.style.hide(axis="index").format(
-        {c: floatfmt for c in shown.select_dtypes("number").columns}, na_rep="–")
-    display(HTML(styler.to_html()))
+    shown = shown.rename(columns={c: pretty_header(c) for c in shown.columns})
+    numeric = shown.select_dtypes("number").columns
+    styler = (shown.style.hide(axis="index").format({c: _readable for c in numeric}, na_rep="–")
+              .set_table_attributes('class="pc-table"'))
+    display(HTML(_TABLE_CSS + styler.to_html()))
     if len(frame) > max_rows:
         display(HTML(f"<p><em>{len(frame) - max_rows} more rows not shown.</em></p>"))

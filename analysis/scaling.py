@@ -187,6 +187,8 @@ def sequence_floors(g: pd.DataFrame, floors: dict | None, *, t2_identified: bool
     layer the projections and FFN consume the attention output, so those kernels run one after the other. With two
     or more contexts the KV part bounds t2 (per token of context) and the matmul part t1; with one context both
     bound t1. No geometry, no measured bandwidth, or host-bound launches (eager): the bound stays 0.
+    ``floors["combine"] = "max"`` instead assumes the two overlap perfectly (kept to show what that assumption
+    would give; a decode step's data dependencies do not allow it).
     """
     if not floors:
         return 0.0, 0.0, ""
@@ -221,6 +223,11 @@ def sequence_floors(g: pd.DataFrame, floors: dict | None, *, t2_identified: bool
     matmul_ms = matmul_flops / (tflop_s * 1e12) * 1e3 if has_rate and np.isfinite(matmul_flops) else 0.0
     flops_text = (f" + {matmul_flops / 1e9:.2f} GFLOP/token matmul at {tflop_s:.0f} TFLOP/s ({precision})"
                   if matmul_ms > 0 else " (matmul FLOPs unknown: not bounded)")
+    if floors.get("combine", "sum") == "max":
+        if t2_identified:  # the larger term bounds its own coefficient alone
+            return (matmul_ms, 0.0, "") if matmul_ms > attn_ms else (0.0, attn_ms, "")
+        context = float(np.nanmedian(g["context"])) if g["context"].notna().any() else 0.0
+        return max(attn_ms * context, matmul_ms), 0.0, "max(KV read, matmul FLOPs): perfect overlap assumed"
     if t2_identified:
         return matmul_ms, attn_ms, (f"KV {kv_per_token / 1e3:.1f} kB per context token ({kv_from}) at "
                                     f"{ceil['copy_tb_s']:.2f} TB/s{flops_text}")

@@ -17,7 +17,8 @@ def h200_points_file(tmp_path_factory):
 
 
 def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_file):
-    res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), n_boot=40)
+    res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), step_logs_path=str(RAW / "h200"),
+                          n_boot=40)
     head = res["headline_numbers"]
     assert head["peak_tok_s_per_user"] == pytest.approx(166.2, abs=0.1)
     assert head["peak_tok_s_per_user_model"] == pytest.approx(166.2, rel=0.10)
@@ -31,3 +32,20 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     assert launch[("llama-3.1-8b", "bf16")]["eager_over_cudagraph"] == pytest.approx(20.7789 / 6.01605, rel=1e-4)
     assert res["extrapolation_max_abs_rel_error"] > 0.10  # fp8 at batch 512 is missed: the report must show it
     assert res["speed_of_light_available"] in (True, False)
+
+
+def test_notebook_reports_the_moe_small_batch_check(notebook_runner, h200_points_file):
+    """Issue 4 in the report: the MoE fit on batches <= 16 predicts 32..256 within 10% with the physical t1 floor."""
+    res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), step_logs_path=str(RAW / "h200"),
+                          n_boot=0)
+    check = res["moe_small_batch_check"]
+    assert sorted(check, key=float) == ["32", "64", "128", "256"]
+    assert res["moe_small_batch_max_abs_rel_error"] < 0.10
+    assert check["256"] == pytest.approx(-0.073, abs=0.01)
+    assert res["moe_small_batch_check_unbounded"]["256"] == pytest.approx(-0.258, abs=0.01)
+    # The larger-of-the-two floor (KV and matmul overlapping, which a decode step cannot do) would miss 256 by 12%.
+    assert res["moe_small_batch_check_overlap"]["256"] == pytest.approx(-0.123, abs=0.01)
+    assert res["moe_small_batch_t1_floor_ms"] == pytest.approx(0.0324, abs=1e-4)
+    floors = {r["group"].split(" | ")[0] + " " + r["group"].split(" | ")[3]: r for r in res["floors"]}
+    assert floors["qwen3-30b-a3b pytorch-cudagraph"]["floor_ms_per_seq_at_ref"] < \
+        floors["qwen3-30b-a3b pytorch-cudagraph"]["marginal_ms_per_seq_top"]

@@ -97,6 +97,11 @@ def test_moe_extrapolation_from_small_batches(moe, floors):
     assert small["floor_source"].iloc[0].startswith("KV 100.7 MB/seq at L=1024")
     assert small["degenerate"].str.contains("t1_ms at its physical floor").all()
 
+    # Were the KV read and the matmuls overlapped (the larger of the two, 0.0236 ms), B = 256 would miss by 12%.
+    overlap = scaling.extrapolation_check(moe, fit_max_batch=16, floors={**floors, "combine": "max"})
+    assert overlap.set_index("batch")["rel_error"][256] == pytest.approx(-0.123, abs=0.01)
+    assert overlap["t1_floor_ms"].iloc[0] == pytest.approx(1024 * 48 * 2 * 4 * 128 * 2 / 4.259e12 * 1e3, rel=1e-9)
+
     # Without the bound (no geometry known) the same fit pins t1 at 0 and misses the large batches.
     unbounded = scaling.extrapolation_check(moe, fit_max_batch=16).set_index("batch")
     assert unbounded["rel_error"][128] == pytest.approx(-0.123, abs=0.01)

@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=config.PROCESSED_DATA_DIR)
     s.add_argument("--format", dest="fmt", help="force one format (see `perfclaims formats`)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--itl-gaps", action="store_true",
+                   help="parse every per-chunk gap of AIPerf JSONL for per-request ITL p50/p99 (slower)")
 
     sub.add_parser("formats", help="list the formats perfclaims reads, how each is detected, an example file")
 
@@ -125,7 +127,8 @@ def _dispatch(args) -> int:
 def _ingest(args) -> int:
     from analysis.ingest import ingest, write_outputs
 
-    result = ingest(args.paths, args.manifest, fmt=args.fmt, progress=False if args.quiet else None)
+    result = ingest(args.paths, args.manifest, fmt=args.fmt, progress=False if args.quiet else None,
+                    itl_gaps=args.itl_gaps)
     paths = write_outputs(result, args.out)
     summary = result.summary()
     print(summary.to_string(index=False))

@@ -1,5 +1,6 @@
 """AIPerf readers against the raw files read independently: three aggregate schema generations, the CSV, and the
-per-request JSONL (warm-up excluded, errors counted, point from requests equal to AIPerf's own aggregate)."""
+per-request JSONL (warm-up excluded, errors counted, point from requests equal to AIPerf's own aggregate), read
+both by default (per-chunk gap arrays cut out unparsed) and with ``itl_gaps=True`` (every gap parsed)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from analysis.ingest import ingest
-from analysis.ingest.aiperf import REQUEST_STREAM_COLUMNS, request_record
+from analysis.ingest.aiperf import GAPS_KEY, REQUEST_STREAM_COLUMNS, request_record, request_record_skipping
 from analysis.ingest.jsonl_stream import stream_jsonl
+from analysis.ingest.requests_table import build_requests
 
 DATA = Path(__file__).parent / "data" / "formats" / "aiperf"
 CONC1 = DATA / "inferencex_conc1"
@@ -116,9 +119,23 @@ def test_jsonl_excludes_warmup_and_builds_requests():
     assert len(req) == 195 and (req["error"] == "").all()
     first = raw[0]["metrics"]
     assert req.iloc[0]["ttft_ms"] == pytest.approx(first["time_to_first_token"]["value"])
-    gaps = first["inter_chunk_latency"]["value"]
-    assert req.iloc[0]["itl_ms_p99"] == pytest.approx(np.percentile(gaps, 99))
     assert req.iloc[0]["tpot_ms"] == pytest.approx(first["inter_token_latency"]["value"])
+    # default: the gap array is skipped, yet every request's gap mean is exact; gap percentiles are left NaN
+    means = [np.mean(r["metrics"]["inter_chunk_latency"]["value"]) for r in raw]
+    assert req["itl_ms_mean"].to_numpy() == pytest.approx(np.array(means), rel=1e-12)
+    assert req["itl_ms_p50"].isna().all() and req["itl_ms_p99"].isna().all()
+
+
+def test_itl_gaps_option_parses_gaps_for_percentiles():
+    raw = _raw_requests(CONC1 / "profile_export.jsonl")
+    full = ingest([CONC1], itl_gaps=True).requests
+    default = ingest([CONC1]).requests
+    gaps = [r["metrics"]["inter_chunk_latency"]["value"] for r in raw]
+    assert full["itl_ms_p99"].to_numpy() == pytest.approx(np.array([np.percentile(g, 99) for g in gaps]))
+    assert full["itl_ms_p50"].to_numpy() == pytest.approx(np.array([np.percentile(g, 50) for g in gaps]))
+    assert full["itl_ms_mean"].to_numpy() == pytest.approx(default["itl_ms_mean"].to_numpy(), rel=1e-12)
+    same = [c for c in default.columns if c not in ("itl_ms_p50", "itl_ms_p99", "itl_ms_mean")]
+    assert full[same].equals(default[same])
 
 
 def test_jsonl_alone_gives_point_matching_aiperf_aggregate(tmp_path):
@@ -131,6 +148,11 @@ def test_jsonl_alone_gives_point_matching_aiperf_aggregate(tmp_path):
     assert p["tpot_ms_p50"] == pytest.approx(agg["inter_token_latency"]["p50"])
     assert p["e2e_ms_p99"] == pytest.approx(agg["request_latency"]["p99"])
     assert p["num_requests"] == agg["request_count"]["avg"] == 195
+    # the run's ITL mean pools every gap, as AIPerf does, though the default never parses a gap
+    assert p["itl_ms_mean"] == pytest.approx(agg["inter_chunk_latency"]["avg"], rel=1e-12)
+    full = ingest([tmp_path], itl_gaps=True).points.iloc[0]
+    for col in ("ttft_ms_p50", "tpot_ms_p50", "e2e_ms_p99", "itl_ms_mean", "output_tok_s"):
+        assert full[col] == pytest.approx(p[col], rel=1e-12), col
 
 
 def test_old_jsonl_counts_cancelled_requests(tmp_path):
@@ -164,3 +186,81 @@ def test_parallel_stream_reports_file_line_numbers(tmp_path):
     assert [b["line"] for b in result.bad] == [150]
     assert "truncated JSON line" in result.bad[0]["reason"]
     assert result.table.num_rows == 194
+
+
+def test_skipping_stream_equals_full_parse_on_every_column_it_keeps():
+    path = CONC1 / "profile_export.jsonl"
+    full = stream_jsonl(path, request_record, columns=REQUEST_STREAM_COLUMNS, workers=1).table.to_pandas()
+    for workers in (1, 2):
+        cut = stream_jsonl(path, request_record_skipping, columns=REQUEST_STREAM_COLUMNS, workers=workers,
+                           skip_array=GAPS_KEY).table.to_pandas()
+        assert cut["line"].tolist() == list(range(2, 197))
+        assert cut["itl_gaps"].tolist() == full["itl_gaps"].tolist()
+        assert cut["itl_ms_mean"].to_numpy() == pytest.approx(full["itl_ms_mean"].to_numpy(), rel=1e-12)
+        keep = [c for c in full.columns if c not in ("itl_ms_mean", "itl_ms_p50", "itl_ms_p99")]
+        assert cut[keep].equals(full[keep])
+
+
+def _lines_with(tmp_path, edits: dict) -> Path:
+    lines = (CONC1 / "profile_export.jsonl").read_bytes().splitlines(keepends=True)
+    for number, edit in edits.items():
+        lines[number - 1] = edit(lines[number - 1])
+    path = tmp_path / "profile_export.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def _gaps(line: bytes, new: str) -> bytes:
+    head, rest = line.split(b'"inter_chunk_latency":{"value":[', 1)
+    return head + b'"inter_chunk_latency":{"value":[' + new.encode() + rest[rest.index(b"]"):]
+
+
+def test_skipped_array_that_is_not_plain_numbers_is_parsed_and_quarantined(tmp_path):
+    """A gap array the default would skip but cannot vouch for is parsed whole: bad values still quarantine."""
+    path = _lines_with(tmp_path, {
+        3: lambda line: _gaps(line, "12.5,NaN,13.0"),
+        5: lambda line: _gaps(line, "12.5,-0.25,13.0"),
+        7: lambda line: _gaps(line, '12.5,"fast",13.0'),
+        9: lambda line: _gaps(line, "12.5,[1.0],13.0"),
+        11: lambda line: _gaps(line, "12.5, 13.5,1.4e1"),  # whitespace and an exponent: fine, just not cut
+    })
+    result = stream_jsonl(path, request_record_skipping, columns=REQUEST_STREAM_COLUMNS, skip_array=GAPS_KEY)
+    bad = {b["line"]: b for b in result.bad}
+    assert sorted(bad) == [3, 5, 7, 9]
+    assert "NaN or Infinity among inter-token gaps" in bad[3]["reason"]
+    assert bad[3]["field"] == "metrics.inter_chunk_latency.value"
+    assert "negative inter-token gap -0.25" in bad[5]["reason"]
+    assert "must all be numbers" in bad[7]["reason"] and "must all be numbers" in bad[9]["reason"]
+    table = result.table.to_pandas().set_index("line")
+    assert table.loc[11, "itl_ms_mean"] == pytest.approx(np.mean([12.5, 13.5, 14.0]))
+    assert table.loc[11, "itl_gaps"] == 3
+    assert np.isnan(table.loc[11, "itl_ms_p99"])  # percentiles stay a --itl-gaps column, however parsed
+    assert len(table) == 195 - 4
+
+
+def test_skipping_stream_reports_file_line_numbers(tmp_path):
+    path = _lines_with(tmp_path, {150: lambda line: line[: len(line) // 2] + b"\n",  # cut inside the gaps
+                                  40: lambda line: line.replace(b'"request_latency":{"value":',
+                                                                b'"request_latency":{"value":-', 1)})
+    result = stream_jsonl(path, request_record_skipping, columns=REQUEST_STREAM_COLUMNS, workers=2,
+                          skip_array=GAPS_KEY)
+    assert [(b["line"], b["field"]) for b in result.bad] == [(40, "metrics.request_latency.value"), (150, None)]
+    assert "negative latency" in result.bad[0]["reason"]
+    assert "truncated JSON line" in result.bad[1]["reason"]
+    assert result.table.num_rows == 193
+
+
+def test_vectorised_requests_table_equals_row_by_row():
+    stream = stream_jsonl(RUN1 / "profile_export.jsonl", request_record, columns=REQUEST_STREAM_COLUMNS).table
+    names = ["input_tokens", "output_tokens", "ttft_ms", "e2e_ms", "itl_ms_mean", "itl_ms_p50", "itl_ms_p99",
+             "error"]
+    columns = {n: stream.column(n).to_pylist() for n in names}
+    columns["tpot_ms"] = [None] * stream.num_rows  # so tpot is derived both ways
+    rows = build_requests("run", columns)
+    vectorised = build_requests("run", pa.table({**{n: stream.column(n) for n in names},
+                                                 "tpot_ms": pa.nulls(stream.num_rows, pa.float64())}))
+    assert vectorised.schema.equals(rows.schema)
+    assert vectorised.to_pandas().equals(rows.to_pandas())  # NaN-aware, unlike Table.equals
+    frame = rows.to_pandas()
+    ok = frame[frame["error"] == ""]
+    assert len(ok) == 89 and ok["tpot_ms"].notna().all()

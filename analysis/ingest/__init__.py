@@ -124,11 +124,14 @@ def ingest(
     *,
     fmt: str | None = None,
     progress: bool | None = None,
+    itl_gaps: bool = False,
 ) -> IngestResult:
     """Read every file under ``paths``; return points, per-request rows, quarantine and a per-file log.
 
     ``manifest`` is a Manifest, a manifest.yml path, or None to use the nearest ``manifest.yml`` in the first
     path's folder or its parents (so ingesting ``data/raw/h200`` still applies ``data/raw/manifest.yml``).
+    ``itl_gaps=True`` parses every per-chunk gap of AIPerf JSONL to give per-request ITL p50/p99 (slower; by
+    default the gap arrays are skipped and only the exact per-request ITL mean is kept).
     """
     roots = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     if manifest is None:
@@ -181,7 +184,7 @@ def ingest(
             bar.update(1)
             continue
         entry.update(format=found.name, tool=found.tool)
-        sink = Sink(path)
+        sink = Sink(path, options={"itl_gaps": itl_gaps})
         try:
             found.parse(path, sink)
         except Quarantine as err:

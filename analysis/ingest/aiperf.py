@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from analysis.ingest.base import Format, Quarantine, Sink, first, model_from_id, num
 from analysis.ingest.jsonl_stream import LineError, duration, gap_stats, number, read_json, stream_jsonl
@@ -286,12 +287,14 @@ def _read_text(path: Path) -> str:
 
 
 # --- per-request JSONL ------------------------------------------------------------------------------------
+# ``itl_gaps`` is the number of chunk gaps the request had: the weight of its ITL mean in the run's pooled mean.
 REQUEST_STREAM_COLUMNS = [
     ("input_tokens", pa.float64()), ("output_tokens", pa.float64()), ("ttft_ms", pa.float64()),
     ("e2e_ms", pa.float64()), ("itl_ms_mean", pa.float64()), ("itl_ms_p50", pa.float64()),
     ("itl_ms_p99", pa.float64()), ("tpot_ms", pa.float64()), ("error", pa.string()),
-    ("start_ns", pa.float64()), ("end_ns", pa.float64()),
+    ("start_ns", pa.float64()), ("end_ns", pa.float64()), ("itl_gaps", pa.float64()),
 ]
+GAPS_KEY = "inter_chunk_latency"
 _NAN_TIMES = (math.nan,) * 8
 
 
@@ -302,7 +305,21 @@ def _detect_jsonl(path: Path, head: bytes) -> bool:
 
 
 def request_record(obj: Any) -> tuple | str:
-    """One AIPerf JSONL record -> REQUEST_STREAM_COLUMNS values, or ``"warmup"`` (left out, counted)."""
+    """One AIPerf JSONL record -> REQUEST_STREAM_COLUMNS values with per-request gap mean, p50 and p99, or
+    ``"warmup"`` (left out, counted). Parses every gap; the ``itl_gaps=True`` path."""
+    return _record(obj, None, True)
+
+
+def request_record_skipping(obj: Any, n_gaps: int | None) -> tuple | str:
+    """The default path: ``inter_chunk_latency`` was cut out unparsed (``n_gaps`` elements; None = parsed whole).
+
+    The gap mean is exact without the values: AIPerf's gaps are the differences of consecutive response
+    timestamps, so they sum to ``request_latency - time_to_first_token``. p50/p99 need the values and are NaN.
+    """
+    return _record(obj, n_gaps, False)
+
+
+def _record(obj: Any, n_gaps: int | None, percentiles: bool) -> tuple | str:
     if obj.__class__ is not dict:
         raise LineError("expected a JSON object")
     meta = obj.get("metadata")
@@ -325,28 +342,37 @@ def request_record(obj: Any) -> tuple | str:
     if error:
         text = (f"{error.get('code')} {error.get('type')}: {error.get('message')}"
                 if error.__class__ is dict else str(error))
-        return _NAN_TIMES + (text, start, end)
+        return _NAN_TIMES + (text, start, end, math.nan)
     if "request_latency" not in metrics:
         raise LineError("successful record without request_latency", "metrics.request_latency")
-    ttft = metrics.get("time_to_first_token") or metrics.get("ttft")
-    gaps = metrics.get("inter_chunk_latency")
+    ttft_block = metrics.get("time_to_first_token") or metrics.get("ttft")
+    ttft = _time(ttft_block, "time_to_first_token") if ttft_block is not None else math.nan
+    e2e = _time(metrics["request_latency"], "request_latency")
+    itl_mean = itl_p50 = itl_p99 = count = math.nan
+    gaps = metrics.get(GAPS_KEY)
     if gaps is not None:
         values = gaps.get("value") if gaps.__class__ is dict else None
         if values.__class__ is not list:
-            raise LineError("expected a list of gaps", "metrics.inter_chunk_latency.value")
-        itl_mean, itl_p50, itl_p99 = gap_stats(values)
-        scale = _scale(gaps, "inter_chunk_latency")
-        itl_mean, itl_p50, itl_p99 = itl_mean * scale, itl_p50 * scale, itl_p99 * scale
-    else:
-        itl_mean = itl_p50 = itl_p99 = math.nan
+            raise LineError("expected a list of gaps", f"metrics.{GAPS_KEY}.value")
+        scale = _scale(gaps, GAPS_KEY)
+        if n_gaps is not None:  # cut out unparsed: the values were plain non-negative decimals
+            count = float(n_gaps)
+            if n_gaps and e2e - ttft >= 0.0:
+                itl_mean = (e2e - ttft) / n_gaps
+        elif values:
+            itl_mean, itl_p50, itl_p99 = gap_stats(values, f"metrics.{GAPS_KEY}.value")  # validates too
+            itl_mean, itl_p50, itl_p99 = itl_mean * scale, itl_p50 * scale, itl_p99 * scale
+            count = float(len(values))
+            if not percentiles:
+                itl_p50 = itl_p99 = math.nan
+        else:
+            count = 0.0
     return (
         number(_value(metrics, "input_sequence_length"), "metrics.input_sequence_length.value"),
         number(_value(metrics, "output_sequence_length"), "metrics.output_sequence_length.value"),
-        _time(ttft, "time_to_first_token") if ttft is not None else math.nan,
-        _time(metrics["request_latency"], "request_latency"),
-        itl_mean, itl_p50, itl_p99,
+        ttft, e2e, itl_mean, itl_p50, itl_p99,
         _time(metrics.get("inter_token_latency"), "inter_token_latency"),
-        None, start, end,
+        None, start, end, count,
     )
 
 
@@ -373,7 +399,10 @@ def _time(block: Any, tag: str) -> float:
 
 
 def _parse_jsonl(path: Path, sink: Sink) -> None:
-    result = stream_jsonl(path, request_record, columns=REQUEST_STREAM_COLUMNS)
+    if sink.options.get("itl_gaps"):
+        result = stream_jsonl(path, request_record, columns=REQUEST_STREAM_COLUMNS)
+    else:
+        result = stream_jsonl(path, request_record_skipping, columns=REQUEST_STREAM_COLUMNS, skip_array=GAPS_KEY)
     for bad in result.bad:
         sink.bad(bad["reason"], line=bad["line"], field=bad["field"])
     for key, n in result.counts.items():
@@ -406,22 +435,30 @@ def _parse_jsonl(path: Path, sink: Sink) -> None:
 
 def requests_from_stream(run_id: str, table: pa.Table) -> pa.Table:
     """The shared per-request table (``analysis.ingest.requests_table``) from the streamed columns."""
-    from analysis.ingest.requests_table import build_requests
+    from analysis.ingest.requests_table import REQUEST_COLUMNS, build_requests
 
-    columns = {name: table.column(name).to_pylist() for name in
-               ("input_tokens", "output_tokens", "ttft_ms", "e2e_ms", "itl_ms_mean", "itl_ms_p50", "itl_ms_p99",
-                "tpot_ms", "error")}
-    columns["request_index"] = [line - 1 for line in table.column("line").to_pylist()]
-    return build_requests(run_id, columns)
+    index = pc.subtract(table.column("line"), 1)
+    columns = {name: table.column(name) for name in REQUEST_COLUMNS if name in table.column_names}
+    columns["request_index"] = index
+    return build_requests(run_id, pa.table(columns))
 
 
 def point_from_requests(requests: pa.Table, stream: pa.Table) -> dict:
-    """A point from ok requests: latency statistics, counts, and throughput over first start to last end."""
+    """A point from ok requests: latency statistics, counts, and throughput over first start to last end.
+
+    ``itl_ms_mean`` is the pooled mean of every chunk gap (each request's mean weighted by its gap count), which
+    is what AIPerf's own aggregate reports; ITL percentiles would need every gap of the run and are not made here.
+    """
     from analysis.ingest.requests_table import percentiles_from_requests
 
     frame = requests.to_pandas()
     ok = frame["error"].fillna("") == ""
     row: dict[str, Any] = dict(percentiles_from_requests(requests))
+    means = frame["itl_ms_mean"].to_numpy(dtype=float)
+    weights = stream.column("itl_gaps").to_numpy(zero_copy_only=False)
+    use = ok.to_numpy() & np.isfinite(means) & np.isfinite(weights) & (weights > 0)
+    if use.any():
+        row["itl_ms_mean"] = float(np.sum(means[use] * weights[use]) / np.sum(weights[use]))
     row["num_requests"] = float(ok.sum())
     row["failed_requests"] = float((~ok).sum())
     row["isl"] = float(frame.loc[ok, "input_tokens"].mean()) if ok.any() else math.nan

@@ -52,6 +52,7 @@ class Sink:
     request_tables: list[Any] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # reader options from ingest(), e.g. {"itl_gaps": True}
 
     def point(self, row: dict, *, line: int | None = None) -> None:
         self.points.append((line, row))

@@ -9,6 +9,13 @@ has few cores, but orjson holds the GIL, so processes are the only way to use a 
 the result are always the file's own. A line orjson rejects is re-read with the standard library, which accepts
 ``NaN``/``Infinity``, so the quarantine can say which field held one instead of just "invalid JSON".
 
+``skip_array=`` names one key whose value holds a large flat number array the caller does not need (AIPerf's
+per-chunk gaps are ~95% of each line): the file is memory-mapped, the array is found with ``find`` and cut out
+before orjson sees the line, and the extractor gets the array's element count instead of its values. The cut is
+taken only when the skipped bytes are plainly a compact array of non-negative plain decimals (only ``0-9 . ,``);
+anything else — nesting, strings, ``NaN``, a minus sign, an exponent, whitespace — falls back to parsing the whole
+line, so such a record is read (or quarantined) exactly as without the option.
+
 :func:`read_json` is the whole-document counterpart for the small aggregate files, with the same kind of
 errors (truncated, invalid at line/column, not UTF-8).
 """
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import struct
 from concurrent.futures import ProcessPoolExecutor
@@ -118,7 +126,7 @@ def duration(value: Any, field: str, scale: float = 1.0) -> float:
     return x * scale
 
 
-def gap_stats(gaps: list) -> tuple[float, float, float]:
+def gap_stats(gaps: list, field: str = "inter_chunk_latency") -> tuple[float, float, float]:
     """Mean, p50 and p99 (numpy's linear interpolation) of one request's inter-token gaps.
 
     Packing into a buffer and sorting is about 4x cheaper than ``np.percentile`` on a list, and this runs once
@@ -130,12 +138,12 @@ def gap_stats(gaps: list) -> tuple[float, float, float]:
     try:
         arr = np.sort(np.frombuffer(struct.pack(f"{n}d", *gaps), dtype=np.float64))
     except struct.error:
-        raise LineError("inter-token gaps must all be numbers", "inter_chunk_latency") from None
+        raise LineError("inter-token gaps must all be numbers", field) from None
     total = arr.sum()
     if not math.isfinite(total):
-        raise LineError("NaN or Infinity among inter-token gaps", "inter_chunk_latency")
+        raise LineError("NaN or Infinity among inter-token gaps", field)
     if arr[0] < 0.0:
-        raise LineError(f"negative inter-token gap {arr[0]:g}", "inter_chunk_latency")
+        raise LineError(f"negative inter-token gap {arr[0]:g}", field)
     pos50, pos99 = (n - 1) * 0.5, (n - 1) * 0.99
     lo50, lo99 = int(pos50), int(pos99)
     hi50, hi99 = min(lo50 + 1, n - 1), min(lo99 + 1, n - 1)
@@ -152,6 +160,7 @@ def stream_jsonl(
     columns: list[tuple[str, pa.DataType]],
     batch_rows: int = BATCH_ROWS,
     workers: int | None = None,
+    skip_array: str | None = None,
 ) -> StreamResult:
     """Typed columns from a JSON-lines file, read line by line.
 
@@ -160,6 +169,10 @@ def stream_jsonl(
     and not kept), or raises :class:`LineError` (the line goes to ``bad``). ``extract`` must be a module-level
     function so worker processes can import it. ``workers=None`` uses ``$PERFCLAIMS_INGEST_WORKERS`` when set,
     else two processes for files above ``PARALLEL_MIN_BYTES`` when the machine has two cores, one otherwise.
+
+    With ``skip_array="key"``, ``extract`` is called as ``extract(obj, n)``: ``n`` is the number of elements of the
+    array ``"key":{"value":[...]}`` that was cut out unparsed (``obj`` then holds ``[]`` there), or None when the
+    line was parsed whole (key absent, or the array not plainly non-negative decimals; ``obj`` holds the values).
     """
     path = Path(path)
     size = path.stat().st_size
@@ -169,12 +182,14 @@ def stream_jsonl(
             workers = int(forced)
         else:
             workers = min(2, os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
+    reader = _stream_range if skip_array is None else _stream_range_skipping
+    extra = () if reader is _stream_range else (skip_array,)
     if workers <= 1 or size < 2:
-        return _stream_range(path, extract, columns, batch_rows, 0, None)
+        return reader(path, extract, columns, batch_rows, 0, None, *extra)
     bounds = [size * i // workers for i in range(workers + 1)]
     ctx = get_context("fork") if "fork" in _start_methods() else get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(_stream_range, path, extract, columns, batch_rows, bounds[i], bounds[i + 1])
+        futures = [pool.submit(reader, path, extract, columns, batch_rows, bounds[i], bounds[i + 1], *extra)
                    for i in range(workers)]
         parts = [f.result() for f in futures]
     return _merge(parts, columns)
@@ -264,6 +279,99 @@ def _stream_range(path, extract, columns, batch_rows, start, end) -> StreamResul
     schema = pa.schema(columns)
     table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
     return StreamResult(table=table, bad=bad, counts=counts, lines=lineno)
+
+
+# Bytes a skipped array may hold and still be cut without parsing: ",", ".", "/" and digits lie in 0x2C..0x39;
+# "-" and "/" are in that range too and are looked for separately (a minus means a negative gap, "/" is not JSON).
+_LOW, _HIGH = ord(","), ord("9")
+_COMMA = ord(",")
+_RELEASE_BYTES = 32 << 20  # drop mapped pages from our resident set every this many bytes (page cache keeps them)
+
+
+def _stream_range_skipping(path, extract, columns, batch_rows, start, end, key) -> StreamResult:
+    """:func:`_stream_range` with one flat array per line cut out unparsed (see ``skip_array`` above)."""
+    columns = _with_line(columns)
+    names = [name for name, _ in columns]
+    types = [typ for _, typ in columns]
+    batches: list[pa.RecordBatch] = []
+    rows: list[tuple] = []
+    bad: list[dict] = []
+    counts: dict[str, int] = {}
+    lineno = 0
+    loads = _LOADS
+    needle = b'"' + key.encode() + b'":{"value":['
+    if Path(path).stat().st_size == 0:
+        return StreamResult(table=_empty(columns[:-1]))
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        view = np.frombuffer(mm, dtype=np.uint8)
+        try:
+            size, find = len(mm), mm.find
+            pos = 0
+            if start:
+                nl = find(b"\n", start - 1)
+                pos = size if nl < 0 else nl + 1  # the line running through ``start`` belongs to the previous range
+            limit = size if end is None else min(end, size)
+            released = pos - pos % mmap.PAGESIZE
+            while pos < limit:
+                stop = find(b"\n", pos)
+                nxt, stop = (size, size) if stop < 0 else (stop + 1, stop)
+                lineno += 1
+                n = _flat_count(mm, view, find(needle, pos, stop), len(needle), stop)
+                try:
+                    obj = loads(mm[pos:n[1]] + mm[n[2]:stop] if n else mm[pos:stop])
+                    n = n[0] if n else None
+                except _DECODE_ERROR:
+                    raw = mm[pos:nxt]
+                    pos = nxt
+                    if not raw.strip():
+                        continue
+                    n = None  # report the line as written, so columns in the reason are the file's own
+                    obj, reason = _fallback(raw, at_eof=not raw.endswith(b"\n"))
+                    if reason:
+                        bad.append({"line": lineno, "field": None, "reason": reason})
+                        continue
+                pos = nxt
+                if pos - released >= _RELEASE_BYTES:
+                    upto = pos - pos % mmap.PAGESIZE
+                    mm.madvise(mmap.MADV_DONTNEED, released, upto - released)
+                    released = upto
+                try:
+                    values = extract(obj, n)
+                except LineError as err:
+                    bad.append({"line": lineno, "field": err.field, "reason": err.reason})
+                    continue
+                if values.__class__ is str:
+                    counts[values] = counts.get(values, 0) + 1
+                    continue
+                rows.append(values + (lineno,))
+                if len(rows) >= batch_rows:
+                    batches.append(_to_batch(rows, names, types))
+                    rows = []
+        finally:
+            view = None  # the map cannot close while numpy still holds its buffer
+    if rows:
+        batches.append(_to_batch(rows, names, types))
+    schema = pa.schema(columns)
+    table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+    return StreamResult(table=table, bad=bad, counts=counts, lines=lineno)
+
+
+def _flat_count(mm, view, k: int, skip: int, stop: int) -> tuple[int, int, int] | None:
+    """(elements, first byte inside, closing bracket) of the array found at ``k``, when it may be cut unparsed.
+
+    None when there is no such array on the line, or its bytes are not only digits, dots and commas — then the
+    line is parsed whole. An empty array is left in place (nothing to skip).
+    """
+    if k < 0:
+        return None
+    a = k + skip
+    b = mm.find(b"]", a, stop)
+    if b <= a:
+        return None
+    gaps = view[a:b]
+    if gaps.max() > _HIGH or gaps.min() < _LOW or mm.find(b"-", a, b) >= 0 or mm.find(b"/", a, b) >= 0:
+        return None
+    return int(np.count_nonzero(gaps == _COMMA)) + 1, a, b
 
 
 def _to_batch(rows: list[tuple], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:

@@ -191,3 +191,38 @@ def test_bench_throughput_counts_input_plus_output():
     assert p["total_tok_s"] == pytest.approx(raw["tokens_per_second"])
     assert math.isnan(p["output_tok_s"])
     assert p["num_requests"] == raw["num_requests"]
+
+
+@pytest.mark.parametrize("key", ["median_ttft_ms", "p99_tpot_ms", "p99.9_itl_ms"])
+def test_negative_latency_rejects_the_result_naming_the_key(tmp_path, key):
+    """A negative statistic was never measured: quarantined, even where the table keeps no column for it."""
+    raw = _raw("fork_kimi_mtp_conc32.json")
+    raw[key] = -abs(raw[key])
+    path = tmp_path / "fork_kimi_mtp_conc32.json"
+    path.write_text(json.dumps(raw))
+    result = ingest([path])
+    assert result.points.empty
+    q = result.quarantine.iloc[0]
+    assert q["field"] == key and q["reason"] == f"negative latency {raw[key]:g} ms"
+
+
+def test_negative_latency_in_appended_record_skips_only_that_record(tmp_path):
+    lines = (DATA / "bench_serve_append.json").read_text().splitlines()
+    second = json.loads(lines[1])
+    second["mean_ttft_ms"] = -3.5
+    lines[1] = json.dumps(second)
+    path = tmp_path / "appended.json"
+    path.write_text("\n".join(lines))
+    result = ingest([path])
+    assert len(result.points) == len(lines) - 1
+    assert result.quarantine[["line", "field", "reason"]].values.tolist() == [
+        [2, "mean_ttft_ms", "negative latency -3.5 ms"]]
+
+
+def test_truncated_result_says_truncated(tmp_path):
+    text = (DATA / "fork_kimi_mtp_conc32.json").read_text()
+    path = tmp_path / "fork_kimi_mtp_conc32.json"
+    path.write_text(text[: len(text) // 2])
+    q = ingest([path]).quarantine
+    assert len(q) == 1 and q["reason"].iloc[0].startswith("truncated JSON")
+    assert q["line"].iloc[0] == text[: len(text) // 2].count("\n") + 1

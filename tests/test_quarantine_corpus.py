@@ -49,14 +49,15 @@ EXPECTED = {
     "h200_zero_step.jsonl": ("must be > 0", 6, "step_ms_median"),
     "h200_string_step.jsonl": ("expected a number, got '6.0 ms'", 7, "step_ms_median"),
     "vllm_throughput_word.json": ("expected a number, got 'fast'", None, "output_throughput"),
-    "vllm_truncated.json": ("invalid JSON", 1, None),
+    "vllm_truncated.json": ("truncated JSON", 1, None),
+    "vllm_negative_ttft.json": ("negative latency -124.3 ms", 1, "median_ttft_ms"),
     "empty.json": ("empty file", None, None),
     "blank_lines.jsonl": ("empty file", None, None),
     "binary.parquet": ("binary file", None, None),
     "notes.txt": ("unknown format", None, None),
 }
-# Read in full and kept: the first of an identical pair; the negative vLLM TTFT (see the xfail below).
-KEPT = {"mlperf_duplicate_a/mlperf_log_summary.txt", "vllm_negative_ttft.json"}
+# Read in full and kept: the first of an identical pair.
+KEPT = {"mlperf_duplicate_a/mlperf_log_summary.txt"}
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +118,8 @@ def test_whole_file_rejections_leave_no_points(result):
         assert files.loc[name, "points"] == 0, name
 
 
-@pytest.mark.xfail(strict=True, reason="vllm.latency_stats turns negative latencies into NaN instead of "
-                                       "quarantining them (x if x > 0 else nan); owner of vllm.py to change")
-def test_negative_vllm_ttft_is_quarantined(quarantine):
+def test_negative_vllm_ttft_is_quarantined(quarantine, result):
     rows = quarantine[quarantine["name"] == "vllm_negative_ttft.json"]
     assert len(rows) == 1 and "negative" in rows.iloc[0]["reason"]
+    files = result.files.assign(name=result.files["source_file"].map(_name)).set_index("name")
+    assert files.loc["vllm_negative_ttft.json", "points"] == 0  # not kept with a NaN median

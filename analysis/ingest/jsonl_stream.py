@@ -84,7 +84,7 @@ def loads_document(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise Quarantine(_json_reason(err, text), line=err.lineno) from None
+        raise Quarantine(json_error_reason(err, text), line=err.lineno) from None
     except RecursionError:
         raise Quarantine("invalid JSON: nested too deeply") from None
 
@@ -94,7 +94,8 @@ def _truncated(err: json.JSONDecodeError, text: str) -> bool:
     return err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string")
 
 
-def _json_reason(err: json.JSONDecodeError, text: str) -> str:
+def json_error_reason(err: json.JSONDecodeError, text: str) -> str:
+    """What the stdlib's decode error means for a user: "truncated JSON …" when the text ends mid-document."""
     if _truncated(err, text):
         return f"truncated JSON: the document ends before it is complete (line {err.lineno})"
     return f"invalid JSON: {err.msg} at line {err.lineno}, column {err.colno}"

@@ -6,8 +6,9 @@ Serving results are one point per object: summary statistics are already in ms (
 parsed generically), per-request arrays (seconds) go to the per-request table and fill the statistics the summary
 lacks (upstream writes no e2e statistics by default). A run with ``completed: 0`` is kept and flagged
 ``failed-run`` with its metrics NaN: the 0.0 the tool writes is ``np.mean([] or 0)``, not a latency. A statistic of
-exactly 0 ms is likewise treated as missing (no streaming, or no request with more than one token). The serving
-helpers here are shared with the SGLang reader, whose summaries use the same key style.
+exactly 0 ms is likewise treated as missing (no streaming, or no request with more than one token); a negative one
+cannot be measured and rejects the record. The serving helpers here are shared with the SGLang reader, whose
+summaries use the same key style.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
+from analysis.ingest.jsonl_stream import json_error_reason
 from analysis.ingest.requests_table import from_serving_arrays, percentiles_from_requests, pooled_itl_ms
 from analysis.schema import COLUMNS, add_flag
 
@@ -68,9 +70,9 @@ def json_documents(path: Path, sink: Sink) -> Iterator[tuple[int, object]]:
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as err:
-            if not found:
-                raise Quarantine(f"invalid JSON: {err.msg}", line=err.lineno) from None
-            sink.bad(f"invalid JSON record: {err.msg} (at line {err.lineno})", line=line)
+            if not found:  # "truncated JSON …" when the text ends mid-document, else "invalid JSON … at line:col"
+                raise Quarantine(json_error_reason(err, text), line=err.lineno) from None
+            sink.bad(f"{json_error_reason(err, text)} (record starting at line {line})", line=line)
             nxt = text.find("\n{", pos)
             if nxt < 0:
                 return
@@ -89,11 +91,19 @@ def iso_date(text) -> str | None:
 
 # --- shared serving helpers (vLLM and SGLang) ------------------------------------------------------
 def latency_stats(rec: dict) -> dict:
-    """Points-table latency columns from ``mean_/median_/pNN_<metric>_ms`` keys; 0 ms is missing (NaN)."""
+    """Points-table latency columns from ``mean_/median_/pNN_<metric>_ms`` keys.
+
+    0 ms is missing (NaN): the tools write it for a failed run or a metric without streaming. A negative latency
+    cannot have been measured, so it raises Quarantine naming the key rather than vanishing into NaN.
+    """
     row: dict[str, float] = {}
     for key, value in rec.items():
         m = STAT_KEY.match(key)
-        if not m or m.group(1) == "std":
+        if not m:
+            continue
+        if value.__class__ in (int, float) and value < 0:  # also in statistics the table does not keep
+            raise Quarantine(f"negative latency {value:g} ms", field=key)
+        if m.group(1) == "std":
             continue
         metric = _METRIC[m.group(3)]
         stat = "mean" if m.group(1) == "mean" else "p50" if m.group(1) == "median" else f"p{m.group(2)}"
@@ -102,6 +112,8 @@ def latency_stats(rec: dict) -> dict:
         if stat == "p50" and m.group(1) != "median" and f"{metric}_ms_p50" in row:
             continue  # an explicit median wins over a p50 percentile (they are the same number)
         x = num(value, key)
+        if x < 0:  # a number written as text ("-1.5"); plain numbers were checked above
+            raise Quarantine(f"negative latency {x:g} ms", field=key)
         row[f"{metric}_ms_{stat}"] = x if x > 0 else math.nan
     return row
 

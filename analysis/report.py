@@ -267,7 +267,7 @@ _TABLE_CSS = ("<style>.pc-table td{white-space:nowrap;font-variant-numeric:tabul
               ".pc-table th{white-space:normal;max-width:11em;vertical-align:bottom}</style>")
 
 
-_HEADER_WORDS = [("tok_s_per_user", "tok/s/user"), ("tok_s_per_gpu", "tok/s/GPU"), ("tok_s", "tok/s"),
+_HEADER_WORDS = [("tok_s_per_user", "tok/s/user"), ("tok_s_per_gpu", "tok/s/GPU"), ("tok_s", "tok/s"), ("sol_", "SOL "), ("_gb", " GB"),
                  ("_ms_", " ms "), ("_pct", " %")]
 
 
@@ -286,7 +286,9 @@ def show_table(frame, *, max_rows: int = 200):
     shown = frame.head(max_rows)
     shown = shown.rename(columns={c: pretty_header(c) for c in shown.columns})
     numeric = shown.select_dtypes("number").columns
+    text = [c for c in shown.columns if c not in numeric]
     styler = (shown.style.hide(axis="index").format({c: _readable for c in numeric}, na_rep="–")
+              .set_properties(subset=text, **{"text-align": "left"})
               .set_table_attributes('class="pc-table"'))
     display(HTML(_TABLE_CSS + styler.to_html()))
     if len(frame) > max_rows:

@@ -35,7 +35,7 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
 
 
 def test_notebook_reports_the_moe_small_batch_check(notebook_runner, h200_points_file):
-    """Issue 4 in the report: the MoE fit on batches <= 16 predicts 32..256 within 10% with the physical t1 floor."""
+    """In the report: the MoE fit on batches <= 16 predicts 32..256 within 10% with the physical t1 floor."""
     res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), step_logs_path=str(RAW / "h200"),
                           n_boot=0)
     check = res["moe_small_batch_check"]

@@ -80,7 +80,7 @@ def test_floor_inputs_read_the_model_record_and_calibration(floors):
 
 
 def test_moe_extrapolation_from_small_batches(moe, floors):
-    """Issue 4: fitted on B <= 16 only, the MoE-aware model predicts every batch 32..256 within 10%.
+    """Fitted on B <= 16 only, the MoE-aware model predicts every batch 32..256 within 10%.
 
     Below B = 16 the experts touched grow almost linearly with B, so the batches cannot tell t1 from tm; without a
     physical bound t1 sits at 0 and B = 128, 256 are under-predicted by 12% and 26%. With t1 bounded by one

@@ -31,7 +31,14 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     launch = {(r["model"], r["precision"]): r for r in res["launch_overhead"]}
     assert launch[("llama-3.1-8b", "bf16")]["eager_over_cudagraph"] == pytest.approx(20.7789 / 6.01605, rel=1e-4)
     assert res["extrapolation_max_abs_rel_error"] > 0.10  # fp8 at batch 512 is missed: the report must show it
-    assert res["speed_of_light_available"] in (True, False)
+    # Measured single-user speed against the speed of light: weights once + KV, at measured and datasheet bandwidth.
+    assert res["speed_of_light_available"] is True
+    sol = next(r for r in res["speed_of_light"] if r["model"] == "llama-3.1-8b" and r["precision"] == "bf16"
+               and r["framework"] == "pytorch-cudagraph" and r["context_len"] == 1024)
+    assert sol["bytes_per_step_gb"] == pytest.approx(15.1, abs=0.1)
+    assert sol["sol_tok_s_per_user_measured"] == pytest.approx(281, rel=0.01)
+    assert sol["sol_tok_s_per_user_datasheet"] == pytest.approx(317, rel=0.01)
+    assert sol["fraction_of_sol_measured"] == pytest.approx(166.22 / sol["sol_tok_s_per_user_measured"], rel=1e-3)
 
 
 def test_notebook_reports_the_moe_small_batch_check(notebook_runner, h200_points_file):

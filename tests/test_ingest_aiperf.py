@@ -223,6 +223,7 @@ def test_skipped_array_that_is_not_plain_numbers_is_parsed_and_quarantined(tmp_p
         7: lambda line: _gaps(line, '12.5,"fast",13.0'),
         9: lambda line: _gaps(line, "12.5,[1.0],13.0"),
         11: lambda line: _gaps(line, "12.5, 13.5,1.4e1"),  # whitespace and an exponent: fine, just not cut
+        13: lambda line: _gaps(line, ",".join(["12.345678"] * 8000)),  # 80 kB of gaps: cut, counted
     })
     result = stream_jsonl(path, request_record_skipping, columns=REQUEST_STREAM_COLUMNS, skip_array=GAPS_KEY)
     bad = {b["line"]: b for b in result.bad}
@@ -235,6 +236,8 @@ def test_skipped_array_that_is_not_plain_numbers_is_parsed_and_quarantined(tmp_p
     assert table.loc[11, "itl_ms_mean"] == pytest.approx(np.mean([12.5, 13.5, 14.0]))
     assert table.loc[11, "itl_gaps"] == 3
     assert np.isnan(table.loc[11, "itl_ms_p99"])  # percentiles stay a --itl-gaps column, however parsed
+    assert table.loc[13, "itl_gaps"] == 8000
+    assert table.loc[13, "itl_ms_mean"] == pytest.approx((table.loc[13, "e2e_ms"] - table.loc[13, "ttft_ms"]) / 8000)
     assert len(table) == 195 - 4
 
 

@@ -11,7 +11,10 @@ hardware or GPU count is in any file (the manifest gives them).
 The JSONL is streamed (:mod:`analysis.ingest.jsonl_stream`): warm-up records are left out and counted,
 errored requests are kept in the per-request table with their error and counted, and a point is built from the
 requests only when no aggregate of the same run sits next to the file (otherwise the run would be counted
-twice). Run metadata (model, concurrency) for the JSONL and CSV comes from the sibling JSON when there is one.
+twice). By default each record's ``inter_chunk_latency`` array (~95% of the bytes) is cut out unparsed and only
+its length is kept: the per-request gap mean is exact from it (the gaps sum to e2e − TTFT), and the run's pooled
+ITL mean equals AIPerf's; per-request gap p50/p99 need every value and come only with ``itl_gaps=True``
+(``perfclaims ingest --itl-gaps``). Run metadata (model, concurrency) for the JSONL and CSV comes from the sibling JSON when there is one.
 """
 
 from __future__ import annotations
@@ -391,7 +394,11 @@ def _scale(block: dict, tag: str) -> float:
 
 
 def _time(block: Any, tag: str) -> float:
-    if block is None:
+    if block.__class__ is dict:  # the common case first, without building field names: finite ms >= 0
+        value = block.get("value")
+        if value.__class__ is float and 0.0 <= value < math.inf and block.get("unit", "ms") == "ms":
+            return value
+    elif block is None:
         return math.nan
     if block.__class__ is not dict:
         raise LineError("expected {'value': ..., 'unit': ...}", f"metrics.{tag}")

@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("points", nargs="?", type=Path, default=config.POINTS_FILE)
     s.add_argument("--by", type=_cols, help="grouping columns (default: the configuration columns)")
     s.add_argument("--out", type=Path, help="write fits CSV here (default: stdout)")
+    default_logs = config.RAW_DATA_DIR / "h200"
+    s.add_argument("--step-logs", type=Path, default=default_logs if default_logs.exists() else None,
+                   help="step-timing logs giving per-sequence physical floors (default: data/raw/h200; '' for none)")
 
     s = sub.add_parser("predict", help="predict step time and throughput from fitted groups")
     s.add_argument("fits", type=Path)
@@ -97,7 +100,8 @@ def _dispatch(args) -> int:
     if args.command == "fit":
         from analysis import scaling
 
-        return scaling.cli_fit(args.points, by=args.by, out=args.out)
+        step_logs = args.step_logs if args.step_logs and str(args.step_logs) not in ("", ".") else None
+        return scaling.cli_fit(args.points, by=args.by, out=args.out, step_logs=step_logs)
     if args.command == "predict":
         from analysis import scaling
 

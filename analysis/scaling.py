@@ -862,16 +862,21 @@ def describe(row: pd.Series, *, level: float = 50.0) -> str:
 
 
 # --- command line ---------------------------------------------------------------------------------
-def cli_fit(points_path: Path, *, by: list[str] | None, out: Path | None) -> int:
-    """``perfclaims fit``: fits CSV to ``out`` or stdout; degenerate fits are reported on stderr."""
+def cli_fit(points_path: Path, *, by: list[str] | None, out: Path | None, step_logs: Path | None = None) -> int:
+    """``perfclaims fit``: fits CSV to ``out`` or stdout; degenerate fits are reported on stderr.
+
+    ``step_logs``: step-timing logs whose model and calibration records give per-sequence floors (as the
+    batch-scaling report uses); None fits with coefficients bounded by 0 only.
+    """
     points = load_points(points_path)
+    floors = floor_inputs(step_logs, points=points) if step_logs else None
     if by:
         missing = [c for c in by if c not in points.columns]
         if missing:
             raise ValueError(f"--by: {', '.join(missing)} not a column of {points_path}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScalingWarning)
-        fits = fit(points, by=by)
+        fits = fit(points, by=by, floors=floors)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     if out:

@@ -75,3 +75,11 @@ def flag_counts(points: pd.DataFrame) -> pd.DataFrame:
     counts = flags.value_counts().rename_axis("flag").reset_index(name="points")
     counts["meaning"] = counts["flag"].map(FLAG_MEANINGS).fillna("")
     return counts
+
+
+def files_without_points(files: pd.DataFrame) -> pd.DataFrame:
+    """Files that gave no point of their own, and why (per-request data only, same run read elsewhere, quarantined)."""
+    if files.empty or "status" not in files.columns:
+        return pd.DataFrame(columns=["source_file", "format", "status", "note"])
+    rows = files[~files["status"].astype(str).str.startswith("points")]
+    return rows[["source_file", "format", "status", "note"]].fillna("")

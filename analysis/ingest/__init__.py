@@ -216,6 +216,7 @@ def ingest(
         for table in sink.request_tables:
             request_tables.append(_as_frame(table, shown))
         entry.update({f"n_{k}": v for k, v in sink.counts.items()})
+        entry["note"] = "; ".join(sink.notes)
         file_log.append(entry)
         bar.update(1)
     bar.close()
@@ -224,7 +225,12 @@ def ingest(
     requests = pd.concat(request_tables, ignore_index=True) if request_tables else pd.DataFrame()
     qframe = pd.DataFrame(quarantine, columns=QUARANTINE_COLUMNS)
     qframe["line"] = qframe["line"].astype("Int64")
-    files_frame = pd.DataFrame(file_log).fillna(0)
+    files_frame = pd.DataFrame(file_log)
+    if len(files_frame):
+        files_frame["note"] = files_frame.get("note", pd.Series(dtype=str)).fillna("")
+        counts = [c for c in files_frame.columns if c.startswith("n_") or c in ("points", "quarantined")]
+        files_frame[counts] = files_frame[counts].fillna(0)
+        files_frame["status"] = [_status(row) for row in files_frame.to_dict("records")]
     return IngestResult(points=points, requests=requests, quarantine=qframe, files=files_frame)
 
 
@@ -243,6 +249,19 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
     result.quarantine.to_csv(paths["quarantine"], index=False)
     result.files.to_csv(paths["files"], index=False)
     return paths
+
+
+def _status(row: dict) -> str:
+    """What became of one file, in words: every file is read into points or requests, or quarantined."""
+    if row["points"]:
+        return "points" + (" (some records quarantined)" if row["quarantined"] else "")
+    if row.get("n_requests"):
+        return "requests"
+    if row["quarantined"]:
+        return "quarantined"
+    if row.get("note"):
+        return "same run read elsewhere"
+    return "nothing read"
 
 
 def _q(source_file, line, field_name, reason, fmt_name) -> dict:

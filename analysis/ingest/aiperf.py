@@ -264,6 +264,7 @@ def _parse_csv(path: Path, sink: Sink) -> None:
     if sibling is not None:
         # The JSON next to it is the same run with more digits; one point per run.
         sink.count("deferred_to_json")
+        sink.note(f"same run as {sibling.name} beside it: read there, not counted twice")
         return
     text = _read_text(path)
     metrics = metrics_from_csv(text, aliases=CSV_ALIASES)
@@ -428,6 +429,7 @@ def _parse_jsonl(path: Path, sink: Sink) -> None:
     sibling = _sibling_json(path)
     if sibling is not None or path.with_name(f"{path.stem}_aiperf.csv").exists():
         sink.count("point_from_aggregate")
+        sink.note(f"{table.num_rows} requests read; the run's point comes from its aggregate file beside it")
         return
     info = {}
     try:

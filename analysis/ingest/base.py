@@ -52,6 +52,7 @@ class Sink:
     request_tables: list[Any] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
     options: dict = field(default_factory=dict)  # reader options from ingest(), e.g. {"itl_gaps": True}
 
     def point(self, row: dict, *, line: int | None = None) -> None:
@@ -63,6 +64,10 @@ class Sink:
 
     def bad(self, reason: str, *, line: int | None = None, field: str | None = None) -> None:
         self.problems.append({"line": line, "field": field, "reason": reason})
+
+    def note(self, text: str) -> None:
+        """Why a readable file yields no point of its own (e.g. the same run is read from a sibling file)."""
+        self.notes.append(text)
 
     def count(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n

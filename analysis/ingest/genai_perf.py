@@ -113,6 +113,7 @@ def _parse_csv(path: Path, sink: Sink) -> None:
     prefix = re.sub(r"(_llm)?_genai_perf\.csv$", "", path.name)
     if prefix != path.name and path.with_name(f"{prefix}_genai_perf.json").exists():
         sink.count("deferred_to_json")  # the JSON beside it is the same run, with model and concurrency
+        sink.note("same run as the profile export JSON beside it: read there, not counted twice")
         return
     try:
         text = path.read_bytes().decode("utf-8-sig")

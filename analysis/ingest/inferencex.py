@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, first, model_from_id, num
+from analysis.schema import scope_for
 
 PRIORITY = 20
 
@@ -75,9 +76,23 @@ def _model(prefix: str | None, model_id: str | None) -> str:
     return model_from_id(model_id) or prefix or "unknown"
 
 
-def _check_consistency(row: dict) -> None:
-    if row.get("tok_s_per_user") is not None and not row["tok_s_per_user"] > 0:
-        raise Quarantine("interactivity must be > 0", field="median_intvty")
+def _common(path: Path, rec: dict, *, hw, n_gpus: float, multinode: bool = False) -> dict:
+    """Columns every InferenceX record kind fills the same way."""
+    hardware, domain = hardware_name(hw)
+    return {
+        "tool": "inferencex",
+        "run_id": path.stem,
+        "model": _model(rec.get("infmax_model_prefix"), rec.get("model")),
+        "hardware": hardware,
+        "scale_up_domain": domain,
+        "n_gpus": n_gpus,
+        "scope": scope_for(n_gpus, domain, multinode),
+        "precision": rec.get("precision"),
+        "framework": rec.get("framework"),
+        "phase": "serving",
+        "scenario": "fixed-seq",
+        "tool_version": rec.get("image"),
+    }
 
 
 # --- API rows (benchmarks.json: a list of rows with a `metrics` dict) -------------------------------
@@ -116,11 +131,7 @@ def _api_row(rec: dict) -> dict:
         output_tok_s = out_per_gpu * n_gpus
         total_tok_s = tput_per_gpu * n_gpus
         n_prefill_gpus = n_decode_gpus = n_gpus
-    scope = "multi-node"
-    if not disagg and not multinode and n_gpus <= 8:
-        scope = "single-gpu" if n_gpus == 1 else "node"
-    elif n_gpus <= domain and domain > 8:
-        scope = "rack"
+    scope = scope_for(n_gpus, domain, disagg or multinode)
     if "p99_intvty" in metrics:
         flags.append("percentile-inverted")
     row = {
@@ -196,7 +207,6 @@ def _parse_agg(path: Path, sink: Sink) -> None:
     if not isinstance(rec, dict):
         raise Quarantine("expected a JSON object")
     from_name = decode_result_filename(path.name)
-    hardware, domain = hardware_name(rec.get("hw") or from_name.get("runner"))
     tp = num(first(rec, "tp", default=from_name.get("tp")), "tp")
     pp = num(first(rec, "pp", default=from_name.get("pp") or 1), "pp")
     multinode = _bool(rec.get("is_multinode"))
@@ -212,16 +222,8 @@ def _parse_agg(path: Path, sink: Sink) -> None:
         output_tok_s = num(rec.get("output_tput_per_gpu"), "output_tput_per_gpu") * n_gpus
     total_tok_s = num(rec.get("tput_per_gpu"), "tput_per_gpu") * n_gpus
     flags = ["percentile-inverted"] if "p99_intvty" in rec else []
-    row = {
-        "tool": "inferencex",
-        "run_id": path.stem,
-        "model": _model(rec.get("infmax_model_prefix"), rec.get("model")),
-        "hardware": hardware,
-        "scale_up_domain": domain,
-        "n_gpus": n_gpus,
-        "scope": "multi-node" if multinode and n_gpus > domain else ("rack" if n_gpus > 8 else "node"),
-        "precision": rec.get("precision"),
-        "framework": rec.get("framework"),
+    row = _common(path, rec, hw=rec.get("hw") or from_name.get("runner"), n_gpus=n_gpus, multinode=multinode)
+    row.update({
         "tp": tp,
         "pp": pp,
         "ep": num(first(rec, "ep", default=from_name.get("ep")), "ep"),
@@ -230,8 +232,6 @@ def _parse_agg(path: Path, sink: Sink) -> None:
         "n_prefill_gpus": n_prefill,
         "n_decode_gpus": n_decode,
         "spec_decode": first(rec, "spec_decoding", default=from_name.get("spec")) or "none",
-        "phase": "serving",
-        "scenario": "fixed-seq",
         "concurrency": num(first(rec, "conc", default=from_name.get("conc")), "conc"),
         "isl": num(rec.get("isl"), "isl"),
         "osl": num(rec.get("osl"), "osl"),
@@ -240,8 +240,7 @@ def _parse_agg(path: Path, sink: Sink) -> None:
         "tok_s_per_gpu": output_tok_s / n_gpus,
         "gpu_denominator": "all",
         "flags": ";".join(flags),
-        "tool_version": rec.get("image"),
-    }
+    })
     row.update(_latencies_seconds(rec))
     sink.point(row, line=1)
 
@@ -256,7 +255,6 @@ def _parse_agentx(path: Path, sink: Sink) -> None:
     if not isinstance(rec, dict) or not isinstance(rec.get("request_metrics"), dict):
         raise Quarantine("expected an object with request_metrics", field="request_metrics")
     metrics = rec["request_metrics"]
-    hardware, domain = hardware_name(rec.get("hw"))
     tp = num(rec.get("tp"), "tp")
     n_gpus = tp * num(rec.get("pp", 1), "pp")
     throughput = metrics.get("throughput") or {}
@@ -265,21 +263,12 @@ def _parse_agentx(path: Path, sink: Sink) -> None:
     total_tok_s = num((throughput.get("total") or {}).get("tokens_per_second"),
                       "request_metrics.throughput.total.tokens_per_second")
     latency = metrics.get("latency") or {}
-    row = {
-        "tool": "inferencex",
-        "run_id": path.stem,
-        "model": _model(rec.get("infmax_model_prefix"), rec.get("model")),
-        "hardware": hardware,
-        "scale_up_domain": domain,
-        "n_gpus": n_gpus,
-        "scope": "node" if n_gpus <= 8 else "rack",
-        "precision": rec.get("precision"),
-        "framework": rec.get("framework"),
+    row = _common(path, rec, hw=rec.get("hw"), n_gpus=n_gpus, multinode=_bool(rec.get("is_multinode")))
+    row.update({
         "tp": tp,
         "ep": num(rec.get("ep"), "ep"),
         "disagg": _bool(rec.get("disagg")),
         "spec_decode": rec.get("spec_decoding") or "none",
-        "phase": "serving",
         "scenario": rec.get("scenario_type") or "agentic",
         "concurrency": num(rec.get("conc"), "conc"),
         "num_requests": num(rec.get("num_requests_successful"), "num_requests_successful"),
@@ -289,9 +278,8 @@ def _parse_agentx(path: Path, sink: Sink) -> None:
         "total_tok_s": total_tok_s,
         "tok_s_per_gpu": output_tok_s / n_gpus,
         "gpu_denominator": "all",
-        "tool_version": rec.get("image"),
         "flags": "percentile-inverted",
-    }
+    })
     for name, metric in _LAT_METRICS.items():
         stats = latency.get(name) or {}
         for stat in _KEEP[metric]:
@@ -365,26 +353,16 @@ def _parse_runner(path: Path, sink: Sink) -> None:
     if not isinstance(metrics, dict):
         raise Quarantine("expected an object with metrics", field="metrics")
     gpu = rec.get("gpu") or {}
-    hardware, domain = hardware_name(rec.get("hw"))
     tp = num(rec.get("tp"), "tp")
     n_gpus = num(gpu.get("n_gpus"), "gpu.n_gpus")
     n_gpus = n_gpus if math.isfinite(n_gpus) else tp
     output_tok_s = num(metrics.get("output_token_throughput"), "metrics.output_token_throughput")
-    row = {
-        "tool": "inferencex",
-        "run_id": path.stem,
+    row = _common(path, rec, hw=rec.get("hw"), n_gpus=n_gpus)
+    row.update({
         "date": rec.get("ts"),
         "model": model_from_id(rec.get("model")),
-        "hardware": hardware,
-        "scale_up_domain": domain,
-        "n_gpus": n_gpus,
-        "scope": "node" if n_gpus <= 8 else "multi-node",
-        "precision": rec.get("precision"),
-        "framework": rec.get("framework"),
         "tp": tp,
         "ep": num(rec.get("ep"), "ep"),
-        "phase": "serving",
-        "scenario": "fixed-seq",
         "concurrency": num(rec.get("conc"), "conc"),
         "isl": num(rec.get("isl"), "isl"),
         "osl": num(rec.get("osl"), "osl"),
@@ -401,7 +379,7 @@ def _parse_runner(path: Path, sink: Sink) -> None:
         "e2e_ms_p99": num(metrics.get("p99_e2el_ms"), "metrics.p99_e2el_ms"),
         "power_w": num(gpu.get("total_avg_power_w"), "gpu.total_avg_power_w"),
         "tool_version": rec.get("image"),
-    }
+    })
     sink.point(row, line=1)
 
 

@@ -152,6 +152,7 @@ def ingest(
     for path in files:
         shown = _display_path(path, roots)
         bar.set_postfix_str(path.name[-40:], refresh=False)
+        step = _size(path)
         entry = {"source_file": shown, "format": "none", "tool": "none", "points": 0, "quarantined": 0}
         try:
             head, digest = _head_and_hash(path)
@@ -159,7 +160,7 @@ def ingest(
             quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
             entry["quarantined"] = 1
             file_log.append(entry)
-            bar.update(1)
+            bar.update(step)
             continue
         reason = None
         if not head.strip():
@@ -172,7 +173,7 @@ def ingest(
             quarantine.append(_q(shown, None, None, reason, "none"))
             entry["quarantined"] = 1
             file_log.append(entry)
-            bar.update(1)
+            bar.update(step)
             continue
         seen_hashes[digest] = shown
         found = forced or detect(path, head)
@@ -181,7 +182,7 @@ def ingest(
                                  "(see `perfclaims formats`, or force one with --format)", "none"))
             entry["quarantined"] = 1
             file_log.append(entry)
-            bar.update(1)
+            bar.update(step)
             continue
         entry.update(format=found.name, tool=found.tool)
         sink = Sink(path, options={"itl_gaps": itl_gaps})
@@ -218,7 +219,7 @@ def ingest(
         entry.update({f"n_{k}": v for k, v in sink.counts.items()})
         entry["note"] = "; ".join(sink.notes)
         file_log.append(entry)
-        bar.update(1)
+        bar.update(step)
     bar.close()
 
     points = to_points(rows)
@@ -285,8 +286,19 @@ def _as_frame(table, shown: str) -> pd.DataFrame:
     return frame
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _progress(files: list[Path], progress: bool | None):
+    """A byte-based progress bar on stderr for long ingests (many files, or large ones); off when not a terminal."""
     from tqdm.auto import tqdm
 
+    total = sum(_size(f) for f in files)
     disable = (not sys.stderr.isatty()) if progress is None else not progress
-    return tqdm(total=len(files), desc="ingest", unit="file", disable=disable or len(files) < 2, file=sys.stderr)
+    small = len(files) < 2 and total < 50 * 2**20
+    return tqdm(total=total, desc="ingest", unit="B", unit_scale=True, unit_divisor=1024,
+                disable=disable or small, file=sys.stderr)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import config
-from analysis.schema import has_flag
+from analysis.schema import has_flag, trusted
 
 DEFAULT_BY = ["model", "hardware", "precision", "scope", "isl", "osl", "context_len"]
 DENOMINATORS = ("all", "decode")
@@ -74,14 +74,15 @@ def per_gpu(points: pd.DataFrame, *, denominator: str = "all") -> pd.Series:
 
 
 def usable(points: pd.DataFrame, *, denominator: str = "all") -> pd.DataFrame:
-    """Rows a frontier may use: not a failed run, positive finite tok/s/user and tok/s/GPU (under ``denominator``).
+    """Rows a frontier may use: trusted (no failed run, no inconsistent throughput), positive finite tok/s/user and
+    tok/s/GPU (under ``denominator``).
 
     Adds ``tok_s_per_gpu`` recomputed under the denominator and a ``gpu_denominator`` column saying which.
     """
     out = points.copy()
     out["tok_s_per_gpu"] = per_gpu(points, denominator=denominator)
     out["gpu_denominator"] = denominator
-    ok = ~has_flag(out, "failed-run")
+    ok = trusted(out)
     for col in ("tok_s_per_user", "tok_s_per_gpu"):
         ok &= np.isfinite(out[col]) & (out[col] > 0)
     return out[ok]

@@ -19,6 +19,8 @@ FLAG_MEANINGS = {
     "derived-from-e2e": "per-user speed derived from end-to-end latency",
     "gpu-accounting-uncertain": "per-GPU fields do not add up under the documented GPU accounting",
     "tok-s-per-user-approx": "tok/s/user restated from another definition; approximate",
+    "inconsistent-throughput": "output tok/s ÷ tok/s/user is far from concurrency × decode share of latency "
+                               "(Little's law); a field of this point is likely wrong",
     "concurrency-achieved": "concurrency is the measured average in flight, not the client setting",
 }
 

@@ -248,6 +248,15 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
     df.loc[missing_gpu, "tok_s_per_gpu"] = df.loc[missing_gpu, "output_tok_s"] / df.loc[missing_gpu, "n_gpus"]
     df.loc[missing_gpu & (df["gpu_denominator"] == UNKNOWN), "gpu_denominator"] = "all"
 
+    # Little's law: streams decoding at once = output tok/s ÷ tok/s/user, which should match the client
+    # concurrency times the share of a request's life spent decoding. Far off means a field is wrong.
+    decoding = df["concurrency"] * (df["e2e_ms_p50"] - df["ttft_ms_p50"]) / df["e2e_ms_p50"]
+    implied = df["output_tok_s"] / df["tok_s_per_user"]
+    off = (implied / decoding).between(0.25, 2.0) == False  # noqa: E712 (NaN stays unflagged)
+    off &= (implied / decoding).notna()
+    if off.any():
+        df.loc[off, "flags"] = [add_flag(f, "inconsistent-throughput") for f in df.loc[off, "flags"]]
+
     no_scope = df["scope"] == UNKNOWN
     if no_scope.any():
         df.loc[no_scope, "scope"] = [
@@ -256,6 +265,18 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+# Points kept in the table (and listed in the ingest report) but left out of fits and frontiers.
+UNTRUSTED_FLAGS = ("failed-run", "inconsistent-throughput")
+
+
+def trusted(points: pd.DataFrame) -> pd.Series:
+    """Mask of points that carry none of the flags that make their numbers unusable."""
+    mask = pd.Series(True, index=points.index)
+    for flag in UNTRUSTED_FLAGS:
+        mask &= ~has_flag(points, flag)
+    return mask
+
+
 def usable_for_fits(points: pd.DataFrame) -> pd.Series:
-    """Rows a fit may use: not a failed run, with a per-user speed."""
-    return ~has_flag(points, "failed-run") & points["tok_s_per_user"].notna()
+    """Rows a fit may use: trusted, with a per-user speed."""
+    return trusted(points) & points["tok_s_per_user"].notna()

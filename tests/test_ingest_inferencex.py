@@ -89,3 +89,19 @@ def test_trimmed_summaries_use_the_manifest_for_hardware():
     assert glm["tpot_ms_p50"] == pytest.approx(raw["median_tpot"] * 1000)
     assert glm["isl"] == pytest.approx(raw["total_input_tokens"] / raw["completed"])
     assert glm["precision"] == "fp8" and glm["tp"] == 8
+
+
+def test_points_that_break_littles_law_are_flagged_and_left_out(api_points):
+    """Streams decoding at once (output tok/s ÷ tok/s/user) must match concurrency × decode share of latency."""
+    from analysis.schema import trusted
+
+    p = api_points
+    decoding = p["concurrency"] * (p["e2e_ms_p50"] - p["ttft_ms_p50"]) / p["e2e_ms_p50"]
+    ratio = (p["output_tok_s"] / p["tok_s_per_user"]) / decoding
+    flagged = p["flags"].str.contains("inconsistent-throughput")
+    assert flagged.sum() == ((ratio < 0.25) | (ratio > 2.0)).sum() == 3
+    assert ratio[~flagged].between(0.25, 2.0).all()
+    # the MI355X atom row at concurrency 512 reports ~40x too little output for its latencies
+    mi = p[flagged & (p["hardware"] == "MI355X")].iloc[0]
+    assert mi["concurrency"] == 512 and ratio[mi.name] < 0.05
+    assert not trusted(p)[flagged].any()

@@ -15,7 +15,7 @@ def expected_groups(points, *, isl, osl, denominator):
     """Per hardware · precision · scope: brute-force frontier, tok/s/GPU at each target, the fastest point."""
     sel = points[(points["format"] == "inferencex-api") & (points["model"] == "DeepSeek-R1-0528")
                  & (points["isl"] == isl) & (points["osl"] == osl) & points["output_tok_s"].notna()
-                 & ~points["flags"].str.contains("failed-run")]
+                 & ~points["flags"].str.contains("failed-run|inconsistent-throughput")]
     out = {}
     for (hw, prec, scope), grp in sel.groupby(["hardware", "precision", "scope"]):
         gpus = grp["n_gpus"]

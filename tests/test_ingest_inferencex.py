@@ -100,7 +100,7 @@ def test_points_that_break_littles_law_are_flagged_and_left_out(api_points):
     ratio = (p["output_tok_s"] / p["tok_s_per_user"]) / decoding
     flagged = p["flags"].str.contains("inconsistent-throughput")
     assert flagged.sum() == ((ratio < 0.25) | (ratio > 2.0)).sum() == 3
-    assert ratio[~flagged].between(0.25, 2.0).all()
+    assert ratio[~flagged].dropna().between(0.25, 2.0).all()
     # the MI355X atom row at concurrency 512 reports ~40x too little output for its latencies
     mi = p[flagged & (p["hardware"] == "MI355X")].iloc[0]
     assert mi["concurrency"] == 512 and ratio[mi.name] < 0.05

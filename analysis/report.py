@@ -141,7 +141,7 @@ def run_job(job: Job, run_dir: Path) -> Job:
     try:
         if not src.exists():
             raise FileNotFoundError(f"notebook {src.name} not found in {config.NOTEBOOKS_DIR}")
-        with _quiet_kernel_stderr():
+        with quiet_kernel_stderr():
             pm.execute_notebook(
                 str(src), str(executed), parameters={**job.parameters, "results_path": str(results_path)},
                 kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False,
@@ -166,7 +166,7 @@ _KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
 
 
 @contextlib.contextmanager
-def _quiet_kernel_stderr():
+def quiet_kernel_stderr():
     """Drop the kernel's transport warning from stderr (it inherits our fd 2); keep everything else."""
     sys.stderr.flush()
     saved = os.dup(2)

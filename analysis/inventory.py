@@ -21,6 +21,8 @@ FLAG_MEANINGS = {
     "tok-s-per-user-approx": "tok/s/user restated from another definition; approximate",
     "inconsistent-throughput": "output tok/s ÷ tok/s/user is far from concurrency × decode share of latency "
                                "(Little's law); a field of this point is likely wrong",
+    "shard-measured": "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); per-GPU "
+                      "throughput divides by the deployment's GPU count",
     "concurrency-achieved": "concurrency is the measured average in flight, not the client setting",
 }
 

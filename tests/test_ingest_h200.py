@@ -82,3 +82,13 @@ def test_a_bad_line_is_quarantined_and_the_rest_read(tmp_path):
     assert list(q["line"]) == [7, 8]
     assert q.iloc[0]["field"] == "step_ms_median" and "> 0" in q.iloc[0]["reason"]
     assert "invalid JSON" in q.iloc[1]["reason"]
+
+
+def test_a_tp_shard_counts_the_whole_deployment_per_gpu(points):
+    """One GPU's slice of a TP=8 step: the 8-GPU deployment emits batch tokens per step, so per GPU is /8."""
+    shard = points[(points["model"] == "llama-3.1-70b-tp8-shard") & (points["phase"] == "decode")]
+    assert len(shard) and (shard["n_gpus"] == 8).all() and (shard["tp"] == 8).all()
+    assert (shard["scope"] == "node").all() and shard["flags"].str.contains("shard-measured").all()
+    row = shard[(shard["batch_size"] == 512) & (shard["precision"] == "bf16")
+                & (shard["framework"] == "pytorch-cudagraph")].iloc[0]
+    assert row["tok_s_per_gpu"] == pytest.approx(512 * 1000 / row["step_ms"] / 8)

@@ -10,6 +10,7 @@ are quarantined with their message.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, num
@@ -67,6 +68,12 @@ def _parse(path: Path, sink: Sink) -> None:
             sink.bad(q.reason, line=lineno, field=q.field)
 
 
+def deployment_gpus(shape: str) -> int:
+    """GPUs of the deployment a shape stands for: ``llama-3.1-70b-tp8-shard`` is one GPU's slice of TP=8."""
+    m = re.search(r"tp(\d+)-shard", shape or "")
+    return int(m.group(1)) if m else 1
+
+
 def _point(path: Path, rec: dict, model: dict) -> dict:
     for key in ("shape", "precision", "batch_size", "step_ms_median"):
         if key not in rec:
@@ -91,8 +98,13 @@ def _point(path: Path, rec: dict, model: dict) -> dict:
         "spec_decode": "none",
         "tokens_per_step": 1.0,
         "disagg": False,
-        "tp": 1.0,
     }
+    # A TP shard is timed on one GPU, but the deployment it stands for has `tp` GPUs that all take the same step
+    # and together emit batch_size tokens: per-GPU throughput divides by tp (the all-reduce is not timed).
+    tp = deployment_gpus(rec["shape"])
+    row.update(tp=float(tp), n_gpus=float(tp), scope="single-gpu" if tp == 1 else "node")
+    if tp > 1:
+        row["flags"] = "shard-measured"
     if rec["kind"] == "decode":
         row.update(
             phase="decode",

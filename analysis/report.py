@@ -220,6 +220,21 @@ vertical-align:top;font-size:.92em}th{background:#f4f4f4}.ok{color:#1a7f37;font-
 """
 
 
+GLOSSARY = [
+    ("tok/s/user", "one user's decode speed, 1000 / median time per output token (TPOT)"),
+    ("tok/s/GPU", "system output tokens per second divided by GPUs; every table and figure states whether by all "
+                  "GPUs of the deployment or by decode GPUs only"),
+    ("TTFT / TPOT", "time to first token / time per output token after the first"),
+    ("single-user peak", "tok/s/user at batch or concurrency 1"),
+    ("capacity", "throughput at the largest batch measured (or the fitted asymptote, where said)"),
+    ("B½", "the batch at which per-user speed has halved and throughput reached half its asymptote"),
+    ("frontier", "measured points that no other point of the same group beats on both tok/s/user and tok/s/GPU"),
+    ("scope", "single-gpu, node (up to 8 GPUs on one NVLink island), rack (inside one larger NVLink domain, "
+              "e.g. NVL72), multi-node (across the scale-out network)"),
+    ("speed of light", "the physical bound on a decode step: bytes read over HBM bandwidth, FLOPs over peak"),
+]
+
+
 def write_index(jobs: list[Job], index_path: Path, *, run_dir: Path, suite_file: Path) -> None:
     """One page linking every report with its title, parameters, inputs and status."""
     rel = run_dir.relative_to(index_path.parent).as_posix()
@@ -247,7 +262,10 @@ def write_index(jobs: list[Job], index_path: Path, *, run_dir: Path, suite_file:
 reports ok. Each report separates single-user speed (tok/s/user) from server capacity (tok/s/GPU).</p>
 <table><tr><th>report</th><th>notebook</th><th>parameters</th><th>inputs</th><th>status</th><th>time</th></tr>
 {''.join(rows)}
-</table></body></html>"""
+</table>
+<h2>Words the reports use</h2>
+<dl>{''.join(f"<dt><b>{html.escape(t)}</b></dt><dd>{html.escape(d)}</dd>" for t, d in GLOSSARY)}</dl>
+</body></html>"""
     index_path.write_text(page, encoding="utf-8")
 
 
@@ -287,8 +305,11 @@ def show_table(frame, *, max_rows: int = 200):
     shown = shown.rename(columns={c: pretty_header(c) for c in shown.columns})
     numeric = shown.select_dtypes("number").columns
     text = [c for c in shown.columns if c not in numeric]
+    # Long prose cells (reasons, notes, confounders) wrap instead of pushing the table off the page.
+    long_text = [c for c in text if shown[c].astype(str).str.len().max() > 60] if len(shown) else []
     styler = (shown.style.hide(axis="index").format({c: _readable for c in numeric}, na_rep="–")
               .set_properties(subset=text, **{"text-align": "left"})
+              .set_properties(subset=long_text, **{"white-space": "normal", "min-width": "18em"})
               .set_table_attributes('class="pc-table"'))
     display(HTML(_TABLE_CSS + styler.to_html()))
     if len(frame) > max_rows:

@@ -4,9 +4,12 @@ A serving configuration buys tok/s/user (interactivity) with tok/s/GPU (capacity
 one end of that trade. Per group (by default model × hardware × precision × scope × lengths) this module keeps
 the measured points nobody beats on both axes (the frontier), reads the frontier's tok/s/GPU at target tok/s/user
 levels by log-log interpolation between neighbouring frontier points (NaN outside the measured range: no
-extrapolation), compares two frontiers at equal interactivity, and names the single-user end (the fastest
-per-user point and the tok/s/GPU it costs). The GPU denominator is explicit: ``all`` GPUs of the deployment, or
-``decode`` GPUs only for disaggregated serving (what InferenceX's ``output_tput_per_gpu`` divides by).
+extrapolation), compares two frontiers at equal interactivity, and names the fastest per-user point of each
+frontier with the concurrency, GPU count and time to first token (TTFT) it was measured at. tok/s/user is
+1000 / median TPOT, which ignores time spent queueing for prefill, so every frontier point carries its median TTFT
+and frontiers can be restricted to points under a TTFT limit. The GPU denominator is explicit: ``all`` GPUs of the
+deployment, or ``decode`` GPUs only for disaggregated serving (what InferenceX's ``output_tput_per_gpu`` divides
+by).
 """
 
 from __future__ import annotations
@@ -30,8 +33,13 @@ DENOMINATOR_TEXT = {
 # Columns carried onto frontier points so a reader (and the confounder check) can see what each point ran.
 CONFIG_COLUMNS = [
     "output_tok_s", "framework", "spec_decode", "tp", "ep", "dp", "disagg", "n_gpus", "n_prefill_gpus", "n_decode_gpus",
-    "concurrency", "batch_size", "date", "tool_version", "flags", "source_file", "source_line",
+    "concurrency", "batch_size", "ttft_ms_p50", "date", "tool_version", "flags", "source_file", "source_line",
 ]
+# Median time to first token above which a frontier point is drawn hollow and counted in the prose: tok/s/user
+# (1000 / median TPOT) says nothing about how long a request waited before its first token.
+TTFT_LIMIT_S = 10.0
+# Neighbouring frontier points further apart than this (ratio of tok/s/user) make a value read between them rough.
+WIDE_GAP = 3.0
 
 
 # --- loading and selecting -------------------------------------------------------------------------
@@ -73,9 +81,10 @@ def per_gpu(points: pd.DataFrame, *, denominator: str = "all") -> pd.Series:
     return value.where(~fallback, points["tok_s_per_gpu"])
 
 
-def usable(points: pd.DataFrame, *, denominator: str = "all") -> pd.DataFrame:
+def usable(points: pd.DataFrame, *, denominator: str = "all", ttft_max_ms: float | None = None) -> pd.DataFrame:
     """Rows a frontier may use: trusted (no failed run, no inconsistent throughput), positive finite tok/s/user and
-    tok/s/GPU (under ``denominator``).
+    tok/s/GPU (under ``denominator``) and, when ``ttft_max_ms`` is given, a median TTFT at most that (rows without
+    a TTFT are left out then: they cannot be shown to meet the limit).
 
     Adds ``tok_s_per_gpu`` recomputed under the denominator and a ``gpu_denominator`` column saying which.
     """
@@ -85,6 +94,8 @@ def usable(points: pd.DataFrame, *, denominator: str = "all") -> pd.DataFrame:
     ok = trusted(out)
     for col in ("tok_s_per_user", "tok_s_per_gpu"):
         ok &= np.isfinite(out[col]) & (out[col] > 0)
+    if ttft_max_ms is not None:
+        ok &= out["ttft_ms_p50"].astype(float) <= float(ttft_max_ms)
     return out[ok]
 
 
@@ -135,13 +146,15 @@ def _groups(points: pd.DataFrame, by: list[str]) -> Iterable[tuple[tuple, pd.Dat
         yield (key if isinstance(key, tuple) else (key,)), group
 
 
-def frontier(points: pd.DataFrame, *, by: Sequence[str] | None = None, denominator: str = "all") -> pd.DataFrame:
+def frontier(points: pd.DataFrame, *, by: Sequence[str] | None = None, denominator: str = "all",
+             ttft_max_ms: float | None = None) -> pd.DataFrame:
     """Frontier points per group, sorted by tok/s/user ascending (so tok/s/GPU descending within a group).
 
-    Failed runs and rows without both speeds are left out; ``tok_s_per_gpu`` is under ``denominator``.
+    Failed runs and rows without both speeds are left out; ``tok_s_per_gpu`` is under ``denominator``. With
+    ``ttft_max_ms`` only points whose median TTFT is at most that compete (see ``usable``).
     """
     by = _check_by(points, DEFAULT_BY if by is None else by)
-    data = usable(points, denominator=denominator)
+    data = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
     keep_cols = by + ["tok_s_per_user", "tok_s_per_gpu", "gpu_denominator"] + [
         c for c in CONFIG_COLUMNS if c in data.columns and c not in by]
     parts = []
@@ -192,18 +205,20 @@ def bracketing_points(front: pd.DataFrame, target: float) -> pd.DataFrame:
     return f.iloc[[hi - 1, hi]]
 
 
-def single_user_end(front: pd.DataFrame) -> pd.Series:
-    """The fastest per-user point of a frontier, the tok/s/GPU it costs and its concurrency."""
+def fastest_point(front: pd.DataFrame) -> pd.Series:
+    """The fastest per-user point of a frontier: its tok/s/user, the tok/s/GPU it costs, and (when present) the
+    concurrency, GPU count and median TTFT it was measured at. A single user only when concurrency is 1."""
     if front.empty:
-        return pd.Series({"tok_s_per_user": np.nan, "tok_s_per_gpu": np.nan, "concurrency": np.nan})
-    row = front.loc[front["tok_s_per_user"].idxmax()]
-    return row
+        return pd.Series({"tok_s_per_user": np.nan, "tok_s_per_gpu": np.nan, "concurrency": np.nan,
+                          "n_gpus": np.nan, "ttft_ms_p50": np.nan})
+    return front.loc[front["tok_s_per_user"].idxmax()]
 
 
 def capacity_end(front: pd.DataFrame) -> pd.Series:
     """The highest tok/s/GPU point of a frontier and the tok/s/user left at it."""
     if front.empty:
-        return pd.Series({"tok_s_per_user": np.nan, "tok_s_per_gpu": np.nan, "concurrency": np.nan})
+        return pd.Series({"tok_s_per_user": np.nan, "tok_s_per_gpu": np.nan, "concurrency": np.nan,
+                          "n_gpus": np.nan, "ttft_ms_p50": np.nan})
     return front.loc[front["tok_s_per_gpu"].idxmax()]
 
 
@@ -211,31 +226,99 @@ def target_column(target: float) -> str:
     return f"tok_s_per_gpu_at_{target:g}"
 
 
-def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequence[str] | None = None
-                   ) -> pd.DataFrame:
-    """One row per group: measured tok/s/user range, tok/s/GPU at each target, single-user and capacity ends."""
+def reading_column(target: float) -> str:
+    """How the value at ``target`` was read: measured, interpolated, wide gap, lower bound or above range."""
+    return f"reading_at_{target:g}"
+
+
+def lower_bound_column(target: float) -> str:
+    """tok/s/GPU the frontier is known to reach at ``target`` when it was only measured faster than that."""
+    return f"tok_s_per_gpu_lower_bound_at_{target:g}"
+
+
+def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap: float = WIDE_GAP
+                      ) -> pd.DataFrame:
+    """One row per target: the interpolated ``tok_s_per_gpu`` (NaN outside the measured range, as
+    ``capacity_at``), how it was read, the ``gap`` between the bracketing points (ratio of their tok/s/user) and a
+    ``lower_bound_tok_s_per_gpu`` below the measured range.
+
+    ``reading`` is ``measured`` (a frontier point sits at the target), ``interpolated``, ``wide gap`` (interpolated
+    between points more than ``wide_gap``× apart in tok/s/user: rough), ``lower bound`` (the target is slower than
+    the frontier's slowest point; a deployment that serves every user faster than the target also meets it, so the
+    slowest point's tok/s/GPU is a floor, not an estimate) or ``above range`` (faster than anything measured).
+    """
+    targets = [float(t) for t in targets]
+    values = capacity_at(front, targets)
+    rows = []
+    f = front.sort_values("tok_s_per_user")
+    u = f["tok_s_per_user"].to_numpy(float)
+    for t, value in zip(targets, values):
+        row = {"target_tok_s_per_user": t, "tok_s_per_gpu": value, "reading": "above range", "gap": np.nan,
+               "lower_bound_tok_s_per_gpu": np.nan}
+        if len(u) == 0:
+            row["reading"] = "no data"
+        elif t < u[0]:
+            row["reading"] = "lower bound"
+            row["lower_bound_tok_s_per_gpu"] = f["tok_s_per_gpu"].to_numpy(float)[u == u[0]].max()
+        elif np.isfinite(value):
+            pair = bracketing_points(front, t)["tok_s_per_user"].to_numpy(float)
+            if len(pair) == 1:
+                row.update(reading="measured", gap=1.0)
+            else:
+                row["gap"] = pair[1] / pair[0]
+                row["reading"] = "wide gap" if row["gap"] > wide_gap else "interpolated"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _range_text(values: pd.Series, fmt: str = "{:.0f}") -> str:
+    values = values.dropna()
+    if values.empty:
+        return "n/a"
+    lo, hi = values.min(), values.max()
+    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}–{fmt.format(hi)}"
+
+
+def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequence[str] | None = None,
+                   ttft_limit_s: float = TTFT_LIMIT_S, wide_gap: float = WIDE_GAP) -> pd.DataFrame:
+    """One row per group: GPU counts, measured tok/s/user range, TTFT, tok/s/GPU at each target (with how it was
+    read and a lower bound below the measured range), the fastest per-user point and the capacity end."""
     by = list(DEFAULT_BY if by is None else by)
     targets = list(targets)
     rows = []
     for key, front in _groups(fronts, by):
-        single, cap = single_user_end(front), capacity_end(front)
+        fast, cap = fastest_point(front), capacity_end(front)
+        ttft = front["ttft_ms_p50"].astype(float) if "ttft_ms_p50" in front else pd.Series(np.nan, index=front.index)
         row = dict(zip(by, key))
         row.update({
             "gpu_denominator": front["gpu_denominator"].iloc[0] if "gpu_denominator" in front else "unknown",
             "n_points": int(front["n_points"].iloc[0]) if "n_points" in front else len(front),
             "n_frontier": len(front),
+            "n_gpus_min": front["n_gpus"].min() if "n_gpus" in front else np.nan,
+            "n_gpus_max": front["n_gpus"].max() if "n_gpus" in front else np.nan,
             "tok_s_per_user_min": front["tok_s_per_user"].min(),
             "tok_s_per_user_max": front["tok_s_per_user"].max(),
+            "ttft_s_p50_min": ttft.min() / 1000.0,
+            "ttft_s_p50_max": ttft.max() / 1000.0,
+            "n_over_ttft_limit": int((ttft > ttft_limit_s * 1000.0).sum()),
         })
-        for t, value in zip(targets, capacity_at(front, targets)):
-            row[target_column(t)] = value
+        readings = capacity_readings(front, targets, wide_gap=wide_gap)
+        for t, r in zip(targets, readings.itertuples()):
+            row[target_column(t)] = r.tok_s_per_gpu
+            row[reading_column(t)] = r.reading
+            row[lower_bound_column(t)] = r.lower_bound_tok_s_per_gpu
+            row[f"gap_at_{t:g}"] = r.gap
         row.update({
-            "single_user_tok_s_per_user": single["tok_s_per_user"],
-            "single_user_tok_s_per_gpu": single["tok_s_per_gpu"],
-            "single_user_concurrency": single["concurrency"],
+            "fastest_tok_s_per_user": fast["tok_s_per_user"],
+            "fastest_tok_s_per_gpu": fast["tok_s_per_gpu"],
+            "fastest_concurrency": fast.get("concurrency", np.nan),
+            "fastest_n_gpus": fast.get("n_gpus", np.nan),
+            "fastest_ttft_ms_p50": fast.get("ttft_ms_p50", np.nan),
             "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"],
             "capacity_tok_s_per_user": cap["tok_s_per_user"],
-            "capacity_concurrency": cap["concurrency"],
+            "capacity_concurrency": cap.get("concurrency", np.nan),
+            "capacity_n_gpus": cap.get("n_gpus", np.nan),
+            "capacity_ttft_ms_p50": cap.get("ttft_ms_p50", np.nan),
         })
         rows.append(row)
     return pd.DataFrame(rows)
@@ -290,19 +373,24 @@ def group_label(row: pd.Series | dict, by: Sequence[str]) -> str:
 
 
 # --- command line -----------------------------------------------------------------------------------
-def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, denominator: str) -> int:
-    """``perfclaims frontier``: per group tok/s/GPU at each ``at`` tok/s/user and the single-user end, as CSV."""
+CLI_END_COLUMNS = ["fastest_tok_s_per_user", "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
+                   "fastest_ttft_ms_p50"]
+
+
+def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, denominator: str,
+                 ttft_max_ms: float | None = None) -> int:
+    """``perfclaims frontier``: per group tok/s/GPU at each ``at`` tok/s/user and the fastest per-user point (with
+    its concurrency, GPU count and median TTFT), as CSV."""
     points = load_points(points_path)
     by = _check_by(points, DEFAULT_BY if not by else by)
-    fronts = frontier(points, by=by, denominator=denominator)
+    fronts = frontier(points, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms)
     if fronts.empty:
         print(f"perfclaims frontier: {points_path}: no usable points (need tok/s/user and tok/s/GPU)",
               file=sys.stderr)
         return 1
     table = capacity_table(fronts, targets=at, by=by)
-    cols = by + ["gpu_denominator", "n_points", "n_frontier", "tok_s_per_user_min", "tok_s_per_user_max"] + [
-        target_column(t) for t in at] + ["single_user_tok_s_per_user", "single_user_tok_s_per_gpu",
-                                         "single_user_concurrency"]
+    cols = by + ["gpu_denominator", "n_points", "n_frontier", "n_gpus_min", "n_gpus_max", "tok_s_per_user_min",
+                 "tok_s_per_user_max"] + [target_column(t) for t in at] + CLI_END_COLUMNS
     text = table[cols].to_csv(index=False, float_format="%.6g")
     try:
         sys.stdout.write(text)
@@ -317,67 +405,189 @@ REPORT_BY = ["hardware", "precision", "scope"]
 
 
 def report_tables(points: pd.DataFrame, *, targets: Sequence[float], denominator: str = "all",
-                  by: Sequence[str] = REPORT_BY) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+                  by: Sequence[str] = REPORT_BY, ttft_limit_s: float = TTFT_LIMIT_S,
+                  ttft_max_ms: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Usable points, frontier points and the capacity table (with a ``label`` column) for one selection."""
     by = list(by)
-    data = usable(points, denominator=denominator)
-    fronts = frontier(points, by=by, denominator=denominator)
-    table = capacity_table(fronts, targets=targets, by=by)
+    data = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
+    fronts = frontier(points, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms)
+    table = capacity_table(fronts, targets=targets, by=by, ttft_limit_s=ttft_limit_s)
     if len(table):
         table.insert(0, "label", [group_label(r, by) for _, r in table.iterrows()])
     return data, fronts, table
 
 
-def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denominator: str) -> str:
-    """Markdown prose built from the capacity table: who reaches each target, the best capacity there, and
-    what the fastest single-user points cost."""
+def _num(x: float) -> str:
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
+
+
+def _gpus_text(lo: float, hi: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "n/a"
+    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2g}" if s < 10 else f"{s:,.0f}"
+
+
+def _ttft_text(ms: float) -> str:
+    if ms is None or not np.isfinite(ms):
+        return "TTFT n/a"
+    return f"TTFT p50 {_seconds(ms / 1000.0)} s"
+
+
+def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) -> str:
+    """One table cell for tok/s/GPU at a target: the number, ``≥ X (lower bound)`` below the measured range,
+    ``X (gap N×)`` when read across a wide gap, ``above range`` when faster than anything measured."""
+    if reading == "lower bound":
+        return f"≥ {_num(lower_bound)} (lower bound)"
+    if reading == "wide gap":
+        return f"{_num(value)} (gap {gap:.1f}×)"
+    if reading in ("measured", "interpolated"):
+        return _num(value)
+    return reading
+
+
+def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.DataFrame:
+    """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
+    out = pd.DataFrame({
+        "group": table["label"],
+        "n_gpus": [_gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
+        "measured points": table["n_points"],
+        "frontier points": table["n_frontier"],
+        "tok_s_per_user range": [f"{_num(a)}–{_num(b)}" for a, b in
+                                 zip(table["tok_s_per_user_min"], table["tok_s_per_user_max"])],
+        "TTFT p50 range (s)": [f"{_seconds(a)}–{_seconds(b)}" if np.isfinite(a) else "n/a"
+                               for a, b in zip(table["ttft_s_p50_min"], table["ttft_s_p50_max"])],
+        "frontier points over TTFT limit": table["n_over_ttft_limit"],
+    })
+    for t in targets:
+        out[f"tok_s_per_gpu at {t:g} tok/s/user"] = [
+            capacity_cell(v, r, lb, g) for v, r, lb, g in zip(
+                table[target_column(t)], table[reading_column(t)], table[lower_bound_column(t)],
+                table[f"gap_at_{t:g}"])]
+    return out.sort_values("group", ignore_index=True)
+
+
+def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denominator: str,
+                       ttft_limit_s: float = TTFT_LIMIT_S) -> str:
+    """Markdown prose built from the capacity table: who reaches each target, the best capacity there, lower
+    bounds where a frontier starts faster, frontier points stuck behind a long TTFT, and the fastest per-user
+    points."""
     if table.empty:
         return "No usable points (tok/s/user and tok/s/GPU) in this selection."
+    n_front = int(table["n_frontier"].sum())
+    n_slow = int(table["n_over_ttft_limit"].sum())
     lines = [f"tok/s/GPU divides system output tok/s by **{DENOMINATOR_TEXT[denominator]}**. "
              f"{len(table)} hardware × precision × scope groups; values between measured frontier points are "
-             "interpolated in log-log space and never extrapolated."]
+             "interpolated in log-log space and never extrapolated.",
+             f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
+             "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
+             f"that long for its first token. They are drawn hollow in the figure."]
     for t in targets:
         col = table[target_column(t)]
         reached = table[col.notna()]
+        floors = table[table[reading_column(t)] == "lower bound"]
+        rough = table[table[reading_column(t)] == "wide gap"]
         if reached.empty:
-            lines.append(f"- At {t:g} tok/s/user: no group's frontier reaches this level.")
-            continue
-        best = reached.loc[reached[target_column(t)].idxmax()]
-        worst = reached.loc[reached[target_column(t)].idxmin()]
-        lines.append(f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
-                     f"{best[target_column(t)]:,.0f} tok/s/GPU ({best['label']}), lowest "
-                     f"{worst[target_column(t)]:,.0f} ({worst['label']}).")
-    fastest = table.loc[table["single_user_tok_s_per_user"].idxmax()]
-    share = fastest["single_user_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
-    lines.append(f"- Fastest single-user end: {fastest['single_user_tok_s_per_user']:,.0f} tok/s/user "
-                 f"({fastest['label']}, concurrency {fastest['single_user_concurrency']:.0f}), at "
-                 f"{fastest['single_user_tok_s_per_gpu']:,.0f} tok/s/GPU — {share:.1%} of that group's best "
-                 f"measured capacity ({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at "
-                 f"{fastest['capacity_tok_s_per_user']:,.0f} tok/s/user).")
+            text = f"- At {t:g} tok/s/user: no group's measured range covers this level"
+        else:
+            best = reached.loc[reached[target_column(t)].idxmax()]
+            worst = reached.loc[reached[target_column(t)].idxmin()]
+            text = (f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
+                    f"{best[target_column(t)]:,.0f} tok/s/GPU ({best['label']}), lowest "
+                    f"{worst[target_column(t)]:,.0f} ({worst['label']})")
+            if len(rough):
+                text += f"; {len(rough)} of these read across a gap wider than {WIDE_GAP:g}× (rough)"
+        if len(floors):
+            text += (f". {len(floors)} more only measured faster than this, so they serve it with at least their "
+                     "slowest point's tok/s/GPU: " + ", ".join(
+                         f"{r['label']} ≥ {_num(r[lower_bound_column(t)])}" for _, r in floors.iterrows()))
+        lines.append(text + ".")
+    fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
+    share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
+    lines.append(f"- Fastest per-user point of all: {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
+                 f"({fastest['label']}, {_point_text(fastest['fastest_concurrency'], fastest['fastest_n_gpus'])}, "
+                 f"{_ttft_text(fastest['fastest_ttft_ms_p50'])}), at {fastest['fastest_tok_s_per_gpu']:,.0f} "
+                 f"tok/s/GPU — {share:.1%} of that group's best measured capacity "
+                 f"({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at {fastest['capacity_tok_s_per_user']:,.0f} "
+                 "tok/s/user).")
     return "\n".join(lines)
 
 
-def single_user_ends(table: pd.DataFrame) -> pd.DataFrame:
-    """The single-user end of each group's frontier next to its capacity end, with the share of capacity kept."""
-    ends = table[["label", "n_frontier", "single_user_tok_s_per_user", "single_user_concurrency",
-                  "single_user_tok_s_per_gpu", "capacity_tok_s_per_gpu", "capacity_tok_s_per_user",
-                  "capacity_concurrency"]].copy()
-    ends["single_user_share_of_capacity"] = ends["single_user_tok_s_per_gpu"] / ends["capacity_tok_s_per_gpu"]
-    return ends.sort_values("single_user_tok_s_per_user", ascending=False, ignore_index=True)
+def _point_text(concurrency: float, n_gpus: float) -> str:
+    who = "one user (concurrency 1)" if concurrency == 1 else f"concurrency {_num(concurrency)}"
+    return f"{who} on {_num(n_gpus)} GPUs"
 
 
-def describe_single_user_ends(ends: pd.DataFrame) -> str:
-    """Markdown: how much of its best tok/s/GPU each frontier keeps at its single-user end."""
+def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> pd.DataFrame:
+    """The fastest per-user point of each group's frontier (concurrency, GPUs, median TTFT) next to its capacity
+    end, with the share of capacity kept. ``note`` says "single user" only at concurrency 1 and names a TTFT above
+    ``ttft_limit_s``."""
+    ends = table[["label", "n_frontier", "fastest_tok_s_per_user", "fastest_concurrency", "fastest_n_gpus",
+                  "fastest_ttft_ms_p50", "fastest_tok_s_per_gpu", "capacity_tok_s_per_gpu",
+                  "capacity_tok_s_per_user", "capacity_concurrency"]].copy()
+    ends.insert(ends.columns.get_loc("fastest_ttft_ms_p50"), "fastest_ttft_s_p50", ends["fastest_ttft_ms_p50"] / 1000)
+    ends = ends.drop(columns="fastest_ttft_ms_p50")
+    ends["fastest_share_of_capacity"] = ends["fastest_tok_s_per_gpu"] / ends["capacity_tok_s_per_gpu"]
+    notes = []
+    for _, r in ends.iterrows():
+        note = ["single user" if r["fastest_concurrency"] == 1 else f"{_num(r['fastest_concurrency'])} concurrent"]
+        if r["fastest_ttft_s_p50"] > ttft_limit_s:
+            note.append(f"long TTFT ({r['fastest_ttft_s_p50']:,.0f} s > {ttft_limit_s:g} s)")
+        notes.append("; ".join(note))
+    ends["note"] = notes
+    return ends.sort_values("fastest_tok_s_per_user", ascending=False, ignore_index=True)
+
+
+def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> str:
+    """Markdown: what the fastest per-user points ran at, which wait long for a first token, and how much of its
+    best tok/s/GPU each frontier keeps there."""
+    if ends.empty:
+        return ""
+    single = ends[ends["fastest_concurrency"] == 1]
+    conc = ends.loc[ends["fastest_concurrency"] != 1, "fastest_concurrency"]
+    parts = [f"{len(single)} of {len(ends)} fastest per-user points were measured with a single user "
+             "(concurrency 1)" + (f"; the others ran at concurrency {_range_text(conc)}, so they show how fast "
+                                  "each of many concurrent users was served, not a single-user peak." if len(conc)
+                                  else ".")]
+    slow = ends[ends["fastest_ttft_s_p50"] > ttft_limit_s]
+    if len(slow):
+        parts.append(f"{len(slow)} of these points {'waits' if len(slow) == 1 else 'wait'} more than "
+                     f"{ttft_limit_s:g} s for the first token (median TTFT): "
+                     + "; ".join(f"{r['label']} {r['fastest_tok_s_per_user']:,.0f} tok/s/user at concurrency "
+                                 f"{_num(r['fastest_concurrency'])} with TTFT p50 {r['fastest_ttft_s_p50']:,.0f} s"
+                                 for _, r in slow.iterrows())
+                     + ". Decode is fast there, but requests queue for prefill first.")
     multi = ends[ends["n_frontier"] >= 2]
     lonely = ends[ends["n_frontier"] < 2]
-    text = ""
     if len(multi):
-        lo = multi.loc[multi["single_user_share_of_capacity"].idxmin()]
-        hi = multi.loc[multi["single_user_share_of_capacity"].idxmax()]
-        text = (f"At its single-user end a frontier keeps between {lo['single_user_share_of_capacity']:.1%} "
-                f"({lo['label']}) and {hi['single_user_share_of_capacity']:.1%} ({hi['label']}) of its best "
-                f"measured tok/s/GPU (median {multi['single_user_share_of_capacity'].median():.1%}): a single-user "
-                "peak and server capacity are different numbers.")
+        lo = multi.loc[multi["fastest_share_of_capacity"].idxmin()]
+        hi = multi.loc[multi["fastest_share_of_capacity"].idxmax()]
+        parts.append(f"At its fastest per-user point a frontier keeps between {lo['fastest_share_of_capacity']:.1%} "
+                     f"({lo['label']}) and {hi['fastest_share_of_capacity']:.1%} ({hi['label']}) of its best "
+                     f"measured tok/s/GPU (median {multi['fastest_share_of_capacity'].median():.1%}): a per-user "
+                     "peak and server capacity are different numbers.")
     if len(lonely):
-        text += (f" {', '.join(lonely['label'])}: one frontier point only, so no trade-off can be read.")
-    return text.strip()
+        parts.append(f"{', '.join(lonely['label'])}: one frontier point only, so no trade-off can be read.")
+    return "\n\n".join(parts)
+
+
+def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
+    """``fastest_points`` as a reader sees it: readable headers, the share of capacity in percent."""
+    out = pd.DataFrame({
+        "group": ends["label"],
+        "fastest tok/s/user": ends["fastest_tok_s_per_user"],
+        "concurrency": ends["fastest_concurrency"],
+        "GPUs": ends["fastest_n_gpus"],
+        "TTFT p50 (s)": ends["fastest_ttft_s_p50"],
+        "tok/s/GPU there": ends["fastest_tok_s_per_gpu"],
+        "best tok/s/GPU (capacity end)": ends["capacity_tok_s_per_gpu"],
+        "tok/s/user at capacity end": ends["capacity_tok_s_per_user"],
+        "share of capacity kept (%)": 100.0 * ends["fastest_share_of_capacity"],
+        "note": ends["note"],
+    })
+    return out

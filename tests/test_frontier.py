@@ -173,20 +173,109 @@ def test_ratio_and_overlap_of_two_frontiers():
     assert all(np.isnan(fr.overlap(a, b.assign(tok_s_per_user=[150.0, 300.0]))))
 
 
-# --- the capacity table and its single-user end ----------------------------------------------------------
-def test_capacity_table_single_user_end_is_the_fastest_point(snapshot):
+# --- the capacity table and its fastest per-user point ----------------------------------------------------
+@pytest.fixture(scope="module")
+def table_1k1k(snapshot):
     sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=1024, osl=1024)
-    table = fr.capacity_table(fr.frontier(sel, by=fr.REPORT_BY), targets=[50, 100, 200], by=fr.REPORT_BY)
-    usable = sel[sel["output_tok_s"].notna()]
+    return sel, fr.capacity_table(fr.frontier(sel, by=fr.REPORT_BY), targets=[50, 100, 200], by=fr.REPORT_BY)
+
+
+def _trusted(points):
+    return points[points["output_tok_s"].notna()
+                  & ~points["flags"].str.contains("failed-run|inconsistent-throughput")]
+
+
+def test_capacity_table_fastest_point_carries_concurrency_gpus_and_ttft(table_1k1k):
+    sel, table = table_1k1k
+    usable = _trusted(sel)
     for _, row in table.iterrows():
         grp = usable[(usable["hardware"] == row["hardware"]) & (usable["precision"] == row["precision"])
                      & (usable["scope"] == row["scope"])]
         fastest = grp.loc[grp["tok_s_per_user"].idxmax()]
-        assert row["single_user_tok_s_per_user"] == pytest.approx(fastest["tok_s_per_user"])
-        assert row["single_user_tok_s_per_gpu"] == pytest.approx(fastest["output_tok_s"] / fastest["n_gpus"])
-        assert row["single_user_concurrency"] == fastest["concurrency"]
+        assert row["fastest_tok_s_per_user"] == pytest.approx(fastest["tok_s_per_user"])
+        assert row["fastest_tok_s_per_gpu"] == pytest.approx(fastest["output_tok_s"] / fastest["n_gpus"])
+        assert row["fastest_concurrency"] == fastest["concurrency"]
+        assert row["fastest_n_gpus"] == fastest["n_gpus"]
+        assert row["fastest_ttft_ms_p50"] == pytest.approx(fastest["ttft_ms_p50"])
         assert row["capacity_tok_s_per_gpu"] == pytest.approx((grp["output_tok_s"] / grp["n_gpus"]).max())
     assert len(table) == 22
+
+
+def test_capacity_table_gpu_range_and_ttft_count_come_from_the_frontier_points(snapshot, table_1k1k):
+    sel, table = table_1k1k
+    usable = _trusted(sel)
+    for _, row in table.iterrows():
+        grp = usable[(usable["hardware"] == row["hardware"]) & (usable["precision"] == row["precision"])
+                     & (usable["scope"] == row["scope"])]
+        u, g = grp["tok_s_per_user"].to_list(), (grp["output_tok_s"] / grp["n_gpus"]).to_list()
+        front = grp.iloc[sorted(brute_force_front(u, g))]
+        assert (row["n_gpus_min"], row["n_gpus_max"]) == (front["n_gpus"].min(), front["n_gpus"].max())
+        assert row["n_over_ttft_limit"] == int((front["ttft_ms_p50"] > 10_000).sum())
+        assert row["ttft_s_p50_max"] == pytest.approx(front["ttft_ms_p50"].max() / 1000)
+    # a "rack" frontier need not use the whole rack: GB300 NVL72 fp4 reaches its capacity on 12 GPUs
+    gb300 = table[(table["hardware"] == "GB300 NVL72") & (table["precision"] == "fp4")].iloc[0]
+    assert gb300["n_gpus_min"] == 12 and gb300["capacity_n_gpus"] == 12
+    assert gb300["capacity_tok_s_per_gpu"] == pytest.approx(9159.56, rel=1e-4)
+
+
+def test_below_the_measured_range_the_table_gives_a_lower_bound_but_capacity_at_stays_nan(table_1k1k):
+    sel, table = table_1k1k
+    row = table[(table["hardware"] == "B300") & (table["precision"] == "fp4") & (table["scope"] == "node")].iloc[0]
+    grp = _trusted(sel)
+    grp = grp[(grp["hardware"] == "B300") & (grp["precision"] == "fp4") & (grp["scope"] == "node")]
+    slowest = grp.loc[grp["tok_s_per_user"].idxmin()]
+    assert slowest["tok_s_per_user"] == pytest.approx(52.56, abs=0.01)
+    assert math.isnan(row[fr.target_column(50)])  # the numeric API never extrapolates
+    assert row[fr.reading_column(50)] == "lower bound"
+    assert row[fr.lower_bound_column(50)] == pytest.approx(slowest["output_tok_s"] / slowest["n_gpus"])
+    assert row[fr.reading_column(200)] == "above range" and math.isnan(row[fr.lower_bound_column(200)])
+    assert fr.capacity_cell(row[fr.target_column(50)], "lower bound", row[fr.lower_bound_column(50)], math.nan) \
+        == "≥ 787 (lower bound)"
+    assert row[fr.reading_column(100)] in ("interpolated", "measured")
+
+
+def test_capacity_readings_flag_wide_gaps_from_the_bracketing_points():
+    front = pd.DataFrame({"tok_s_per_user": [10.0, 20.0, 100.0], "tok_s_per_gpu": [1000.0, 800.0, 50.0]})
+    r = fr.capacity_readings(front, [5, 10, 15, 50, 200])
+    assert r["reading"].tolist() == ["lower bound", "measured", "interpolated", "wide gap", "above range"]
+    assert r["gap"].iloc[2] == pytest.approx(2.0) and r["gap"].iloc[3] == pytest.approx(5.0)
+    assert r["lower_bound_tok_s_per_gpu"].iloc[0] == 1000.0
+    np.testing.assert_allclose(r["tok_s_per_gpu"], fr.capacity_at(front, [5, 10, 15, 50, 200]))
+    assert fr.capacity_cell(r["tok_s_per_gpu"].iloc[3], "wide gap", math.nan, 5.0).endswith("(gap 5.0×)")
+
+
+def test_ttft_max_ms_keeps_only_points_under_the_limit(snapshot):
+    limit = 10_000.0
+    fronts = fr.frontier(snapshot, by=BY, ttft_max_ms=limit)
+    assert (fronts["ttft_ms_p50"] <= limit).all()
+    ok = _trusted(snapshot)
+    ok = ok[ok["ttft_ms_p50"] <= limit]
+    for key, grp in ok.groupby(BY):
+        u, g = grp["tok_s_per_user"].to_list(), (grp["output_tok_s"] / grp["n_gpus"]).to_list()
+        mine = fronts[(fronts[BY] == pd.Series(key, index=BY)).all(axis=1)]
+        assert set(zip(mine["tok_s_per_user"], mine["tok_s_per_gpu"])) == {(u[i], g[i]) for i in brute_force_front(u, g)}
+    # the limit changes something: B200 fp8 multi-node 8k1k loses its 79 s-TTFT fastest point
+    everything = fr.frontier(snapshot, by=BY)
+    assert (everything["ttft_ms_p50"] > limit).sum() > 10
+    assert len(fronts) != len(everything)
+
+
+def test_fastest_points_call_single_user_only_at_concurrency_1_and_name_long_ttft(snapshot):
+    sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=8192, osl=1024)
+    _, _, table = fr.report_tables(sel, targets=[50, 100])
+    ends = fr.fastest_points(table)
+    single = ends["note"].str.startswith("single user")
+    assert (ends.loc[single, "fastest_concurrency"] == 1).all() and single.sum() == (ends["fastest_concurrency"] == 1).sum()
+    b200 = ends[ends["label"] == "B200 · fp8 · multi-node"].iloc[0]
+    assert b200["fastest_concurrency"] == 256 and b200["fastest_ttft_s_p50"] == pytest.approx(79.3, abs=0.1)
+    assert "long TTFT (79 s > 10 s)" in b200["note"]
+    text = fr.describe_fastest_points(ends)
+    assert f"{single.sum()} of {len(ends)} fastest per-user points were measured with a single user" in text
+    assert "B200 · fp8 · multi-node 154 tok/s/user at concurrency 256 with TTFT p50 79 s" in text
+    prose = fr.describe_frontiers(table, targets=[50, 100], denominator="all")
+    assert f"{int(table['n_over_ttft_limit'].sum())} of {int(table['n_frontier'].sum())} frontier points have a " \
+           "median TTFT above 10 s" in prose
+    assert "single-user end" not in prose and "single-user end" not in text
 
 
 # --- command line -------------------------------------------------------------------------------------------
@@ -195,8 +284,9 @@ def test_cli_frontier_prints_csv_per_group(snapshot, tmp_path, capsys):
     snapshot.to_parquet(path)
     assert cli.main(["frontier", str(path), "--at", "50,100", "--by", "hardware,precision,scope,isl,osl"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert list(table.columns[-5:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "single_user_tok_s_per_user",
-                                        "single_user_tok_s_per_gpu", "single_user_concurrency"]
+    assert list(table.columns[-7:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "fastest_tok_s_per_user",
+                                        "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
+                                        "fastest_ttft_ms_p50"]
     row = table[(table["hardware"] == "B200") & (table["precision"] == "fp4") & (table["scope"] == "node")
                 & (table["isl"] == 1024) & (table["osl"] == 1024)].iloc[0]
     grp = snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4") & (snapshot["scope"] == "node")
@@ -215,3 +305,35 @@ def test_cli_frontier_reports_user_errors_without_traceback(tmp_path, capsys):
     to_points([dict(hardware="X", n_gpus=1, tok_s_per_user=10.0, output_tok_s=10.0)]).to_parquet(path)
     assert cli.main(["frontier", str(path), "--by", "hardware,no_such_column"]) == 2
     assert "no_such_column" in capsys.readouterr().err
+
+
+# --- the frontier figure ------------------------------------------------------------------------------------
+def test_frontier_figure_draws_slow_ttft_points_hollow_and_labels_gpu_counts_without_overlap(snapshot):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from analysis.plots import frontier as plots
+
+    sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=8192, osl=1024)
+    data, fronts, _ = fr.report_tables(sel, targets=[50, 100])
+    axes = plots.frontier_panels(fronts, data, targets=[50, 100], ttft_limit_s=10.0)
+    fig = axes.flat[0].figure
+    renderer = fig.canvas.get_renderer()
+    by_title = {ax.get_title(): ax for ax in axes.flat if ax.get_visible()}
+    for hw, ax in by_title.items():
+        front = fronts[fronts["hardware"] == hw]
+        hollow = sum(len(c.get_offsets()) for c in ax.collections
+                     if len(c.get_facecolors()) and tuple(c.get_facecolors()[0]) == to_rgba("white"))
+        assert hollow == int((front["ttft_ms_p50"] > 10_000).sum()), hw
+        assert any("TTFT p50 > 10 s" in t.get_text() for t in ax.get_legend().get_texts())
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), hw
+    # GPU counts vary along the GB300 NVL72 fp4 rack frontier (20–72 GPUs): labels say how many
+    gb300 = [t.get_text() for t in by_title["GB300 NVL72"].texts]
+    assert "3228/34g" in gb300 and "5/34g" in gb300
+    # ... and not along MI300X's (always 8): plain concurrency
+    assert all("/" not in t.get_text() for t in by_title["MI300X"].texts)
+    plt.close(fig)

@@ -258,6 +258,9 @@ class GroupFit:
     lower: np.ndarray = field(default_factory=lambda: np.zeros(4))
     floor_source: str = ""
     notes: list = field(default_factory=list)
+    geometry_source: str = ""
+    form_note: str = ""
+    at_bound: list = field(default_factory=list)  # (coefficient, bound ms) pairs the fit sits on
 
 
 def _design(batch, context, cov, *, t2: bool, moe: bool) -> np.ndarray:
@@ -304,17 +307,34 @@ def _cv(batch, X, y, lower=None) -> tuple[float, float]:
     return (float(np.mean(errs)), float(np.max(errs))) if errs else (math.nan, math.nan)
 
 
-def _moe_geometry(g: pd.DataFrame, model_table: dict | None) -> tuple[float, float]:
+def spec_geometry(model: str) -> tuple[float, float, str]:
+    """``(experts, top_k, source)`` of a model from the spec table (:mod:`analysis.specs`).
+
+    A dense model in the table gives ``(0, 0, ...)``; a model the table does not hold gives NaN and an empty source,
+    so the caller can say the MoE form was not tried for lack of geometry rather than silently fitting dense.
+    """
+    from analysis import specs
+
+    try:
+        rec = specs.model(model)
+    except (KeyError, ValueError, OSError):
+        return math.nan, math.nan, ""
+    return float(rec.n_experts), float(rec.top_k), f"models.csv ({rec.name})"
+
+
+def _moe_geometry(g: pd.DataFrame, model_table: dict | None) -> tuple[float, float, str]:
+    """Experts and top-k for a group: its points, else ``model_table`` (the step logs' model records), else the
+    spec table. The third value names the source; ``(nan, nan, "")`` when nothing knows the model."""
     experts = _col(g, "moe_experts").dropna()
     top_k = _col(g, "moe_top_k").dropna()
     if len(experts) and len(top_k):
-        return float(experts.iloc[0]), float(top_k.iloc[0])
+        return float(experts.iloc[0]), float(top_k.iloc[0]), "points"
+    model = str(g["model"].iloc[0]) if "model" in g.columns else ""
     if model_table:
-        model = str(g["model"].iloc[0]) if "model" in g.columns else ""
         entry = model_table.get(model) or model_table.get(model.lower()) or {}
         if entry.get("experts") and entry.get("top_k"):
-            return float(entry["experts"]), float(entry["top_k"])
-    return math.nan, math.nan
+            return float(entry["experts"]), float(entry["top_k"]), "step-log model record"
+    return spec_geometry(model) if model else (math.nan, math.nan, "")
 
 
 def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
@@ -344,12 +364,17 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     t1_floor, t2_floor, out.floor_source = sequence_floors(g, floors, t2_identified=out.t2_identified)
     out.lower = np.array([0.0, t1_floor, t2_floor if out.t2_identified else 0.0, 0.0])
 
-    out.experts, out.top_k = _moe_geometry(g, model_table)
+    out.experts, out.top_k, out.geometry_source = _moe_geometry(g, model_table)
     cov = np.zeros_like(batch)
     tried = [v for v in variants if v in VARIANTS]
     if "moe" in tried:
         if not (np.isfinite(out.experts) and np.isfinite(out.top_k)):
             tried.remove("moe")
+            model = str(g["model"].iloc[0]) if "model" in g.columns else "this model"
+            out.form_note = f"MoE form not tried: no expert geometry for {model}"
+        elif out.experts <= 0 or out.top_k <= 0:  # a dense model in the spec table: nothing to try
+            tried.remove("moe")
+            out.experts = out.top_k = math.nan
         elif coverage_source == "measured" and _col(g, "experts_touched").notna().all():
             cov = g["experts_touched"].to_numpy(float)
             out.coverage_source = "measured experts_touched"
@@ -374,7 +399,15 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
 
     used = np.any(X != 0, axis=0)
     scale = np.abs(X).max(axis=0)
-    at_bound = [i for i in range(4) if used[i] and (out.coef[i] - out.lower[i]) * scale[i] < 1e-6 * np.median(y)]
+    tol = 1e-6 * np.median(y)
+    at_bound = [i for i in range(4) if used[i] and (out.coef[i] - out.lower[i]) * scale[i] < tol]
+    # The optimiser stops a hair above a bound (1e-26 ms): a coefficient on its bound is reported as the bound.
+    for i in at_bound:
+        out.coef[i] = out.lower[i]
+    if len(out.boot):
+        near = (out.boot - out.lower) * scale < tol
+        out.boot = np.where(near & used, out.lower, out.boot)
+    out.at_bound = [(COEFS[i], float(out.lower[i])) for i in at_bound]
     pinned = [COEFS[i] for i in at_bound if out.lower[i] == 0]
     floored = [COEFS[i] for i in at_bound if out.lower[i] > 0]
     if pinned:
@@ -557,7 +590,10 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
     # Derived numbers are stated at the context of the largest measured batch, where capacity was measured.
     at_max = g[np.isclose(batch, batch.max())]
     context_ref = float(at_max["context"].mode().min()) if at_max["context"].notna().any() else math.nan
-    row.update(variant=gf.variant, moe_coverage=gf.coverage_source, moe_experts=gf.experts, moe_top_k=gf.top_k,
+    row.update(variant=gf.variant, fitted_form=_fitted_form(gf), moe_geometry_source=gf.geometry_source,
+               at_bound="; ".join(f"{c} at {'its physical floor ' if b > 0 else 'bound '}{b:.4g} ms"
+                                  for c, b in gf.at_bound),
+               moe_coverage=gf.coverage_source, moe_experts=gf.experts, moe_top_k=gf.top_k,
                t2_identified=gf.t2_identified, tau=tau, n_gpus_denominator=n_gpus, context_ref=context_ref,
                t1_floor_ms=float(gf.lower[1]), t2_floor_ms=float(gf.lower[2]), floor_source=gf.floor_source)
     for v in VARIANTS:
@@ -577,6 +613,9 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
     for name, value in point.items():
         row[name] = value
         row[f"{name}_lo"], row[f"{name}_hi"] = _interval([d[name] for d in draws])
+        if name == "b_half" or name.startswith("batch_below_"):
+            row[f"{name}_lo"], row[f"{name}_hi"] = _identified(row[f"{name}_lo"], row[f"{name}_hi"],
+                                                               float(batch.min()), float(batch.max()))
 
     pred = _step(gf.coef, batch, g["context"].to_numpy(float),
                  coverage(batch, gf.experts, gf.top_k, g["tau"].to_numpy(float)) if gf.variant == "moe" else 0)
@@ -590,6 +629,29 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
                                if np.isfinite(row.get("peak_tok_s_per_user", math.nan)) else math.nan)
     row["notes"] = "; ".join(gf.notes)
     return row
+
+
+# A bootstrap bound on a batch-valued number this far outside the measured batches is not identified by them.
+UNIDENTIFIED_FACTOR = 100.0
+
+
+def _identified(lo: float, hi: float, batch_min: float, batch_max: float) -> tuple[float, float]:
+    """Interval ends on a batch scale, NaN where the bootstrap ran away (beyond ``UNIDENTIFIED_FACTOR`` times the
+    measured batch range on either side): the batches measured say nothing about a B½ of 10⁹ or 10⁻¹⁰."""
+    lo = lo if np.isfinite(lo) and lo >= batch_min / UNIDENTIFIED_FACTOR else math.nan
+    hi = hi if np.isfinite(hi) and hi <= batch_max * UNIDENTIFIED_FACTOR else math.nan
+    return lo, hi
+
+
+def _fitted_form(gf: GroupFit) -> str:
+    """The model form in words: ``moe (128 experts, top-8)``, ``dense``, or dense with why MoE was not tried."""
+    if gf.variant == "moe":
+        return f"moe ({gf.experts:g} experts, top-{gf.top_k:g})"
+    if gf.form_note:
+        return f"dense ({gf.form_note})"
+    if np.isfinite(gf.experts):
+        return f"dense (MoE form with {gf.experts:g} experts, top-{gf.top_k:g} tried: no better out of sample)"
+    return gf.variant
 
 
 def _top_marginal(g: pd.DataFrame, context_ref: float) -> float:
@@ -798,7 +860,7 @@ def launch_overhead(points: pd.DataFrame, *, batch: float = 1.0) -> pd.DataFrame
 
 
 # --- summaries and prose ----------------------------------------------------------------------------
-SUMMARY_COLUMNS = ["group", "variant", "cv_error", "peak_tok_s_per_user", "peak_tok_s_per_user_model",
+SUMMARY_COLUMNS = ["group", "fitted_form", "cv_error", "peak_tok_s_per_user", "peak_tok_s_per_user_model",
                    "peak_model_error", "capacity_batch", "capacity_tok_s", "capacity_tok_s_per_gpu",
                    "capacity_tok_s_per_user", "asymptote_tok_s", "b_half", "b_half_lo", "b_half_hi"]
 
@@ -833,7 +895,11 @@ def select(fits: pd.DataFrame, **where) -> pd.Series:
 
 
 def describe(row: pd.Series, *, level: float = 50.0) -> str:
-    """One paragraph of findings for a fitted group, every number from the row."""
+    """One paragraph of findings for a fitted group, every number from the row.
+
+    The ``capacity_*`` columns are the largest *measured* batch, so the prose calls them that; the only capacity it
+    names is the asymptote (throughput as the batch grows without limit). A coefficient on its bound is named.
+    """
     def n(x, digits=0):
         if x is None or (isinstance(x, float) and math.isnan(x)):
             return "n/a"
@@ -853,11 +919,26 @@ def describe(row: pd.Series, *, level: float = 50.0) -> str:
         below_text = f"per-user speed never falls below {level:g} tok/s/user in this model"
     else:
         below_text = f"per-user speed falls below {level:g} tok/s/user at batch {n(below)}"
+    lo, hi = row.get("b_half_lo", np.nan), row.get("b_half_hi", np.nan)
+    interval = (f"95% interval {n(lo)}–{n(hi)}" if np.isfinite(lo) and np.isfinite(hi) else
+                "its 95% interval is not identified by the measured batches")
+    asym = row.get("asymptote_tok_s", np.nan)
+    if np.isfinite(asym):
+        half_text = (f"Half of the asymptotic throughput ({n(asym)} tok/s, the capacity if the batch could grow "
+                     f"without limit) is reached near batch B½ ≈ {n(row['b_half'])} ({interval})")
+    else:
+        half_text = ("No asymptote is identified: the per-sequence cost is at bound 0, so the fit sees no "
+                     "saturation in the measured batches")
     text = (f"**{row['group']}**: {peak_text} becomes {n(row['capacity_tok_s_per_user'], 1)} at batch "
-            f"{n(row['capacity_batch'])}, where the instance serves {n(row['capacity_tok_s'])} tok/s{per_gpu}. "
-            f"Half of the asymptotic throughput ({n(row['asymptote_tok_s'])} tok/s) is reached near batch "
-            f"{n(row['b_half'])} (95% interval {n(row['b_half_lo'])}–{n(row['b_half_hi'])}); {below_text}. Model: {row['variant']}, leave-one-batch-out error "
-            f"{row['cv_error'] * 100:.1f}%, worst point {row['max_abs_rel_error'] * 100:.1f}%.")
+            f"{n(row['capacity_batch'])}, the largest measured batch, where the instance serves "
+            f"{n(row['capacity_tok_s'])} tok/s{per_gpu}. {half_text}; {below_text}. Model: {row['variant']}, "
+            f"leave-one-batch-out error {row['cv_error'] * 100:.1f}%, worst point {row['max_abs_rel_error'] * 100:.1f}%.")
+    bound = str(row.get("at_bound", "") or "")
+    if bound:
+        floor = str(row.get("floor_source", "") or "")
+        text += (f" **Degenerate fit:** {bound.replace('_ms', '')} — the measured batches do not identify it "
+                 "above that bound" + (f" (floor: one sequence's {floor})" if "floor" in bound and floor else "")
+                 + ", so B½ and the asymptote rest on the bound.")
     return text
 
 
@@ -889,8 +970,35 @@ def cli_fit(points_path: Path, *, by: list[str] | None, out: Path | None, step_l
     return 0
 
 
-def cli_predict(fits_path: Path, *, batch: float, context: float | None) -> int:
-    """``perfclaims predict``: CSV on stdout for every fitted group, ``extrapolated`` outside the measured range."""
+# Predictions further than this factor beyond the measured batches are refused unless extrapolation is allowed.
+MAX_EXTRAPOLATION = 4.0
+
+
+def extrapolation_report(fits: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
+    """Per extrapolated prediction: how far outside the measured batches (``factor`` = batch / largest measured,
+    or smallest measured / batch below the range; 1 when only the context is outside) and the coefficient the fit
+    has on a bound (a per-sequence cost at 0 lets extrapolated throughput grow without limit)."""
+    cols = ["group", "batch", "batch_min", "batch_max", "factor", "context", "at_bound"]
+    ex = predicted[predicted["extrapolated"]]
+    if ex.empty:
+        return pd.DataFrame(columns=cols)
+    f = _fitted(fits).set_index("group")
+    out = ex[["group", "batch", "context"]].copy()
+    out["batch_min"] = out["group"].map(f["batch_min"]).astype(float)
+    out["batch_max"] = out["group"].map(f["batch_max"]).astype(float)
+    out["factor"] = np.maximum.reduce([out["batch"] / out["batch_max"], out["batch_min"] / out["batch"],
+                                       np.ones(len(out))])
+    out["at_bound"] = (out["group"].map(f["at_bound"]).fillna("").astype(str) if "at_bound" in f.columns else "")
+    return out[cols].reset_index(drop=True)
+
+
+def cli_predict(fits_path: Path, *, batch: float, context: float | None, allow_extrapolation: bool = True) -> int:
+    """``perfclaims predict``: CSV on stdout for every fitted group, ``extrapolated`` outside the measured range.
+
+    Extrapolated groups are listed on stderr with how far outside they are. ``allow_extrapolation=False`` refuses
+    (exit 2, nothing on stdout) when any group would be predicted more than ``MAX_EXTRAPOLATION`` times beyond its
+    measured batches.
+    """
     fits_path = Path(fits_path)
     if not fits_path.exists():
         raise FileNotFoundError(f"{fits_path}: no fits file; run `perfclaims fit --out {fits_path}` first")
@@ -901,7 +1009,22 @@ def cli_predict(fits_path: Path, *, batch: float, context: float | None) -> int:
         raise ValueError(f"{fits_path}: not a fits file from `perfclaims fit` (missing {', '.join(missing)})")
     if not batch > 0:
         raise ValueError(f"--batch must be > 0, got {batch:g}")
-    predict(fits, batch=batch, context=context).to_csv(sys.stdout, index=False)
+    predicted = predict(fits, batch=batch, context=context)
+    report = extrapolation_report(fits, predicted)
+    far = report[report["factor"] > MAX_EXTRAPOLATION]
+    if len(report):
+        print(f"warning: {len(report)} of {len(predicted)} predicted groups are extrapolated "
+              f"({len(far)} more than {MAX_EXTRAPOLATION:g}x beyond their measured batches):", file=sys.stderr)
+        for r in report.sort_values("factor", ascending=False).itertuples():
+            where = (f"batch {r.batch:g} vs measured {r.batch_min:g}-{r.batch_max:g} ({r.factor:.1f}x)"
+                     if r.factor > 1 else f"context {r.context:g} outside the measured contexts")
+            bound = f"; {r.at_bound}: throughput keeps rising with batch" if r.at_bound else ""
+            print(f"  {r.group}: {where}{bound}", file=sys.stderr)
+    if len(far) and not allow_extrapolation:
+        print(f"error: refusing to predict {len(far)} group(s) more than {MAX_EXTRAPOLATION:g}x beyond their "
+              "measured batches; allow extrapolation to print them anyway", file=sys.stderr)
+        return 2
+    predicted.to_csv(sys.stdout, index=False)
     return 0
 
 
@@ -922,7 +1045,8 @@ def headline(fits: pd.DataFrame, *, model: str, precision: str | None = None, fr
         "capacity_tok_s_model_at_context": float(at_cap["tok_s"]),
         "b_half": row["b_half"], "b_half_lo": row["b_half_lo"], "b_half_hi": row["b_half_hi"],
         "asymptote_tok_s": row["asymptote_tok_s"], "cv_error": row["cv_error"],
-        "max_abs_rel_error": row["max_abs_rel_error"], "text": describe(row),
+        "max_abs_rel_error": row["max_abs_rel_error"], "at_bound": str(row.get("at_bound", "") or ""),
+        "text": describe(row),
     }
 
 
@@ -932,8 +1056,48 @@ def extrapolation_summary(check: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["group", "variant", "fit_max_batch", "batches", "max_abs_rel_error"])
     return (check.assign(abs_err=check["rel_error"].abs())
             .groupby(["group", "variant", "fit_max_batch"], sort=True)
-            .agg(batches=("batch", lambda b: ",".join(f"{x:g}" for x in sorted(set(b)))),
+            .agg(batches=("batch", batch_list),
                  median_abs_rel_error=("abs_err", "median"), max_abs_rel_error=("abs_err", "max"),
                  t1_ms=("t1_ms", "first"), t1_floor_ms=("t1_floor_ms", "first"),
                  floor_source=("floor_source", "first"), degenerate=("degenerate", "first"))
             .reset_index())
+
+
+def batch_list(batches) -> str:
+    """Distinct batches as a reader wants them: ``32, 38, 57`` (achieved concurrencies rounded; below 10, one
+    decimal)."""
+    shown = [f"{x:.0f}" if x >= 10 else f"{x:.1f}".rstrip("0").rstrip(".") for x in sorted(set(batches))]
+    return ", ".join(dict.fromkeys(shown))
+
+
+# --- tables for reports ----------------------------------------------------------------------------
+# Fractions shown as percentages, and the capacity_* columns named for what they are: the largest measured batch.
+_AS_PERCENT = ("cv_error", "peak_model_error", "median_abs_rel_error", "max_abs_rel_error", "rel_error")
+_DISPLAY_NAMES = {
+    "fitted_form": "fitted form", "capacity_batch": "largest measured batch",
+    "capacity_tok_s": "tok_s at largest measured batch",
+    "capacity_tok_s_per_gpu": "tok_s_per_gpu at largest measured batch",
+    "capacity_tok_s_per_user": "tok_s_per_user at largest measured batch",
+    "asymptote_tok_s": "asymptote tok_s (capacity as B grows without limit)",
+    "b_half": "B½", "b_half_lo": "B½ lo", "b_half_hi": "B½ hi",
+    "peak_tok_s_per_user_model": "peak tok_s_per_user (model)",
+    "cv_error": "cv error %", "peak_model_error": "peak model error %",
+    "median_abs_rel_error": "median abs error %", "max_abs_rel_error": "max abs error %",
+    "marginal_ms_per_seq_top": "measured ms per added seq (top two batches)",
+    "floor_ms_per_seq_at_ref": "floor ms per seq at ref",
+}
+
+
+def display_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of a summary, floors or extrapolation table for a report: fractions ×100 under ``%`` headers, the
+    ``capacity_*`` columns renamed "at largest measured batch", and per-sequence costs measured on host-bound
+    (eager) rows blanked: there added GPU work first fills idle launch gaps, so the measured cost of one more
+    sequence can be negative and says nothing about a floor. Values in the API stay fractions."""
+    out = frame.copy()
+    for c in _AS_PERCENT:
+        if c in out.columns:
+            out[c] = 100.0 * pd.to_numeric(out[c], errors="coerce")
+    if "marginal_ms_per_seq_top" in out.columns and "floor_source" in out.columns:
+        host = out["floor_source"].fillna("").astype(str).str.contains("host-bound")
+        out.loc[host, "marginal_ms_per_seq_top"] = np.nan
+    return out.rename(columns=_DISPLAY_NAMES)

@@ -419,6 +419,48 @@ def sol_table(model, hardware, *, precisions: list[str], gpus: list[int], batch:
     return pd.DataFrame(rows)
 
 
+# --- communication floor for multi-GPU batch-1 decode -------------------------------------------------
+
+# At batch 1 every layer waits for its collectives (the next layer needs their result), so a sharded model
+# cannot step faster than n_layers × collectives per layer × one collective's latency, however much HBM
+# bandwidth it adds. ROOFLINE.md 3.5: TP needs 2 all-reduces per layer (after attention, after the FFN/MoE);
+# EP needs dispatch + combine per MoE layer, also 2. The per-collective latencies are ASSUMED round figures for
+# small (batch-1) messages, not measurements: NCCL and TensorRT-LLM's one-shot all-reduce take a few µs inside
+# an 8-GPU NVLink node; a 72-GPU NVLink domain has more peers per collective; across the scale-out network
+# (RDMA NICs) a collective costs tens of µs.
+COLLECTIVES_PER_LAYER = 2
+COLLECTIVE_LATENCY_US = {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
+COMM_FLOOR_TEXT = ("communication floor = layers × 2 collectives per layer (ROOFLINE.md 3.5: TP all-reduce or "
+                   "EP dispatch + combine) × an assumed small-message latency of 5 µs inside an 8-GPU NVLink "
+                   "node, 8 µs across a 72-GPU NVLink domain, 20 µs over the scale-out network; one GPU has none")
+
+
+@dataclass(frozen=True)
+class CommunicationFloor:
+    """The shortest batch-1 decode step that a model sharded over ``gpus`` GPUs' collectives allow."""
+
+    gpus: int
+    n_layers: int
+    collectives_per_step: int
+    latency_us: float
+    where: str            # "none" (1 GPU), "node", "rack" or "scale-out"
+    floor_ms: float
+
+
+def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: int = COLLECTIVES_PER_LAYER,
+                        latency_us: float | None = None) -> CommunicationFloor:
+    """Latency floor of one decode step from collectives alone (0 on one GPU); ``latency_us`` overrides the
+    assumed per-collective latency of :data:`COLLECTIVE_LATENCY_US`."""
+    m, hw = _resolve(model, hardware)
+    if gpus <= 1:
+        return CommunicationFloor(gpus, m.n_layers, 0, 0.0, "none", 0.0)
+    domain = hw.rack_gpus or hw.scale_up_domain_gpus or 8
+    where = "node" if gpus <= 8 else ("rack" if gpus <= domain else "scale-out")
+    lat = COLLECTIVE_LATENCY_US[where] if latency_us is None else float(latency_us)
+    steps = m.n_layers * collectives_per_layer
+    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0)
+
+
 # --- H200 sweep points at batch 1 ------------------------------------------------------------------
 
 # How the H200 sweep stored its weights (data/raw/h200 README): fp8 runs keep the LM head in bf16.

@@ -193,3 +193,15 @@ def test_cli_list_and_errors(capsys):
     assert cli_main(["sol", "--model", "Llama 3.1 8B", "--hardware", "H200", "--precision", "bf16"]) == 0
     assert "tok_s_per_user" in capsys.readouterr().out
     assert cli_main(["sol", "--model", "Llama 3.1 8B", "--hardware", "H200", "--precision", "fp5"]) == 2
+
+
+def test_communication_floor_per_layer_collectives():
+    from analysis import roofline
+
+    assert roofline.communication_floor("DeepSeek-V4-Flash", "GB300 NVL72", gpus=1).floor_ms == 0
+    node = roofline.communication_floor("DeepSeek-R1", "B200", gpus=8)
+    assert (node.n_layers, node.collectives_per_step, node.where) == (61, 122, "node")
+    assert node.floor_ms == pytest.approx(122 * 5e-3)
+    rack = roofline.communication_floor("DeepSeek-V4-Flash", "GB300 NVL72", gpus=72)
+    assert rack.where == "rack" and rack.floor_ms == pytest.approx(43 * 2 * 8e-3)
+    assert roofline.communication_floor("DeepSeek-R1", "B200", gpus=16).where == "scale-out"

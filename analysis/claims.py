@@ -23,7 +23,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from analysis import config, roofline, specs
+from analysis import config, frontier, roofline, specs
+from analysis.frontier import capacity_at
+from analysis.schema import trusted
 
 NOT_STATED = "not stated"
 STATED, INFERRED = "stated", "inferred from data"
@@ -146,11 +148,81 @@ class Claim:
     hardware_table: str | None = None     # the hardware.csv name the roofline uses
     what_is_unstated: str = ""
     sol_note: str = ""
+    parts: list = field(default_factory=list)  # every number of a compound claim (see ClaimPart); [] = the value
     path: str = ""
 
     def number(self, name: str) -> float:
         v = getattr(self, name)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+
+
+PART_FIELDS = ("kind", "value", "text", "at_tok_s_per_user", "n_gpus", "hardware", "precision", "scope", "baseline",
+               "baseline_scope", "axis")
+
+
+@dataclass
+class ClaimPart:
+    """One number of a claim, checked on its own: ">30,000 tok/s max throughput" is a capacity part of C01.
+
+    ``kind`` as for claims; ``hardware``/``precision``/``scope`` narrow the evidence (default: the claim's); a
+    per-GPU or per-system part with ``at_tok_s_per_user`` is read off the frontier at that interactivity, without it
+    it is compared with the measured capacity (the highest tok/s/GPU). A ratio part compares ``hardware`` with the
+    ``baseline`` generation (e.g. ``hopper``) on ``axis``: ``tok/s/user`` (fastest points) or ``tok/s/GPU`` (capacity
+    at ``at_tok_s_per_user``); any other axis (per MW, cost) is recorded as not checkable from the points table.
+    """
+
+    kind: str
+    value: float
+    text: str
+    at_tok_s_per_user: float = math.nan
+    n_gpus: float = math.nan
+    hardware: str | None = None
+    precision: str | None = None
+    scope: str | None = None
+    baseline: str | None = None        # ratio: a hardware name ("B200") or a generation ("hopper")
+    baseline_scope: str | None = None
+    axis: str | None = None
+
+
+def claim_parts(claim: "Claim") -> list[ClaimPart]:
+    """The claim's parts (the registry's ``parts`` list), or its one headline value as a single part."""
+    if not claim.parts:
+        return [ClaimPart(kind=claim.kind, value=claim.value, text=claim_title(claim),
+                          at_tok_s_per_user=claim.number("at_tok_s_per_user"), n_gpus=claim.number("n_gpus"))]
+    out = []
+    for i, d in enumerate(claim.parts):
+        where = f"{claim.path or claim.id}: parts[{i}]"
+        if not isinstance(d, dict):
+            raise ValueError(f"{where}: expected a mapping with kind, value, text")
+        unknown = sorted(set(d) - set(PART_FIELDS))
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        if d.get("kind") not in KINDS:
+            raise ValueError(f"{where}: field 'kind' must be one of {', '.join(KINDS)}, got {d.get('kind')!r}")
+        value = d.get("value")
+        value = parse_value(value)[0] if isinstance(value, str) else float(value) if value is not None else math.nan
+        if math.isnan(value):
+            raise ValueError(f"{where}: field 'value' has no number")
+        num = lambda k: float(d[k]) if isinstance(d.get(k), (int, float)) else math.nan  # noqa: E731
+        n = num("n_gpus")
+        if math.isnan(n) and d["kind"] != "ratio":
+            n = claim.number("n_gpus")
+        out.append(ClaimPart(kind=d["kind"], value=value, text=str(d.get("text") or value),
+                             at_tok_s_per_user=num("at_tok_s_per_user"), n_gpus=n, hardware=d.get("hardware"),
+                             precision=d.get("precision"), scope=d.get("scope"), baseline=d.get("baseline"),
+                             baseline_scope=d.get("baseline_scope"), axis=d.get("axis")))
+    return out
+
+
+def claim_title(claim: "Claim") -> str:
+    """The claim as one readable phrase: the published text, with the unit only when the text lacks one."""
+    text = str(claim.value_text).strip()
+    if len(text) > 100 and claim.parts:  # a long published sentence: its checked parts say it shorter
+        joined = "; ".join(str(p.get("text", "")) for p in claim.parts if isinstance(p, dict))
+        return joined if len(joined) <= 140 else str(claim.parts[0].get("text")) + "; …"
+    if re.search(r"tok/s|\d\s*[x×](?![a-z])|\bms\b|per MW|/GPU|/user", text, re.I):
+        return text
+    return f"{text} {claim.unit}"
 
 
 def _clean(v):
@@ -331,14 +403,52 @@ def per_user_value(claim: Claim) -> float:
 
 # --- 3. speed of light -----------------------------------------------------------------------------
 
+def stated_lengths(claim: Claim) -> tuple[float, float] | None:
+    """(ISL, OSL) in tokens when the claim states them as ``1024/2048``, ``1k/1k`` or ``32K / 8K``; else None."""
+    m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(claim.isl_osl))
+    if not (_stated(claim.isl_osl) and m):
+        return None
+    return (float(m.group(1)) * (1024 if m.group(2) else 1), float(m.group(3)) * (1024 if m.group(4) else 1))
+
+
+def lengths_text(isl, osl) -> str:
+    """``ISL 1,024 / OSL 8,192`` (``ISL/OSL n/a`` when the point has none)."""
+    if isl is None or osl is None or pd.isna(isl) or pd.isna(osl):
+        return "ISL/OSL n/a"
+    return f"ISL {isl:,.0f} / OSL {osl:,.0f}"
+
+
 def context_for(claim: Claim) -> tuple[int, str]:
     """Mean context during decode: ISL + OSL/2 when lengths are stated as ``1024/2048`` or ``1k/1k``, else 1024."""
-    m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(claim.isl_osl))
-    if _stated(claim.isl_osl) and m:
-        isl = float(m.group(1)) * (1024 if m.group(2) else 1)
-        osl = float(m.group(3)) * (1024 if m.group(4) else 1)
+    lengths = stated_lengths(claim)
+    if lengths:
+        isl, osl = lengths
         return int(isl + osl / 2), f"ISL {isl:,.0f} + OSL/2 {osl / 2:,.0f} (from the stated lengths)"
     return DEFAULT_CONTEXT, f"{DEFAULT_CONTEXT} tokens assumed (lengths not stated)"
+
+
+def matched_lengths(claim: Claim, points: pd.DataFrame) -> tuple[list[tuple[float, float]], str]:
+    """The ISL/OSL pairs evidence may be compared at, and why.
+
+    Stated lengths with evidence: only those. Stated lengths without evidence: the measured pair(s) nearest in
+    log2 distance, said so. Not stated: every measured pair, each compared only with itself (like with like).
+    """
+    if points is None or points.empty or not {"isl", "osl"} <= set(points.columns):
+        return [], "no lengths in the evidence"
+    both = points[["isl", "osl"]].dropna().drop_duplicates()
+    pairs = sorted((float(a), float(b)) for a, b in zip(both["isl"], both["osl"]) if a > 0 and b > 0)
+    want = stated_lengths(claim)
+    if want is None:
+        return pairs, "lengths not stated: every comparison stays within one ISL/OSL pair"
+    if want in pairs:
+        return [want], f"at the stated {lengths_text(*want)}"
+    if not pairs:
+        return [], f"no evidence with lengths (stated {lengths_text(*want)})"
+    dist = {p: abs(math.log2(p[0] / want[0])) + abs(math.log2(p[1] / want[1])) for p in pairs}
+    best = min(dist.values())
+    near = [p for p in pairs if dist[p] == best]
+    return near, (f"no evidence at the stated {lengths_text(*want)}; nearest measured: "
+                  + " and ".join(lengths_text(*p) for p in near))
 
 
 def plausible_precisions(claim: Claim, model: specs.Model, hw: specs.Hardware) -> list[str]:
@@ -391,17 +501,33 @@ def _pct(f: float) -> str:
 
 
 def reading_for(row: pd.Series) -> str:
-    """Plain words for one SOL row: possible, impossible, or does not fit (and whether the fit is tight)."""
-    f = row["fraction_of_sol"]
+    """Plain words for one SOL row, from the datasheet bound, the achievable line and the communication floor:
+    possible, possible only at near-peak bandwidth, impossible (by bandwidth or by communication), or no fit."""
+    user = row["claim_tok_s_per_user"]
     if not row["fits"]:
         return "does not fit in HBM"
     tight = row["hbm_needed_gb"] > 0.95 * row["hbm_available_gb"]
     suffix = f"; weights fill {row['hbm_needed_gb'] / row['hbm_available_gb']:.0%} of HBM" if tight else ""
-    if math.isnan(f):
+    if math.isnan(user):
         return "no per-user number to compare" + suffix
-    if f <= 1:
-        return f"possible ({_pct(f)} of SOL){suffix}"
-    return f"impossible ({f:.1f}× SOL){suffix}"
+    bw, comm, ach = row["sol_tok_s_per_user"], row["sol_tok_s_per_user_comm"], row["sol_tok_s_per_user_achievable_comm"]
+    if user > bw:
+        return f"impossible ({user / bw:.1f}× the bandwidth bound){suffix}"
+    if user > comm:
+        return (f"impossible with communication ({user / comm:.1f}× the bound with the communication floor; "
+                f"bandwidth alone would allow it){suffix}")
+    if user > ach:
+        return (f"above the achievable line: possible only at near-peak bandwidth ({_pct(user / comm)} of SOL, "
+                f"{_pct(user / ach)} of achievable){suffix}")
+    return f"possible ({_pct(user / comm)} of SOL, {_pct(user / ach)} of achievable){suffix}"
+
+
+def _possible_at(row) -> str:
+    """"possible", "near-peak" or "impossible" for one SOL row (for the verdict)."""
+    user = row["claim_tok_s_per_user"]
+    if not row["fits"] or math.isnan(user) or user > row["sol_tok_s_per_user_comm"]:
+        return "impossible"
+    return "near-peak" if user > row["sol_tok_s_per_user_achievable_comm"] else "possible"
 
 
 def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
@@ -439,6 +565,15 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     user = per_user_value(claim)
     out["claim_tok_s_per_user"] = user
     out["fraction_of_sol"] = user / out["sol_tok_s_per_user"]
+    # Multi-GPU batch-1 bounds from bandwidth alone ignore that every layer waits for its collectives.
+    floors = {g: roofline.communication_floor(model, hw, gpus=int(g)) for g in out["gpus"].unique()}
+    out["comm_floor_ms"] = out["gpus"].map(lambda g: floors[g].floor_ms)
+    out["collective_latency_us"] = out["gpus"].map(lambda g: floors[g].latency_us)
+    comm_cap = np.where(out["comm_floor_ms"] > 0, 1000.0 * out["tokens_per_step"] / out["comm_floor_ms"].where(
+        out["comm_floor_ms"] > 0, 1.0), np.inf)
+    out["sol_tok_s_per_user_comm"] = np.minimum(out["sol_tok_s_per_user"], comm_cap)
+    out["sol_tok_s_per_user_achievable_comm"] = np.minimum(out["sol_tok_s_per_user_achievable"], comm_cap)
+    out["fraction_of_sol_comm"] = user / out["sol_tok_s_per_user_comm"]
     out["reading"] = out.apply(reading_for, axis=1)
     out = out.sort_values(["precision", "gpus", "tokens_per_step"],
                           key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)
@@ -446,12 +581,15 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     info.update(model=model.name, hardware=hw.label, context=context, context_text=context_text,
                 tau_text=tau_text, precisions=precisions, gpus=gpus,
                 achievable_source=table.loc[table["ceiling"] == "achievable", "ceiling_source"].iloc[0],
+                comm_floor_text=roofline.COMM_FLOOR_TEXT, n_layers=model.n_layers,
                 datasheet_bandwidth_tb_s=hw.hbm_bandwidth_tb_s)
     return out, info
 
 
 def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
-    """Plain sentences: where a reading is impossible without speculative decoding or lower precision."""
+    """Plain sentences: where a reading is impossible (by bandwidth, or by the communication floor of a
+    multi-GPU step) or possible only at near-peak bandwidth, and what speculative decoding or lower precision
+    would change."""
     user = per_user_value(claim)
     if sol.empty or math.isnan(user):
         return []
@@ -464,22 +602,33 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
             out.append(f"On {where} the weights do not fit ({r['hbm_needed_gb']:,.0f} GB needed, "
                        f"{r['hbm_available_gb']:,.0f} GB of HBM).")
             continue
-        if r["fraction_of_sol"] <= 1:
+        state = _possible_at(r)
+        if state == "possible":
             continue
-        text = (f"On {where} {user:,.0f} tok/s/user is above the bound of {r['sol_tok_s_per_user']:,.0f} "
-                f"tok/s/user (one token per step)")
+        if state == "near-peak":
+            out.append(f"On {where} {user:,.0f} tok/s/user is above the achievable line "
+                       f"({r['sol_tok_s_per_user_achievable_comm']:,.0f}) but below the datasheet bound "
+                       f"({r['sol_tok_s_per_user_comm']:,.0f}): possible only at near-peak bandwidth.")
+            continue
+        if user > r["sol_tok_s_per_user"]:
+            text = (f"On {where} {user:,.0f} tok/s/user is above the bandwidth bound of "
+                    f"{r['sol_tok_s_per_user']:,.0f} tok/s/user (one token per step)")
+        else:
+            text = (f"On {where} {user:,.0f} tok/s/user is above the bound with the communication floor "
+                    f"({r['sol_tok_s_per_user_comm']:,.0f} tok/s/user: {r['comm_floor_ms'] * 1000:,.0f} µs of "
+                    f"collectives per step), though bandwidth alone would allow {r['sol_tok_s_per_user']:,.0f}")
         s = spec[(spec["precision"] == r["precision"]) & (spec["gpus"] == r["gpus"])]
         if len(s):
             t = s.iloc[0]
-            verdict_tau = "enough" if t["fraction_of_sol"] <= 1 else "still short"
+            verdict_tau = "enough" if user <= t["sol_tok_s_per_user_comm"] else "still short"
             text += (f"; with speculative decoding at τ = {t['tokens_per_step']:g} the bound is "
-                     f"{t['sol_tok_s_per_user']:,.0f} ({verdict_tau}"
+                     f"{t['sol_tok_s_per_user_comm']:,.0f} ({verdict_tau}"
                      + ("; the verify step reads more experts" if claim.model_table and
                         specs.model(claim.model_table).is_moe else "") + ")")
-        lower = base[(base["gpus"] == r["gpus"]) & (base["sol_tok_s_per_user"] >= user) & base["fits"]]
+        lower = base[(base["gpus"] == r["gpus"]) & (base["sol_tok_s_per_user_comm"] >= user) & base["fits"]]
         if len(lower):
             text += "; lower precision reaches it (" + ", ".join(
-                f"{_plabel(p)}: {v:,.0f}" for p, v in zip(lower["precision"], lower["sol_tok_s_per_user"])) + ")"
+                f"{_plabel(p)}: {v:,.0f}" for p, v in zip(lower["precision"], lower["sol_tok_s_per_user_comm"])) + ")"
         out.append(text + ".")
     return out
 
@@ -488,6 +637,14 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
 
 _GENERATIONS = {"h100": "hopper", "h200": "hopper", "h800": "hopper", "b200": "blackwell", "b300": "blackwell",
                 "gb200": "blackwell", "gb300": "blackwell", "mi300x": "cdna3", "mi325x": "cdna3", "mi355x": "cdna4"}
+
+
+def _generation(key: str) -> str | None:
+    """"hopper" for h200 and h200sxm alike (the longest part name the key starts with)."""
+    for part in sorted(_GENERATIONS, key=len, reverse=True):
+        if str(key).startswith(part):
+            return _GENERATIONS[part]
+    return None
 
 
 def _hw_key(name) -> str:
@@ -528,7 +685,7 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     """
     if points is None or points.empty:
         return pd.DataFrame()
-    pts = points[points["tok_s_per_user"].notna() & (points["tok_s_per_user"] > 0)].copy()
+    pts = points[trusted(points) & points["tok_s_per_user"].notna() & (points["tok_s_per_user"] > 0)].copy()
     if "phase" in pts:
         pts = pts[pts["phase"].fillna("unknown") != "prefill"]
     if pts.empty:
@@ -541,9 +698,9 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     hw_keys = {h: _hw_key(h) for h in pts["hardware"].dropna().unique()}
     want = _hw_key(claim.hardware_table or claim.hardware)
     pts["hardware_key"] = pts["hardware"].map(hw_keys)
-    gen = _GENERATIONS.get(want)
+    gen = _generation(want)
     pts["hardware_match"] = np.where(pts["hardware_key"] == want, 2,
-                                     np.where(pts["hardware_key"].map(_GENERATIONS) == gen, 1, 0) if gen else 0)
+                                     np.where(pts["hardware_key"].map(_generation) == gen, 1, 0) if gen else 0)
     pts = pts[(pts["model_match"] > 0) | (pts["hardware_match"] == 2)]
     if pts.empty:
         return pd.DataFrame()
@@ -556,17 +713,39 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     return keep.sort_values("tok_s_per_user", ascending=False).reset_index(drop=True)
 
 
+def own_sol(row) -> tuple[float, float]:
+    """Batch-1 SOL tok/s/user of a measured point's own model, hardware, precision and GPU count (one token per
+    step, context ISL + OSL/2): bandwidth only, and with the communication floor. NaN when not in the spec tables."""
+    name = specs.match_model_name(str(row.get("model")))
+    n = row.get("n_gpus")
+    if not name or n is None or pd.isna(n) or str(row.get("precision")) not in roofline.BITS_PER_WEIGHT:
+        return (math.nan, math.nan)
+    isl, osl = row.get("isl"), row.get("osl")
+    context = int(isl + osl / 2) if pd.notna(isl) and pd.notna(osl) else DEFAULT_CONTEXT
+    try:
+        hw = specs.hardware(str(row.get("hardware")))
+        s = roofline.speed_of_light(name, hw, str(row["precision"]), gpus=int(n), batch=1, context=context)
+        floor = roofline.communication_floor(name, hw, gpus=int(n)).floor_ms
+    except (KeyError, ValueError):
+        return (math.nan, math.nan)
+    return (s.tok_s_per_user, 1000.0 / max(s.step_ms, floor))
+
+
 def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
-    """Per model × hardware × precision: the fastest per-user point and the highest per-GPU point (rows named)."""
+    """Per model × hardware × precision × ISL/OSL: the fastest per-user point and the highest per-GPU point (rows
+    named), both at the same lengths, and the fastest point's share of its own model's batch-1 SOL on its GPUs."""
     if evidence.empty:
         return pd.DataFrame()
     out = []
-    for key, g in evidence.groupby(["model", "hardware", "precision"], dropna=False, sort=False):
+    keys = ["model", "hardware", "precision", "isl", "osl"]
+    for key, g in evidence.groupby(keys, dropna=False, sort=False):
         fast = g.loc[g["tok_s_per_user"].idxmax()]
         gpu = g["tok_s_per_gpu"]
         cap = g.loc[gpu.idxmax()] if gpu.notna().any() else None
+        sol_bw, sol_comm = own_sol(fast)
         out.append({
-            "model": key[0], "hardware": key[1], "precision": key[2], "n_points": len(g),
+            "model": key[0], "hardware": key[1], "precision": key[2], "isl": key[3], "osl": key[4],
+            "lengths": lengths_text(key[3], key[4]), "n_points": len(g),
             "fastest_tok_s_per_user": fast["tok_s_per_user"], "fastest_concurrency": fast.get("concurrency"),
             "fastest_n_gpus": fast.get("n_gpus"), "fastest_spec_decode": fast.get("spec_decode"),
             "fastest_row": fast["row"],
@@ -574,6 +753,10 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
             "tok_s_per_user_at_max": cap["tok_s_per_user"] if cap is not None else math.nan,
             "concurrency_at_max": cap.get("concurrency") if cap is not None else math.nan,
             "max_row": cap["row"] if cap is not None else "",
+            "fastest_own_sol_tok_s_per_user": sol_bw,
+            "fastest_share_of_own_sol": fast["tok_s_per_user"] / sol_bw,
+            "fastest_own_sol_comm_tok_s_per_user": sol_comm,
+            "fastest_share_of_own_sol_comm": fast["tok_s_per_user"] / sol_comm,
             "match": g["match"].max(),
         })
     return pd.DataFrame(out).sort_values(["match", "fastest_tok_s_per_user"], ascending=False).reset_index(drop=True)
@@ -585,9 +768,288 @@ def evidence_frontier(evidence: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     from analysis import frontier
 
-    cols = ["model", "hardware", "precision"]
+    cols = ["model", "hardware", "precision", "isl", "osl"]
     front = frontier.frontier(evidence, by=cols)
     return front
+
+
+# --- 4b. each number of the claim against the measured frontier ---------------------------------------
+
+CHECK_BY = ["hardware", "precision", "scope", "isl", "osl"]
+# Ratio claims on tok/s/GPU that name no interactivity are compared at this per-user speed (stated on the card).
+REFERENCE_TOK_S_PER_USER = 50.0
+SNAPSHOT_CAVEAT = ("the InferenceX snapshot is down-sampled (a few points per curve), so a value between two "
+                   "measured frontier points is a log-log interpolation across the gap, not a measurement")
+
+
+def _vendor_family(name) -> str:
+    """"deepseek" for DeepSeek-V4-Flash and DeepSeek-R1-0528 alike (the first word of the name)."""
+    m = re.match(r"[A-Za-z]+", str(name))
+    return m.group(0).lower() if m else ""
+
+
+def _model_points(claim: Claim, points: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Trusted points of the claim's model (its model-table entry), else of its family, and which was used."""
+    if points is None or points.empty:
+        return pd.DataFrame(), "no points"
+    pts = points[trusted(points)]
+    names = pts["model"].map({m: specs.match_model_name(m) for m in pts["model"].dropna().unique()})
+    same = pts[names.notna() & (names == claim.model_table)]
+    if len(same):
+        return same, f"{', '.join(sorted(same['model'].unique()))} points"
+    fam = _vendor_family(claim.model_table or claim.model)
+    kin = pts[pts["model"].map(_vendor_family) == fam] if fam else pts.iloc[0:0]
+    return kin, (f"{', '.join(sorted(kin['model'].unique()))} points (no {claim.model} points; same family)"
+                 if len(kin) else f"no {claim.model} points")
+
+
+def _base_precision(text) -> str | None:
+    return None if text in (None, NOT_STATED) else str(text).split(",")[0]
+
+
+def _select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The points a part is checked on: its hardware (else the same generation), precision and scope."""
+    if pts.empty:
+        return pts, ""
+    want = part.hardware or claim.hardware_table or claim.hardware
+    keys = pts["hardware"].map(_hw_key)
+    sel, note = pts[keys == _hw_key(want)], ""
+    if sel.empty and _generation(_hw_key(want)):
+        sel = pts[keys.map(_generation) == _generation(_hw_key(want))]
+        note = f"no {want} points; same generation used"
+    prec = part.precision or _base_precision(claim.precision)
+    if prec:
+        sel = sel[sel["precision"] == prec]
+    if part.scope:
+        sel = sel[sel["scope"] == part.scope]
+    return sel, note
+
+
+def _at_lengths(points: pd.DataFrame, pairs: list) -> pd.DataFrame:
+    if not pairs or points.empty:
+        return points.iloc[0:0]
+    keys = set(pairs)
+    return points[[(a, b) in keys for a, b in zip(points["isl"], points["osl"])]]
+
+
+def _groups_of(front: pd.DataFrame, by=CHECK_BY):
+    if front.empty:
+        return []
+    return list(front.groupby(by, dropna=False, sort=True))
+
+
+def _group_name(key) -> str:
+    hw, prec, scope = key[0], key[1], key[2]
+    return f"{hw} · {str(prec).upper()} · {scope}"
+
+
+def _neighbours(front: pd.DataFrame, target: float) -> tuple:
+    """The measured frontier points just below and just above ``target`` tok/s/user (None at an open end)."""
+    f = front.sort_values("tok_s_per_user")
+    below, above = f[f["tok_s_per_user"] <= target], f[f["tok_s_per_user"] >= target]
+    return (below.iloc[-1] if len(below) else None, above.iloc[0] if len(above) else None)
+
+
+def single_user_end(front: pd.DataFrame) -> pd.Series:
+    """The fastest per-user point of one frontier group (kept here: the frontier module's name for it is moving)."""
+    return front.loc[front["tok_s_per_user"].idxmax()]
+
+
+def _point_text(r) -> str:
+    return (f"{r['tok_s_per_gpu']:,.0f} tok/s/GPU at {r['tok_s_per_user']:,.1f} tok/s/user "
+            f"(concurrency {_fmt(r.get('concurrency'))}, {row_id(r)})")
+
+
+def _capacity_rows(claim, part, sel, pairs, lengths_note) -> list[dict]:
+    claimed = part.value if part.kind == "per-GPU" else (part.value / part.n_gpus if part.n_gpus > 0 else math.nan)
+    at = part.at_tok_s_per_user
+    fronts = {d: frontier.frontier(_at_lengths(sel, pairs), by=CHECK_BY, denominator=d) for d in ("all", "decode")}
+    decode_groups = dict(_groups_of(fronts["decode"]))
+    rows = []
+    for key, g in _groups_of(fronts["all"]):
+        gd = decode_groups.get(key, g.iloc[0:0])
+        base = {"part": part.text, "kind": part.kind, "claimed": claimed, "unit": "tok/s/GPU",
+                "group": _group_name(key), "lengths": lengths_text(key[3], key[4]), "lengths_note": lengths_note}
+        if not math.isnan(at):
+            m_all, m_dec = capacity_at(g, [at])[0], capacity_at(gd, [at])[0] if len(gd) else math.nan
+            lo, hi = _neighbours(g, at)
+            if math.isnan(m_all):
+                how = (f"{at:g} tok/s/user is outside the measured frontier "
+                       f"({g['tok_s_per_user'].min():,.1f}–{g['tok_s_per_user'].max():,.1f} tok/s/user)")
+                ids = []
+            elif lo is not None and hi is not None and lo["tok_s_per_user"] != hi["tok_s_per_user"]:
+                how = f"interpolated between {_point_text(lo)} and {_point_text(hi)}"
+                ids = [row_id(lo), row_id(hi)]
+            else:
+                r = lo if lo is not None else hi
+                how, ids = f"measured: {_point_text(r)}", [row_id(r)]
+            rows.append({**base, "tok_s_per_user": at, "measured_all": m_all, "measured_decode": m_dec,
+                         "measured_over_claimed": m_all / claimed, "how": how, "rows": ids})
+        else:
+            cap = g.loc[g["tok_s_per_gpu"].idxmax()]
+            capd = gd.loc[gd["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gd) else math.nan
+            rows.append({**base, "tok_s_per_user": cap["tok_s_per_user"], "measured_all": cap["tok_s_per_gpu"],
+                         "measured_decode": capd, "measured_over_claimed": cap["tok_s_per_gpu"] / claimed,
+                         "how": f"measured capacity (highest tok/s/GPU): {_point_text(cap)}", "rows": [row_id(cap)]})
+    return rows
+
+
+def _per_user_rows(claim, part, sel, pairs, lengths_note) -> list[dict]:
+    rows = []
+    full = sel.set_index(["source_file", "source_line"]) if len(sel) else sel
+    for key, g in _groups_of(frontier.frontier(_at_lengths(sel, pairs), by=CHECK_BY)):
+        end = single_user_end(g)
+        cap = g.loc[g["tok_s_per_gpu"].idxmax()]
+        src = full.loc[(end["source_file"], end["source_line"])]
+        src = (src.iloc[0] if isinstance(src, pd.DataFrame) else src).to_dict()
+        sol_bw, sol_comm = own_sol(src)
+        rows.append({"model": src.get("model"), "n_gpus": end.get("n_gpus"), "own_sol_tok_s_per_user": sol_bw,
+                     "own_sol_comm_tok_s_per_user": sol_comm, "share_of_own_sol_comm": end["tok_s_per_user"] / sol_comm,
+                     "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"], "capacity_tok_s_per_user": cap["tok_s_per_user"],
+                     "capacity_row": row_id(cap),"part": part.text, "kind": part.kind, "claimed": part.value, "unit": "tok/s/user",
+                     "group": _group_name(key), "lengths": lengths_text(key[3], key[4]),
+                     "lengths_note": lengths_note, "tok_s_per_user": end["tok_s_per_user"],
+                     "measured_all": end["tok_s_per_user"], "measured_decode": math.nan,
+                     "measured_over_claimed": end["tok_s_per_user"] / part.value,
+                     "how": f"fastest measured point: {end['tok_s_per_user']:,.1f} tok/s/user at concurrency "
+                            f"{_fmt(end.get('concurrency'))}, {end['tok_s_per_gpu']:,.0f} tok/s/GPU ({row_id(end)})",
+                     "rows": [row_id(end)]})
+    return rows
+
+
+def _best_side(front: pd.DataFrame, pair, axis: str, at: float):
+    """The best group of one side of a ratio at one length pair: (value, group name, row ids)."""
+    best = (math.nan, "", [])
+    for key, g in _groups_of(front):
+        if (key[3], key[4]) != pair:
+            continue
+        if axis == "tok/s/user":
+            end = single_user_end(g)
+            v, ids = end["tok_s_per_user"], [row_id(end)]
+        else:
+            v, ids = capacity_at(g, [at])[0], []
+        if not math.isnan(v) and (math.isnan(best[0]) or v > best[0]):
+            best = (v, _group_name(key), ids)
+    return best
+
+
+def _ratio_rows(claim, part, pts) -> list[dict]:
+    base = {"part": part.text, "kind": "ratio", "claimed": part.value, "unit": f"× ({part.axis or 'not stated'})",
+            "measured_decode": math.nan, "lengths_note": ""}
+    axis = part.axis or ""
+    proxy = ""
+    if axis not in ("tok/s/user", "tok/s/GPU") or not part.baseline:
+        uncheckable = [{**base, "group": "", "lengths": "", "tok_s_per_user": math.nan, "measured_all": math.nan,
+                        "measured_over_claimed": math.nan, "rows": [],
+                        "how": f"not checkable from the points table (axis {axis or 'not stated'}: no power or cost "
+                               "data" + ("" if part.baseline else "; no baseline named") + ")"}]
+        if not part.baseline or math.isnan(part.at_tok_s_per_user) and "MW" not in axis:
+            return uncheckable
+        # Throughput per MW is closest to throughput per GPU at equal interactivity: shown as a labelled proxy.
+        axis, proxy = "tok/s/GPU", f"proxy for {part.axis} (per GPU, no power data): "
+    side_a, _ = _select_for_part(claim, part, pts)
+    keys = pts["hardware"].map(_hw_key)
+    side_b = pts[(keys == _hw_key(part.baseline)) | (keys.map(_generation) == str(part.baseline).lower())]
+    if part.baseline_scope:
+        side_b = side_b[side_b["scope"] == part.baseline_scope]
+    at = part.at_tok_s_per_user if not math.isnan(part.at_tok_s_per_user) else REFERENCE_TOK_S_PER_USER
+    front_a, front_b = frontier.frontier(side_a, by=CHECK_BY), frontier.frontier(side_b, by=CHECK_BY)
+    pairs_a = {(k[3], k[4]) for k, _ in _groups_of(front_a)}
+    pairs_b = {(k[3], k[4]) for k, _ in _groups_of(front_b)}
+    common = sorted(p for p in pairs_a & pairs_b if not any(pd.isna(x) for x in p))
+    want = stated_lengths(claim)
+    note = ("at the stated lengths" if want in common else
+            f"no pair measured on both sides at the stated {lengths_text(*want)}; every common pair shown"
+            if want else "lengths not stated: both sides at the same ISL/OSL")
+    rows = []
+    for pair in ([want] if want in common else common):
+        a, b = _best_side(front_a, pair, axis, at), _best_side(front_b, pair, axis, at)
+        measured = a[0] / b[0]
+        what = "fastest per-user point" if axis == "tok/s/user" else f"tok/s/GPU at {at:g} tok/s/user"
+        rows.append({**base, "group": f"{a[1]} vs {b[1]}", "lengths": lengths_text(*pair), "lengths_note": note,
+                     "tok_s_per_user": at if axis == "tok/s/GPU" else math.nan, "measured_all": measured,
+                     "measured_over_claimed": measured / part.value, "rows": a[2] + b[2],
+                     "how": f"{proxy}{what}: {a[0]:,.1f} ({a[1]}) / {b[0]:,.1f} ({b[1]}, best {part.baseline} "
+                            f"frontier) = {measured:.2f}×"
+                            + ("" if axis == "tok/s/user" or not math.isnan(part.at_tok_s_per_user) else
+                               f" ({REFERENCE_TOK_S_PER_USER:g} tok/s/user chosen: the claim names no level)")})
+    if not rows:
+        rows.append({**base, "group": "", "lengths": "", "tok_s_per_user": math.nan, "measured_all": math.nan,
+                     "measured_over_claimed": math.nan, "rows": [],
+                     "how": f"no length pair measured on both {part.hardware or claim.hardware} and {part.baseline}"})
+    return rows
+
+
+CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_per_user", "measured_all",
+                 "measured_decode", "measured_over_claimed", "how", "rows", "lengths_note", "model", "n_gpus",
+                 "own_sol_tok_s_per_user", "own_sol_comm_tok_s_per_user", "share_of_own_sol_comm",
+                 "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row"]
+
+
+def check_parts(claim: Claim, points: pd.DataFrame | None) -> tuple[pd.DataFrame, str]:
+    """Each number of the claim against the measured frontier of matching hardware, precision and lengths.
+
+    One row per part × measured group (hardware · precision · scope at one ISL/OSL): per-user parts against the
+    fastest point, per-GPU parts at their stated tok/s/user (both GPU denominators) or against the measured
+    capacity, ratio parts computed from both sides at equal lengths. Returns the table and which points were used.
+    """
+    pts, used = _model_points(claim, points)
+    rows: list[dict] = []
+    for part in claim_parts(claim):
+        if part.kind == "ratio":
+            rows += _ratio_rows(claim, part, pts) if len(pts) else []
+            continue
+        if part.kind not in ("per-user", "per-GPU", "per-system"):
+            continue
+        sel, hw_note = _select_for_part(claim, part, pts)
+        pairs, lengths_note = matched_lengths(claim, sel)
+        note = "; ".join(x for x in (lengths_note, hw_note) if x)
+        if part.kind == "per-user":
+            rows += _per_user_rows(claim, part, sel, pairs, note)
+        else:
+            rows += _capacity_rows(claim, part, sel, pairs, note)
+    table = pd.DataFrame(rows, columns=CHECK_COLUMNS)
+    return table.sort_values(["part", "measured_all"], ascending=[True, False], key=lambda s: s if s.name !=
+                             "part" else s.map({p.text: i for i, p in enumerate(claim_parts(claim))}),
+                             na_position="last").reset_index(drop=True), used
+
+
+def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
+    """One sentence per part: the claim against the best matching measured group (lengths and rows named)."""
+    out = []
+    for part in claim_parts(claim):
+        c = checks[checks["part"] == part.text]
+        if c.empty:
+            out.append(f"“{part.text}”: no matching measured points.")
+            continue
+        ok = c[c["measured_all"].notna()]
+        if ok.empty:
+            out.append(f"“{part.text}”: {c.iloc[0]['how']}.")
+            continue
+        top = ok.iloc[0]
+        if part.kind == "ratio":
+            spread = (f" (range {ok['measured_all'].min():.1f}–{ok['measured_all'].max():.1f}× over "
+                      f"{len(ok)} length pairs)" if len(ok) > 1 else "")
+            out.append(f"“{part.text}”: the data give {top['measured_all']:.1f}× ({top['lengths']}; "
+                       f"{top['how']}){spread}, {top['measured_over_claimed']:.0%} of the claimed "
+                       f"{part.value:g}×.")
+            continue
+        unit = top["unit"]
+        where = (f"at {part.at_tok_s_per_user:g} tok/s/user " if part.kind != "per-user"
+                 and not math.isnan(part.at_tok_s_per_user) else "")
+        text = (f"“{part.text}”: claimed {top['claimed']:,.0f} {unit}; the best matching measured frontier "
+                f"{where}gives {top['measured_all']:,.1f} {unit} ({top['group']}, {top['lengths']}; "
+                f"{top['how']}) = {top['measured_over_claimed']:.1%} of the claim")
+        if part.kind != "per-user" and not math.isnan(top["measured_decode"]) and \
+                abs(top["measured_decode"] - top["measured_all"]) > 1e-9 * max(1.0, top["measured_all"]):
+            text += (f"; counting decode GPUs only it is {top['measured_decode']:,.1f} "
+                     f"({top['measured_decode'] / top['claimed']:.1%})")
+        if part.kind != "per-user" and "interpolated" in str(top["how"]):
+            text += f". Caveat: {SNAPSHOT_CAVEAT}"
+        if top["lengths_note"]:
+            text += f" [{top['lengths_note']}]"
+        out.append(text + ".")
+    return out
 
 
 # --- 2. the five questions -------------------------------------------------------------------------
@@ -630,7 +1092,8 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
         out["batch"] = Answer(
             QUESTIONS["batch"], INFERRED,
             f"Not stated. The fastest similar measured point ({fastest['model']} on {fastest['hardware']}, "
-            f"{fastest['precision']}, spec decode {fastest.get('spec_decode')}) reaches "
+            f"{fastest['precision']}, {lengths_text(fastest.get('isl'), fastest.get('osl'))}, "
+            f"spec decode {fastest.get('spec_decode')}) reaches "
             f"{fastest['tok_s_per_user']:,.0f} tok/s/user at concurrency {_fmt(conc)}; the claim is "
             f"{ratio:.1f}× {'that' if ratio > 1 else ''}".replace(" that", " that speed") +
             (", so it implies a batch no larger than that, most likely one user." if ratio > 1 else
@@ -643,7 +1106,8 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     if top is not None and not math.isnan(top["max_tok_s_per_gpu"]):
         out["large_batch"] = Answer(
             QUESTIONS["large_batch"], INFERRED,
-            f"The claim does not say. In the nearest evidence ({top['model']} on {top['hardware']}, {top['precision']}) "
+            f"The claim does not say. In the nearest evidence ({top['model']} on {top['hardware']}, {top['precision']}, "
+            f"{top['lengths']}) "
             f"capacity is {top['max_tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {_fmt(top['concurrency_at_max'])}, "
             f"where each user gets {top['tok_s_per_user_at_max']:,.1f} tok/s; its fastest point "
             f"({top['fastest_tok_s_per_user']:,.0f} tok/s/user) is the single-user end, not the capacity.",
@@ -675,11 +1139,13 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
             node = sol[(sol["gpus"] == 8) & (sol["tokens_per_step"] == 1.0)]
             if len(node):
                 parts.append("On 8 GPUs the claim is " + ", ".join(
-                    f"{f:.0%} ({_plabel(p)})" for p, f in zip(node["precision"], node["fraction_of_sol"]))
-                    + " of the bound.")
+                    f"{f:.0%} ({_plabel(p)})" for p, f in zip(node["precision"], node["fraction_of_sol_comm"]))
+                    + " of the bound with the communication floor "
+                    f"({node['sol_tok_s_per_user_comm'].iloc[0]:,.0f} tok/s/user; bandwidth alone: " + ", ".join(
+                        f"{v:,.0f}" for v in node["sol_tok_s_per_user"]) + ").")
         if fastest is not None:
-            parts.append(f"The fastest similar measured point ran on {_fmt(fastest.get('n_gpus'))} GPUs "
-                         f"(scope {fastest.get('scope')}).")
+            parts.append(f"The fastest similar measured point ({lengths_text(fastest.get('isl'), fastest.get('osl'))}) "
+                         f"ran on {_fmt(fastest.get('n_gpus'))} GPUs (scope {fastest.get('scope')}).")
             rows.append(fastest["row"])
         out["scope"] = Answer(QUESTIONS["scope"], INFERRED if rows else NOT_STATED, " ".join(parts), rows)
 
@@ -693,7 +1159,7 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
             parts.append(f"A per-user speed of {user:,.0f} tok/s means a TPOT of about {1000 / user:.2f} ms.")
         if fastest is not None and pd.notna(fastest.get("ttft_ms_p50")):
             parts.append(f"At the fastest similar measured point TPOT p50 is {fastest.get('tpot_ms_p50'):.2f} ms and "
-                         f"TTFT p50 {fastest.get('ttft_ms_p50'):,.0f} ms (ISL {_fmt(fastest.get('isl'))}).")
+                         f"TTFT p50 {fastest.get('ttft_ms_p50'):,.0f} ms ({lengths_text(fastest.get('isl'), fastest.get('osl'))}).")
             rows.append(fastest["row"])
         out["latency"] = Answer(QUESTIONS["latency"], INFERRED if rows else NOT_STATED, " ".join(parts), rows)
 
@@ -711,13 +1177,20 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
             low = evidence.sort_values("concurrency")
             hw0 = evidence.iloc[0]["hardware"]
             same = low[low["hardware"] == hw0]
-            fp4, fp8 = same[same["precision"] == "fp4"], same[same["precision"] == "fp8"]
-            if len(fp4) and len(fp8):
-                f4, f8 = fp4.loc[fp4["tok_s_per_user"].idxmax()], fp8.loc[fp8["tok_s_per_user"].idxmax()]
-                parts.append(f"Measured on {hw0}: the fastest FP4 point is {f4['tok_s_per_user']:,.0f} tok/s/user, "
-                             f"the fastest FP8 point {f8['tok_s_per_user']:,.0f} "
-                             f"({f4['tok_s_per_user'] / f8['tok_s_per_user']:.2f}×).")
-                rows += [f4["row"], f8["row"]]
+            # FP4 against FP8 only at equal input/output lengths: the lengths change per-user speed by themselves.
+            pairs, _ = matched_lengths(claim, same)
+            found = []
+            for isl, osl in pairs:
+                at = same[(same["isl"] == isl) & (same["osl"] == osl)]
+                fp4, fp8 = at[at["precision"] == "fp4"], at[at["precision"] == "fp8"]
+                if len(fp4) and len(fp8):
+                    f4, f8 = fp4.loc[fp4["tok_s_per_user"].idxmax()], fp8.loc[fp8["tok_s_per_user"].idxmax()]
+                    found.append(f"{lengths_text(isl, osl)}: {f4['tok_s_per_user']:,.0f} vs "
+                                 f"{f8['tok_s_per_user']:,.0f} ({f4['tok_s_per_user'] / f8['tok_s_per_user']:.2f}×)")
+                    rows += [f4["row"], f8["row"]]
+            if found:
+                parts.append(f"Measured on {hw0}, fastest FP4 point against fastest FP8 point at the same lengths: "
+                             + "; ".join(found) + ".")
         out["precision"] = Answer(QUESTIONS["precision"], INFERRED if rows else NOT_STATED, " ".join(parts), rows)
     return out
 
@@ -739,6 +1212,10 @@ class ClaimCard:
     frontier: pd.DataFrame
     verdict: str
     model_note: str
+    checks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    checked_on: str = ""
+    evidence_lengths: list = field(default_factory=list)   # the ISL/OSL pairs drawn in colour
+    evidence_lengths_note: str = ""
 
     @property
     def figure_title(self) -> str:
@@ -749,14 +1226,21 @@ class ClaimCard:
         parts = [f"{c.id}: {c.value_qualifier + ' ' if c.value_qualifier else ''}{_num(c.value)} {unit}"]
         if c.kind != "per-user" and not math.isnan(user):
             parts.append(f"at {_num(user)} tok/s/user; that speed")
+        if c.kind != "per-user" and len(self.checks) and self.checks["measured_all"].notna().any():
+            r = self.checks[self.checks["measured_all"].notna()].iloc[0]
+            what = f"{r['measured_all']:.1f}×" if r["kind"] == "ratio" else f"{_num(r['measured_all'])} {r['unit']}"
+            return (f"{c.id}: claimed {_num(r['claimed'])}{'×' if r['kind'] == 'ratio' else ' ' + r['unit']}"
+                    + (f" at {r['tok_s_per_user']:g} tok/s/user" if r["kind"] != "ratio" and
+                       pd.notna(r["tok_s_per_user"]) and not math.isnan(user) else "")
+                    + f";\nmeasured {what} ({r['group']}, {r['lengths']})")
         if len(self.evidence_summary) and not math.isnan(user):
             top = self.evidence_summary.iloc[0]
             parts.append(f"is {user / top['fastest_tok_s_per_user']:.1f}× the fastest measured {top['model']} point "
-                         f"on {top['hardware']}")
+                         f"on {top['hardware']} ({top['lengths']})")
         base = self.sol[(self.sol["tokens_per_step"] == 1.0) & self.sol["fits"]] if len(self.sol) else self.sol
         if len(base) and not math.isnan(user):
             r = base.sort_values(["gpus", "sol_tok_s_per_user"], ascending=[True, False]).iloc[0]
-            parts.append(f"and {_pct(user / r['sol_tok_s_per_user'])} of the batch-1 bound of {r['scope']} at "
+            parts.append(f"and {_pct(user / r['sol_tok_s_per_user_comm'])} of the batch-1 bound of {r['scope']} at "
                          f"{_plabel(r['precision'])}")
         elif not len(self.evidence_summary):
             parts.append("(no similar measured points)")
@@ -772,12 +1256,14 @@ class ClaimCard:
         s = self.sol
         return pd.DataFrame({
             "precision": s["precision"].map(_plabel), "scope": s["scope"], "τ": s["tokens_per_step"],
-            "SOL tok/s/user": s["sol_tok_s_per_user"].map(_num),
-            "achievable tok/s/user": s["sol_tok_s_per_user_achievable"].map(_num),
+            "SOL tok/s/user (bandwidth only, no communication floor)": s["sol_tok_s_per_user"].map(_num),
+            "communication floor µs/step": (s["comm_floor_ms"] * 1000).map(lambda v: f"{v:,.0f}"),
+            "SOL tok/s/user with communication": s["sol_tok_s_per_user_comm"].map(_num),
+            "achievable tok/s/user with communication": s["sol_tok_s_per_user_achievable_comm"].map(_num),
             "GB read per step": s["bytes_per_step_gb"].map(lambda v: f"{v:,.1f}"),
             "HBM GB needed / available": [f"{a:,.0f} / {b:,.0f}" for a, b in zip(s["hbm_needed_gb"],
                                                                                 s["hbm_available_gb"])],
-            "claim / SOL": s["fraction_of_sol"].map(lambda f: "–" if math.isnan(f) else _pct(f)),
+            "claim / SOL with communication": s["fraction_of_sol_comm"].map(lambda f: "–" if math.isnan(f) else _pct(f)),
             "reading": s["reading"],
         })
 
@@ -796,8 +1282,35 @@ class ClaimCard:
             "sol": self.sol.to_dict("records"), "sol_info": self.sol_info,
             "sol_statements": self.sol_statements,
             "evidence_summary": self.evidence_summary.to_dict("records"),
-            "verdict": self.verdict, "headline": self.verdict.split(". ")[0] + ".",
+            "checks": self.checks.to_dict("records"), "checked_on": self.checked_on,
+            "check_statements": check_statements(self.claim, self.checks),
+            "verdict": self.verdict, "headline": self.headline,
         }
+
+    @property
+    def headline(self) -> str:
+        """One line for the report index: the claim, its kind, and the first part's check."""
+        first = self.checks[self.checks["measured_over_claimed"].notna()] if len(self.checks) else self.checks
+        text = f"{self.claim.id}: {claim_title(self.claim)} — {kinds_text(self.claim)}"
+        if len(first):
+            r = first.iloc[0]
+            what = f"{r['measured_all']:.1f}×" if r["kind"] == "ratio" else f"{r['measured_all']:,.0f} {r['unit']}"
+            text += f"; measured {what} ({r['group']}, {r['lengths']}) = {_pct(r['measured_over_claimed'])} of the claim"
+        return text + "."
+
+    def checks_display(self) -> pd.DataFrame:
+        """The checks as a reader sees them: the part, the measured group and lengths, both GPU denominators."""
+        if self.checks.empty:
+            return self.checks
+        c = self.checks
+        return pd.DataFrame({
+            "claimed": [f"{p} ({v:,.4g} {u})" for p, v, u in zip(c["part"], c["claimed"], c["unit"])],
+            "measured group": c["group"], "ISL/OSL": c["lengths"],
+            "at tok/s/user": c["tok_s_per_user"],
+            "measured (all GPUs)": c["measured_all"], "measured (decode GPUs only)": c["measured_decode"],
+            "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else _pct(f)),
+            "how": c["how"],
+        })
 
 
 def _model_note(claim: Claim) -> str:
@@ -810,50 +1323,84 @@ def _model_note(claim: Claim) -> str:
     return ""
 
 
-def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd.DataFrame) -> str:
-    """A few sentences from the computed facts: kind, roofline fraction, nearest evidence, what is missing."""
+KIND_TEXT = {"per-user": "a single-user (per-user) speed", "per-GPU": "a per-GPU throughput",
+             "per-system": "a whole-system throughput", "ratio": "a ratio between systems",
+             "latency": "a latency constraint"}
+
+
+def kinds_text(claim: Claim) -> str:
+    """"a single-user (per-user) speed and a whole-system throughput" for a compound claim."""
+    kinds = list(dict.fromkeys(p.kind for p in claim_parts(claim)))
+    many = {k for k in kinds if sum(p.kind == k for p in claim_parts(claim)) > 1}
+    words = ["ratios between systems" if k == "ratio" and k in many else KIND_TEXT[k] for k in kinds]
+    return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
+def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
+    """The smallest setting whose batch-1 bound allows the per-user speed, from the achievable line and the
+    communication floor as well as the datasheet."""
     user = per_user_value(claim)
+    base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]].sort_values(["gpus", "sol_tok_s_per_user"])
+    states = base.apply(_possible_at, axis=1) if len(base) else pd.Series(dtype=str)
+    ok = base[states == "possible"]
+    near = base[states == "near-peak"]
     parts = []
-    kind_text = {"per-user": "a single-user (per-user) speed", "per-GPU": "a per-GPU throughput",
-                 "per-system": "a whole-system throughput", "ratio": "a ratio between systems",
-                 "latency": "a latency constraint"}[claim.kind]
-    parts.append(f"{claim.id} ({claim.value_text} {claim.unit.split(';')[0]}) is {kind_text}.")
+    if len(near) and (ok.empty or near.iloc[0]["gpus"] < ok.iloc[0]["gpus"]):
+        r = near.iloc[0]
+        parts.append(f"Without speculative decoding, {r['scope']} at {_plabel(r['precision'])} is above the "
+                     f"achievable line: possible only at near-peak bandwidth ({user:,.0f} is "
+                     f"{_pct(user / r['sol_tok_s_per_user_comm'])} of the datasheet bound "
+                     f"{r['sol_tok_s_per_user_comm']:,.0f} and {_pct(user / r['sol_tok_s_per_user_achievable_comm'])}"
+                     f" of the achievable {r['sol_tok_s_per_user_achievable_comm']:,.0f}).")
+    if len(ok):
+        r = ok.iloc[0]
+        comm = r["comm_floor_ms"] > 0
+        parts.append(f"The smallest setting whose bound comfortably allows it is {r['scope']} at "
+                     f"{_plabel(r['precision'])} (claim = {_pct(user / r['sol_tok_s_per_user_comm'])} of "
+                     f"{r['sol_tok_s_per_user_comm']:,.0f}"
+                     + (f", a bound set by the communication floor of {r['comm_floor_ms'] * 1000:,.0f} µs per step, "
+                        f"not by bandwidth ({r['sol_tok_s_per_user']:,.0f})" if comm and
+                        r["sol_tok_s_per_user_comm"] < r["sol_tok_s_per_user"] else "") + ").")
+    if not parts:
+        parts.append("No plausible precision and scope reaches it at batch 1 without speculative decoding.")
+    return " ".join(parts)
+
+
+def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd.DataFrame,
+            checks: pd.DataFrame | None = None) -> str:
+    """A few sentences from the computed facts: what kind of number each part is, how it compares with the
+    measured frontier at matching hardware, precision and lengths, the batch-1 bound (per-user parts only: a
+    capacity is not bounded by batch-1 speed), and what is missing."""
+    user = per_user_value(claim)
+    kinds = {p.kind for p in claim_parts(claim)}
+    parts = [f"{claim.id} (“{claim_title(claim)}”) is {kinds_text(claim)}."]
     per_gpu = restated.set_index("axis").get("value", pd.Series(dtype=float)).get("tok/s/GPU", math.nan)
-    if claim.kind == "per-user" and (per_gpu is None or math.isnan(per_gpu)):
+    if claim.kind == "per-user" and (per_gpu is None or math.isnan(per_gpu)) and kinds == {"per-user"}:
         parts.append("It cannot be restated per GPU: the batch and GPU count are not both stated.")
-    if not sol.empty and not math.isnan(user):
-        base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]
-        ok = base[base["fraction_of_sol"] <= 1]
-        if len(ok):
-            smallest = ok.sort_values(["gpus", "sol_tok_s_per_user"]).iloc[0]
-            parts.append(f"Without speculative decoding the smallest setting whose bound allows it is "
-                         f"{smallest['scope']} at {_plabel(smallest['precision'])} "
-                         f"(claim = {smallest['fraction_of_sol']:.0%} of {smallest['sol_tok_s_per_user']:,.0f}).")
-        else:
-            parts.append("No plausible precision and scope reaches it at batch 1 without speculative decoding.")
-        bad = base[(base["fraction_of_sol"] > 1)]
-        spec = sol[(sol["tokens_per_step"] > 1.0) & sol["fits"]]
-        for _, r in bad.iterrows():
-            s = spec[(spec["precision"] == r["precision"]) & (spec["gpus"] == r["gpus"])]
-            rescued = len(s) and s["fraction_of_sol"].iloc[0] <= 1
-            parts.append(f"On {r['scope']} at {_plabel(r['precision'])} it is impossible at one token per step "
-                         f"(bound {r['sol_tok_s_per_user']:,.0f})" + (
-                             f"; only speculative decoding (τ = {s['tokens_per_step'].iloc[0]:g}: "
-                             f"{s['sol_tok_s_per_user'].iloc[0]:,.0f}) would allow it." if rescued else
-                             f", and still at τ = {s['tokens_per_step'].iloc[0]:g} "
-                             f"({s['sol_tok_s_per_user'].iloc[0]:,.0f})." if len(s) else "."))
-    elif sol.empty:
-        parts.append("No roofline: the model or hardware is not in the spec tables.")
-    if len(summary):
-        top = summary.iloc[0]
-        if not math.isnan(user):
-            parts.append(f"The fastest similar measured point is {top['fastest_tok_s_per_user']:,.0f} tok/s/user "
-                         f"({top['model']} on {top['hardware']}, {top['precision']}); the claim is "
-                         f"{user / top['fastest_tok_s_per_user']:.1f}× that.")
-        if not math.isnan(top["max_tok_s_per_gpu"]):
-            parts.append(f"At capacity that evidence gives {top['max_tok_s_per_gpu']:,.0f} tok/s/GPU with "
-                         f"{top['tok_s_per_user_at_max']:,.0f} tok/s per user.")
-    else:
+    if checks is not None and len(checks):
+        parts += check_statements(claim, checks)
+    if "per-user" in kinds:
+        if not sol.empty and not math.isnan(user):
+            parts.append(_sol_sentence(claim, sol))
+        elif sol.empty:
+            parts.append("No roofline: the model or hardware is not in the spec tables.")
+        users = checks[checks["kind"] == "per-user"] if checks is not None and len(checks) else pd.DataFrame()
+        if len(users):
+            top = users.iloc[0]
+            if pd.notna(top["share_of_own_sol_comm"]):
+                share_claim = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]["fraction_of_sol_comm"].min() \
+                    if len(sol) else math.nan
+                parts.append(f"For efficiency rather than raw speed: that evidence ({top['model']}, {top['group']}, "
+                             f"{top['lengths']}) runs at {_pct(top['share_of_own_sol_comm'])} of its own model's "
+                             f"batch-1 bound on its {_fmt(top['n_gpus'])} GPUs "
+                             f"({top['own_sol_comm_tok_s_per_user']:,.0f} tok/s/user with the communication floor)"
+                             + (f"; the claim needs at least {_pct(share_claim)} of {claim.model_table}'s bound in "
+                                "the most favourable setting above" if not math.isnan(share_claim) else "") + ".")
+            if "per-GPU" not in kinds and "per-system" not in kinds:
+                parts.append(f"At capacity the same group ({top['group']}, {top['lengths']}) gives "
+                             f"{top['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU with "
+                             f"{top['capacity_tok_s_per_user']:,.0f} tok/s per user.")
+    if not len(summary) and (checks is None or checks.empty):
         parts.append("No similar measured points in the points table.")
     unstated = [k for k, v in (("batch", claim.batch_text), ("GPU count", claim.n_gpus if not isinstance(
         claim.n_gpus, (int, float)) else "x"), ("precision", claim.precision_text),
@@ -872,9 +1419,12 @@ def claim_card(claim: str | Path | Claim, points: pd.DataFrame | None = None) ->
     summary = evidence_summary(ev)
     front = evidence_frontier(ev)
     answers = five_answers(c, sol, ev, summary)
+    checks, checked_on = check_parts(c, points)
+    pairs, pairs_note = matched_lengths(c, ev)
     return ClaimCard(claim=c, restated=restated, answers=answers, sol=sol, sol_info=info,
                      sol_statements=sol_statements(c, sol), evidence=ev, evidence_summary=summary, frontier=front,
-                     verdict=verdict(c, restated, sol, summary), model_note=_model_note(c))
+                     verdict=verdict(c, restated, sol, summary, checks), model_note=_model_note(c),
+                     checks=checks, checked_on=checked_on, evidence_lengths=pairs, evidence_lengths_note=pairs_note)
 
 
 # --- the `perfclaims claim` command ----------------------------------------------------------------

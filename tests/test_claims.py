@@ -82,13 +82,13 @@ def test_c00_card(points):
     assert one.loc["fp4", "sol_tok_s_per_user"] == pytest.approx(8e12 / (weights_b * 1e9 * 0.5625), rel=0.02)
     assert one.loc["fp8", "sol_tok_s_per_user"] == pytest.approx(8e12 / (weights_b * 1e9 * 1.0), rel=0.02)
     assert one.loc["fp8", "fraction_of_sol"] > 1 > one.loc["fp4", "fraction_of_sol"]
-    assert any("FP8" in s and "above the bound" in s for s in card.sol_statements)
+    assert any("FP8" in s and "above the bandwidth bound" in s for s in card.sol_statements)
     # Nearest evidence: DeepSeek-R1 on GB300 NVL72 from the InferenceX snapshot; the claim is beyond all of it.
     top = card.evidence_summary.iloc[0]
     assert top["hardware"] == "GB300 NVL72" and top["model"].startswith("DeepSeek-R1")
     assert card.evidence["tok_s_per_user"].max() < 1000
     assert "V4-Flash" in card.model_note and "V4.1" in card.model_note
-    assert "C00" in card.verdict and "1 GPU at FP4" in card.verdict
+    assert "C00" in card.verdict and "1 GPU at FP4 is above the achievable line" in card.verdict
 
 
 def test_per_gpu_claim_is_restated_per_system_and_keeps_its_per_user_partner(points):
@@ -146,3 +146,120 @@ def test_figure_draws_the_claim(points):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(label.startswith("claim C00") for label in labels)
     assert "2.6×" in ax.get_title()
+    assert any("ISL/OSL 1k/8k" in label for label in labels)      # lengths in every frontier legend entry
+    card = claims.claim_card("C13", points)
+    labels = [t.get_text() for t in claim_on_frontier(card).get_legend().get_texts()]
+    assert max(len(label) for label in labels) < 60 and "claim C13: 8,064 tok/s/GPU" in labels
+
+
+# --- review fixes: lengths, compound claims, capacity at a stated interactivity, SOL with communication ---------
+
+def test_stated_lengths_and_nearest_measured_pair(points):
+    assert claims.stated_lengths(claims.load_claim("C08")) == (1024, 1024)
+    assert claims.stated_lengths(claims.load_claim("C22")) == (32768, 8192)
+    assert claims.stated_lengths(claims.load_claim("C13")) is None      # "MLPerf datasets"
+    pairs, note = claims.matched_lengths(claims.load_claim("C01"), points)
+    assert pairs == [(1024.0, 1024.0)] and "no evidence at the stated ISL 1,024 / OSL 2,048" in note
+
+
+def test_untrusted_points_are_not_evidence(points):
+    from analysis.schema import trusted
+
+    ev = claims.evidence_for(claims.load_claim("C00"), points)
+    bad = set(claims.row_id(r) for r in points[~trusted(points)].to_dict("records"))
+    assert bad and not bad & set(ev["row"])
+
+
+def test_c00_precision_compares_fp4_and_fp8_at_equal_lengths(points):
+    card = claims.claim_card("C00", points)
+    text = card.answers["precision"].answer
+    # Same lengths: 1k/1k 308 vs 173 (1.78x), 1k/8k 380 vs 133 (2.86x); never 380 (1k/8k) vs 173 (1k/1k).
+    assert "ISL 1,024 / OSL 1,024: 308 vs 173 (1.78×)" in text
+    assert "ISL 1,024 / OSL 8,192: 380 vs 133 (2.86×)" in text
+    assert "2.20×" not in text
+    top = card.evidence_summary.iloc[0]
+    assert top["lengths"] == "ISL 1,024 / OSL 8,192" and top["max_tok_s_per_gpu"] == pytest.approx(10379, abs=1)
+    assert "ISL 1,024 / OSL 8,192) gives 10,379 tok/s/GPU" in card.verdict
+
+
+def test_c08_is_checked_at_its_stated_interactivity(points):
+    card = claims.claim_card("C08", points)
+    c = card.checks
+    gb200 = c[c["part"].str.startswith("4,130")].iloc[0]
+    b200 = c[c["part"].str.startswith("941")].iloc[0]
+    ratio = c[c["kind"] == "ratio"].iloc[0]
+    assert gb200["group"] == "GB200 NVL72 · FP4 · rack" and gb200["lengths"] == "ISL 1,024 / OSL 1,024"
+    assert gb200["tok_s_per_user"] == 125
+    assert gb200["measured_all"] == pytest.approx(97.5, abs=0.1)
+    assert gb200["measured_decode"] == pytest.approx(114.5, abs=0.1)   # decode GPUs only
+    assert b200["group"] == "B200 · FP4 · multi-node" and b200["measured_all"] == pytest.approx(71.7, abs=0.1)
+    assert ratio["measured_all"] == pytest.approx(97.51 / 71.73, rel=1e-3)
+    assert "interpolated between" in gb200["how"] and "benchmarks.json:152" in gb200["how"]
+    # The verdict is about the frontier at 125 tok/s/user, not the fastest point or batch-1 SOL.
+    assert "at 125 tok/s/user gives 97.5 tok/s/GPU" in card.verdict and "down-sampled" in card.verdict
+    assert "batch-1" not in card.verdict and "fastest similar" not in card.verdict
+
+
+def test_c01_checks_both_numbers(points):
+    card = claims.claim_card("C01", points)
+    parts = claims.claim_parts(card.claim)
+    assert [(p.kind, p.value) for p in parts] == [("per-user", 253), ("per-system", 30000)]
+    cap = card.checks[card.checks["kind"] == "per-system"].iloc[0]
+    assert cap["claimed"] == 3750 and cap["group"] == "B200 · FP4 · node"
+    assert cap["measured_all"] == pytest.approx(2643, abs=1) and cap["tok_s_per_user"] == pytest.approx(44.5, abs=0.1)
+    user = card.checks[card.checks["kind"] == "per-user"].iloc[0]
+    assert user["measured_all"] == pytest.approx(170.3, abs=0.1)
+    assert "max throughput tok/s/user" not in card.headline
+    assert card.headline.startswith("C01: >250 (253) tok/s/user; >30,000 tok/s max throughput — a single-user")
+
+
+def test_c22_ratios_come_from_the_data_at_equal_lengths(points):
+    card = claims.claim_card("C22", points)
+    c = card.checks
+    user = c[c["part"].str.startswith("10×")].set_index("lengths")
+    # Fastest GB300 FP4 vs fastest Hopper at the same lengths: 1k/1k 308 / 117 = 2.63x (H200), 1k/8k 380 / 128.
+    assert user.loc["ISL 1,024 / OSL 1,024", "measured_all"] == pytest.approx(308.17 / 117.28, rel=1e-3)
+    assert user["measured_all"].max() < 3.1
+    cap = c[c["part"].str.startswith("50×")].set_index("lengths")
+    assert cap.loc["ISL 1,024 / OSL 1,024", "measured_all"] == pytest.approx(6587.9 / 266.7, rel=1e-3)
+    assert "proxy" in cap.loc["ISL 1,024 / OSL 1,024", "how"]
+    assert "not checkable" in c[c["part"].str.startswith("35×")].iloc[0]["how"]
+
+
+def test_titles_have_no_doubled_parentheses():
+    assert claims.claim_title(claims.load_claim("C00")) == "nearly 1,000 tok/s/user (single-user throughput)"
+    assert claims.claim_title(claims.load_claim("C13")) == "DeepSeek-R1 server 8,064 tok/s/GPU (MLPerf v6.0 Server)"
+    for c in claims.registry():
+        assert "((" not in claims.claim_title(c) and "))" not in claims.claim_title(c)
+
+
+def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
+    card = claims.claim_card("C00", points)
+    sol = card.sol[card.sol["tokens_per_step"] == 1.0].set_index(["precision", "gpus"])
+    one = sol.loc[("fp4", 1)]
+    assert one["sol_tok_s_per_user_achievable"] < 1000 < one["sol_tok_s_per_user"]
+    assert one["reading"].startswith("above the achievable line: possible only at near-peak bandwidth")
+    rack = sol.loc[("fp4", 72)]
+    # 43 layers x 2 collectives x 8 us = 688 us per step -> 1,453 tok/s/user, not the bandwidth-only 70,664.
+    assert rack["comm_floor_ms"] == pytest.approx(43 * 2 * 8e-3)
+    assert rack["sol_tok_s_per_user"] == pytest.approx(70664, rel=0.01)
+    assert rack["sol_tok_s_per_user_comm"] == pytest.approx(1000 / 0.688, rel=1e-6)
+    shown = card.sol_display()
+    assert "SOL tok/s/user (bandwidth only, no communication floor)" in shown.columns
+
+
+def test_evidence_efficiency_against_its_own_speed_of_light(points):
+    card = claims.claim_card("C00", points)
+    top = card.checks[card.checks["kind"] == "per-user"].iloc[0]
+    # DeepSeek-R1 FP4 on its GB300 GPUs, capped by the communication floor (61 layers x 2 x 8 us = 976 us).
+    assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(1000 / 0.976, rel=1e-6)
+    assert top["share_of_own_sol_comm"] == pytest.approx(380.29 / (1000 / 0.976), rel=1e-3)
+    assert "of its own model's batch-1 bound" in card.verdict
+
+
+def test_part_errors_name_the_field(tmp_path):
+    bad = tmp_path / "X2.yaml"
+    bad.write_text("id: X2\nvalue: 5\nunit: tok/s/user\nkind: per-user\nmodel: m\nhardware: h\n"
+                   "parts:\n- kind: per-user\n  value: 5\n  speed: 3\n")
+    with pytest.raises(ValueError, match=r"parts\[0\]: unknown field\(s\) speed"):
+        claims.claim_parts(claims.load_claim(bad))

@@ -1,9 +1,12 @@
-"""The claim-card figure: the nearest measured frontier (tok/s/user against tok/s/GPU) with the claim drawn on it.
+"""The claim-card figure: the nearest measured frontiers (tok/s/user against tok/s/GPU) with the claim drawn on them.
 
-Measured points are faint, each model × hardware × precision frontier is a line (colour = precision), the claim is
-a vertical line (a per-user number), a horizontal line (a per-GPU number) or a star (both known), and the batch-1
-speed of light of one GPU and of one 8-GPU node (datasheet, one token per step) are dotted verticals. Only draws:
-every number comes from :class:`analysis.claims.ClaimCard`.
+Measured points are faint; each model × hardware × precision × ISL/OSL frontier of the best-matching hardware is a
+line (colour = precision, line style = input/output lengths, so a reader never compares across lengths without
+seeing it); other evidence is grey. Each part of the claim is drawn: a star where both axes are known (a per-GPU
+number at a stated tok/s/user), a vertical line for a per-user number, a horizontal line for a per-GPU number
+alone. The batch-1 speed of light of one GPU and of one 8-GPU node (datasheet, one token per step, with the
+communication floor) are dotted verticals. Legend labels stay short; the full claim text is in the card. Only
+draws: every number comes from :class:`analysis.claims.ClaimCard`.
 """
 
 from __future__ import annotations
@@ -17,27 +20,48 @@ from analysis.plots.frontier import PRECISION_COLORS
 
 CLAIM_COLOR = "#c62828"
 SOL_COLOR = "#555555"
+LENGTH_STYLES = ["-", "--", ":", "-."]
 
 
 def _color(precision: str) -> str:
     return PRECISION_COLORS.get(str(precision).split(",")[0], "#666666")
 
 
+def _k(tokens: float) -> str:
+    return f"{tokens / 1024:g}k" if tokens >= 1024 and tokens % 1024 == 0 else f"{tokens:g}"
+
+
+def _lengths_label(isl, osl) -> str:
+    if isl is None or osl is None or not (np.isfinite(isl) and np.isfinite(osl)):
+        return "ISL/OSL n/a"
+    return f"ISL/OSL {_k(isl)}/{_k(osl)}"
+
+
+def _part_label(card, part) -> str:
+    unit = {"per-user": "tok/s/user", "per-GPU": "tok/s/GPU", "per-system": "tok/s/GPU"}.get(part.kind, "")
+    value = part.value if part.kind != "per-system" else part.value / part.n_gpus
+    at = f" @ {part.at_tok_s_per_user:g} tok/s/user" if np.isfinite(part.at_tok_s_per_user) else ""
+    hw = f" ({part.hardware})" if part.hardware else ""
+    return f"claim {card.claim.id}: {value:,.0f} {unit}{at}{hw}"
+
+
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
-    """Draw the evidence, its frontiers, the claim and the batch-1 SOL lines; return the Axes."""
+    """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
+    from analysis.claims import claim_parts
+
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5.5))
     ev, front = card.evidence, card.frontier
-    restated = card.restated.set_index("axis")["value"]
-    per_user = restated.get("tok/s/user", math.nan)
-    per_gpu = restated.get("tok/s/GPU", math.nan)
+    lengths = [tuple(p) for p in card.evidence_lengths]
+    style = {p: LENGTH_STYLES[i % len(LENGTH_STYLES)] for i, p in enumerate(lengths)}
     xs, ys = [], []
     best: set = set()
     if len(ev):
         ok = ev[np.isfinite(ev["tok_s_per_gpu"]) & (ev["tok_s_per_gpu"] > 0)]
-        # Frontiers only for the best-matching model × hardware; the rest of the evidence stays grey.
+        # Colour only the best-matching hardware at the matched lengths; the rest of the evidence stays grey.
         top = ok[ok["match"] == ok["match"].max()] if len(ok) else ok
-        best = set(zip(top["model"], top["hardware"], top["precision"]))
+        top = top[[(a, b) in style for a, b in zip(top["isl"], top["osl"])]]
+        best = set(zip(top["model"], top["hardware"], top["precision"], top["isl"], top["osl"]))
         rest = ok.drop(top.index)
         if len(rest):
             ax.scatter(rest["tok_s_per_user"], rest["tok_s_per_gpu"], s=10, color="#bbbbbb", alpha=0.5, lw=0,
@@ -47,35 +71,40 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         xs += list(ok["tok_s_per_user"])
         ys += list(ok["tok_s_per_gpu"])
     if len(front):
-        for (model, hw, prec), g in front.groupby(["model", "hardware", "precision"], sort=False):
-            if (model, hw, prec) not in best:
+        for (model, hw, prec, isl, osl), g in front.groupby(["model", "hardware", "precision", "isl", "osl"],
+                                                            sort=True, dropna=False):
+            if (model, hw, prec, isl, osl) not in best:
                 continue
             g = g.sort_values("tok_s_per_user")
-            ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], "-o", ms=3, lw=1.4, color=_color(prec),
-                    label=f"{model} · {hw} · {prec} (frontier)")
-    # The claim.
-    label = f"claim {card.claim.id}: {card.claim.value_text}"
-    if np.isfinite(per_user) and np.isfinite(per_gpu):
-        ax.scatter([per_user], [per_gpu], marker="*", s=260, color=CLAIM_COLOR, zorder=5, label=label)
-        xs.append(per_user)
-        ys.append(per_gpu)
-    elif np.isfinite(per_user):
-        ax.axvline(per_user, color=CLAIM_COLOR, lw=2.2, label=f"{label} (tok/s/GPU not stated)")
-        xs.append(per_user)
-    elif np.isfinite(per_gpu):
-        ax.axhline(per_gpu, color=CLAIM_COLOR, lw=2.2, label=f"{label} (tok/s/user not stated)")
-        ys.append(per_gpu)
+            ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[(isl, osl)], marker="o", ms=3, lw=1.4,
+                    color=_color(prec), label=f"{hw} · {str(prec).upper()} · {_lengths_label(isl, osl)}")
+    # Each part of the claim.
+    markers = iter(["*", "P", "X", "D"])
+    for part in claim_parts(card.claim):
+        if part.kind == "per-user":
+            ax.axvline(part.value, color=CLAIM_COLOR, lw=2.2, label=_part_label(card, part))
+            xs.append(part.value)
+        elif part.kind in ("per-GPU", "per-system"):
+            per_gpu = part.value if part.kind == "per-GPU" else part.value / part.n_gpus
+            if not np.isfinite(per_gpu):
+                continue
+            if np.isfinite(part.at_tok_s_per_user):
+                ax.scatter([part.at_tok_s_per_user], [per_gpu], marker=next(markers, "*"), s=220, color=CLAIM_COLOR,
+                           edgecolor="white", zorder=5, label=_part_label(card, part))
+                xs.append(part.at_tok_s_per_user)
+            else:
+                ax.axhline(per_gpu, color=CLAIM_COLOR, lw=2.2, ls="--", label=_part_label(card, part))
+            ys.append(per_gpu)
     # Batch-1 speed of light, one token per step, on 1 GPU and on an 8-GPU node, where the weights fit.
     sol = card.sol
     if len(sol):
         base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"] & sol["gpus"].isin([1, 8])]
         for _, r in base.iterrows():
             ls = ":" if r["gpus"] == 1 else "-."
-            ax.axvline(r["sol_tok_s_per_user"], color=_color(r["precision"]), ls=ls, lw=1.1, alpha=0.9,
-                       label=f"SOL {card.sol_info.get('model', '')} batch 1, {r['scope']}, "
-                             f"{str(r['precision']).split(',')[0].upper()}: "
-                             f"{r['sol_tok_s_per_user']:,.0f} tok/s/user")
-            xs.append(r["sol_tok_s_per_user"])
+            ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=ls, lw=1.1, alpha=0.9,
+                       label=f"batch-1 SOL {r['scope']}, {str(r['precision']).split(',')[0].upper()}: "
+                             f"{r['sol_tok_s_per_user_comm']:,.0f}")
+            xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     if xs:
@@ -84,7 +113,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         ax.set_ylim(min(ys) / 2, max(ys) * 3)
     elif not len(ev):
         ax.set_ylim(1, 1e5)
-    ax.set_xlabel("tok/s per user (1000 / median TPOT; batch-1 SOL at the datasheet bandwidth)")
+    ax.set_xlabel("tok/s per user (1000 / median TPOT; SOL: batch 1, datasheet bandwidth, communication floor)")
     ax.set_ylabel("output tok/s per GPU\n(÷ all GPUs of the deployment, prefill included)")
     ax.grid(True, which="major", alpha=0.3)
     if not len(ev):

@@ -2,11 +2,12 @@
 
 Precision: pairs of frontiers that differ only in precision (same model, hardware, framework, scope, lengths and
 speculative decoding) are compared at equal interactivity — the FP4/FP8 ratio of tok/s/GPU across the tok/s/user
-range both measured, at its single-user end, at its capacity end and its spread in between — and everything else
-that still differs between the two sides (parallelism, GPU count, date, container image, ...) is listed as a
-confounder. Step-timing sweeps give a cleaner pair: the same batch and context run at two precisions.
+range both measured, at its fastest per-user end, at its capacity end and its spread in between (also restricted to
+levels where both frontiers have measured points close by, since the snapshot's frontiers have wide gaps) — and
+everything else that still differs between the two sides (parallelism, GPU count, date, container image, ...) is
+listed as a confounder. Step-timing sweeps give a cleaner pair: the same batch and context run at two precisions.
 Scope: frontiers of one GPU family at different scopes (one node, an NVL72 rack, a multi-node deployment)
-compared at equal interactivity, saying what an 8-GPU node keeps and "not measured" where the data has nothing.
+compared at equal interactivity as node ÷ larger deployment tok/s/GPU, "not measured" where the data has nothing.
 """
 
 from __future__ import annotations
@@ -76,19 +77,34 @@ def confounders(side_a: pd.DataFrame, side_b: pd.DataFrame, *, columns: dict = C
 
 
 def compare_frontiers(front_a: pd.DataFrame, front_b: pd.DataFrame, *, targets: Iterable[float] = (),
-                      n_levels: int = 25) -> dict:
-    """A/B tok/s/GPU at equal tok/s/user over the range both measured: ends, spread across levels, targets."""
+                      n_levels: int = 25, wide_gap: float = fr.WIDE_GAP) -> dict:
+    """A/B tok/s/GPU at equal tok/s/user over the range both measured: ends, spread across levels, targets.
+
+    ``widest_gap`` is the largest tok/s/user ratio between the neighbouring frontier points any level is read
+    between (either side); ``ratio_min_close``/``ratio_max_close`` keep only levels where both sides' neighbours
+    are at most ``wide_gap``× apart, and ``n_levels_close`` counts them.
+    """
     lo, hi = fr.overlap(front_a, front_b)
     levels = fr.levels_in(lo, hi, n=n_levels)
     ratios = fr.ratio_at(front_a, front_b, levels) if len(levels) else np.array([])
+    if len(levels):
+        gaps = np.fmax(fr.capacity_readings(front_a, levels)["gap"].to_numpy(float),
+                       fr.capacity_readings(front_b, levels)["gap"].to_numpy(float))
+    else:
+        gaps = np.array([])
+    close = ratios[gaps <= wide_gap] if len(ratios) else ratios
     out = {
         "overlap_tok_s_per_user_lo": lo, "overlap_tok_s_per_user_hi": hi,
-        "ratio_single_user_end": ratios[-1] if len(ratios) else np.nan,
+        "ratio_fastest_end": ratios[-1] if len(ratios) else np.nan,
         "ratio_capacity_end": ratios[0] if len(ratios) else np.nan,
         "ratio_min": np.min(ratios) if len(ratios) else np.nan,
         "ratio_median": np.median(ratios) if len(ratios) else np.nan,
         "ratio_max": np.max(ratios) if len(ratios) else np.nan,
         "n_levels": len(levels),
+        "widest_gap": np.max(gaps) if len(gaps) else np.nan,
+        "ratio_min_close": np.min(close) if len(close) else np.nan,
+        "ratio_max_close": np.max(close) if len(close) else np.nan,
+        "n_levels_close": len(close),
     }
     for t, r in zip(list(targets), fr.ratio_at(front_a, front_b, list(targets))):
         out[f"ratio_at_{t:g}"] = r
@@ -177,7 +193,8 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
 
     One row per family × precision × scope class × hardware × target. Scope classes with no points for a family
     and precision get one row per target with status ``not measured``; a frontier that exists but does not reach
-    the target gets ``outside measured range (lo–hi tok/s/user)``.
+    the target gets ``outside measured range (lo–hi tok/s/user)``, plus the lower bound when the frontier was only
+    measured faster than the target (``reading``/``lower_bound_tok_s_per_gpu`` as ``frontier.capacity_readings``).
     """
     targets = list(targets)
     data = points.assign(gpu_family=gpu_family(points["hardware"]))
@@ -190,15 +207,22 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
             at_scope = fam[fam["scope"] == scope]
             if at_scope.empty:
                 for t in targets:
-                    rows.append({**key, "scope": scope, "hardware": "", "target_tok_s_per_user": float(t),
-                                 "tok_s_per_gpu": np.nan, "status": "not measured", "gpu_denominator": denominator})
+                    rows.append({**key, "scope": scope, "hardware": "", "n_gpus": "", "target_tok_s_per_user": float(t),
+                                 "tok_s_per_gpu": np.nan, "reading": "no data", "lower_bound_tok_s_per_gpu": np.nan,
+                                 "status": "not measured", "gpu_denominator": denominator})
                 continue
             for hw, front in at_scope.groupby("hardware", sort=True):
                 lo, hi = front["tok_s_per_user"].min(), front["tok_s_per_user"].max()
-                for t, value in zip(targets, fr.capacity_at(front, targets)):
+                gpus = fr.gpus_text(front["n_gpus"].min(), front["n_gpus"].max())
+                for r in fr.capacity_readings(front, targets).itertuples():
+                    value = r.tok_s_per_gpu
                     status = "measured" if np.isfinite(value) else f"outside measured range ({lo:.0f}–{hi:.0f} tok/s/user)"
-                    rows.append({**key, "scope": scope, "hardware": hw, "target_tok_s_per_user": float(t),
-                                 "tok_s_per_gpu": value, "status": status, "gpu_denominator": denominator})
+                    if r.reading == "lower bound":
+                        status += f"; ≥ {r.lower_bound_tok_s_per_gpu:,.0f} tok/s/GPU (lower bound)"
+                    rows.append({**key, "scope": scope, "hardware": hw, "n_gpus": gpus,
+                                 "target_tok_s_per_user": r.target_tok_s_per_user, "tok_s_per_gpu": value,
+                                 "reading": r.reading, "lower_bound_tok_s_per_gpu": r.lower_bound_tok_s_per_gpu,
+                                 "status": status, "gpu_denominator": denominator})
     return pd.DataFrame(rows)
 
 
@@ -206,8 +230,9 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
                      by: Sequence[str] = ("model", "isl", "osl")) -> pd.DataFrame:
     """Each larger-scope group against the same family's ``reference_scope`` group at equal tok/s/user.
 
-    ``reference_keeps`` = reference tok/s/GPU ÷ the larger scope's (what one node keeps of the rack's per-GPU
-    throughput); ``status`` says ``not measured`` when either side has no value at that target.
+    ``reference_over_scope`` = reference tok/s/GPU ÷ the larger scope's at the same tok/s/user (above 1: the
+    reference, e.g. one node, delivers more per GPU); ``status`` says ``not measured`` when either side has no value
+    at that target. ``n_gpus``/``reference_n_gpus`` give the GPU-count range along each frontier.
     """
     keys = list(by) + ["gpu_family", "precision", "target_tok_s_per_user"]
     rows = []
@@ -229,9 +254,11 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
                 rows.append({
                     **key, "scope": other["scope"], "hardware": other["hardware"],
                     "tok_s_per_gpu": other["tok_s_per_gpu"],
+                    "n_gpus": other["n_gpus"],
                     "reference": f"{ref['hardware'] or key['gpu_family']} {reference_scope}",
+                    "reference_n_gpus": ref["n_gpus"],
                     "reference_tok_s_per_gpu": ref["tok_s_per_gpu"],
-                    "reference_keeps": ref["tok_s_per_gpu"] / other["tok_s_per_gpu"] if both else np.nan,
+                    "reference_over_scope": ref["tok_s_per_gpu"] / other["tok_s_per_gpu"] if both else np.nan,
                     "status": status,
                 })
     return pd.DataFrame(rows)
@@ -266,6 +293,74 @@ def _span(values: pd.Series) -> str:
     return f"{values.min():.2f}–{values.max():.2f}× (median {values.median():.2f}×)"
 
 
+def clean_pairs(matched: pd.DataFrame) -> pd.DataFrame:
+    """Matched pairs with a ratio whose two sides differ only in run date and container image (no parallelism,
+    GPU-count, framework or speculative-decoding confounder): the closest the snapshot gets to changing only the
+    precision."""
+    if matched.empty:
+        return matched
+    has = matched["ratio_median"].notna()
+    only_time = matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none", "date", "image"})
+    return matched[has & only_time]
+
+
+def precision_summary(envelope: pd.DataFrame, matched: pd.DataFrame, *, wide_gap: float = fr.WIDE_GAP) -> dict:
+    """The numbers the precision headline quotes: the full range of the envelope ratios (every level of every
+    envelope's shared range), how many envelopes dip below 1, the range at levels read between close points, and
+    the clean pairs' medians."""
+    env = envelope[envelope["ratio_median"].notna()] if len(envelope) else envelope
+    clean = clean_pairs(matched)
+    return {
+        "n_envelopes": len(env),
+        "ratio_min": env["ratio_min"].min() if len(env) else np.nan,
+        "ratio_max": env["ratio_max"].max() if len(env) else np.nan,
+        "n_below_1": int((env["ratio_min"] < 1).sum()) if len(env) else 0,
+        "median_of_medians": env["ratio_median"].median() if len(env) else np.nan,
+        "median_min": env["ratio_median"].min() if len(env) else np.nan,
+        "median_max": env["ratio_median"].max() if len(env) else np.nan,
+        "ratio_min_close": env["ratio_min_close"].min() if len(env) else np.nan,
+        "ratio_max_close": env["ratio_max_close"].max() if len(env) else np.nan,
+        "n_wide_gap": int((env["widest_gap"] > wide_gap).sum()) if len(env) else 0,
+        "widest_gap": env["widest_gap"].max() if len(env) else np.nan,
+        "n_clean": len(clean),
+        "clean_min": clean["ratio_median"].min() if len(clean) else np.nan,
+        "clean_max": clean["ratio_median"].max() if len(clean) else np.nan,
+        "clean_median": clean["ratio_median"].median() if len(clean) else np.nan,
+    }
+
+
+def describe_precision_headline(summary: dict, *, low: str = "fp4", high: str = "fp8",
+                                wide_gap: float = fr.WIDE_GAP) -> tuple[str, str]:
+    """The headline sentence (full range of low/high ratios, values below 1 included) and a paragraph on why the
+    extremes are rough, ending with the clean pairs as the best estimate. Says "ratio", not "fp4 gives": the
+    compared frontiers differ in more than precision."""
+    s = summary
+    if not s["n_envelopes"]:
+        return f"No hardware × scope measured {low} and {high} over a shared tok/s/user range.", ""
+    headline = (f"{low}/{high} tok/s/GPU at equal tok/s/user ranges from {s['ratio_min']:.2f}× to "
+                f"{s['ratio_max']:.2f}× across the shared tok/s/user range of {s['n_envelopes']} hardware × scope "
+                f"envelopes; {s['n_below_1']} of them dip below 1× ({high} ahead) somewhere.")
+    text = (f"Each envelope's median over its "
+            f"shared range lies between {s['median_min']:.2f}× and {s['median_max']:.2f}× (median "
+            f"{s['median_of_medians']:.2f}×). ")
+    narrower = s["ratio_min_close"] > s["ratio_min"] or s["ratio_max_close"] < s["ratio_max"]
+    text += (f"Both extremes are rough: each frontier has only a few points in a down-sampled snapshot (neighbouring "
+             f"points up to {s['widest_gap']:.1f}× apart in tok/s/user; {s['n_wide_gap']} envelopes have a gap wider "
+             f"than {wide_gap:g}×) and the ratio swings where one side's frontier drops steeply between them. ")
+    if narrower:
+        text += (f"At levels where both frontiers have points within {wide_gap:g}× the range is "
+                 f"{s['ratio_min_close']:.2f}–{s['ratio_max_close']:.2f}×. ")
+    else:
+        text += (f"Keeping only levels read between points within {wide_gap:g}× does not narrow it, so the extremes "
+                 "come from steep frontiers, not only from gaps. ")
+    if s["n_clean"]:
+        text += (f"Best estimate: the {s['n_clean']} matched pairs that differ only in run date and container "
+                 f"image give {s['clean_min']:.2f}–{s['clean_max']:.2f}× (median {s['clean_median']:.2f}×).")
+    else:
+        text += "No matched pair differs only in date and image, so there is no clean estimate."
+    return headline, text
+
+
 def describe_precision(envelope: pd.DataFrame, matched: pd.DataFrame, *, low: str = "fp4",
                        high: str = "fp8") -> str:
     """Markdown prose from the envelope and strictly matched precision comparisons."""
@@ -274,16 +369,16 @@ def describe_precision(envelope: pd.DataFrame, matched: pd.DataFrame, *, low: st
         lines.append(f"Per hardware × scope envelope (all frameworks and speculative-decoding settings pooled), "
                      f"{low}/{high} tok/s/GPU at equal tok/s/user: median across the overlap "
                      f"{_span(envelope['ratio_median'])} over {envelope['ratio_median'].notna().sum()} groups; "
-                     f"at the single-user end of the overlap {_span(envelope['ratio_single_user_end'])}; at the "
+                     f"full range {envelope['ratio_min'].min():.2f}–{envelope['ratio_max'].max():.2f}×; "
+                     f"at the fastest per-user end of the overlap {_span(envelope['ratio_fastest_end'])}; at the "
                      f"capacity end {_span(envelope['ratio_capacity_end'])}.")
     if len(matched):
         has = matched["ratio_median"].notna()
-        # "clean": nothing but the run date and container image differs between the two sides
-        only_time = matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none", "date", "image"})
-        clean = matched[has & only_time]
-        lines.append(f"Strictly matched pairs (same hardware, framework, scope, lengths, speculative decoding): "
-                     f"{len(matched)} in the data, {int(has.sum())} with an overlapping tok/s/user range; their "
-                     f"median {low}/{high} ratios span {_span(matched['ratio_median'])}. "
+        clean = clean_pairs(matched)
+        lines.append(f"Matched pairs (same hardware, framework, scope, lengths, speculative decoding; other settings "
+                     f"may differ): {len(matched)} in the data, {int(has.sum())} with an overlapping tok/s/user "
+                     f"range; their median {low}/{high} ratios span {_span(matched['ratio_median'])}, and every "
+                     f"level together {matched['ratio_min'].min():.2f}–{matched['ratio_max'].max():.2f}×. "
                      f"{len(clean)} of them differ only in date/image (no parallelism or GPU-count confounder)"
                      + (f": {_span(clean['ratio_median'])}." if len(clean) else "."))
         missing = matched[~has]
@@ -311,13 +406,18 @@ def describe_steps(summary: pd.DataFrame, *, low: str = "fp8", high: str = "bf16
 
 
 def describe_scope(comparison: pd.DataFrame, capacity: pd.DataFrame, *, reference_scope: str = "node") -> str:
-    """Markdown prose: what one node keeps of larger scopes at equal interactivity; what was not measured."""
+    """Markdown prose: reference ÷ larger deployment tok/s/GPU at equal interactivity, which side is better per
+    GPU, and what was not measured."""
     lines = []
     measured = comparison[comparison["status"] == "measured"]
     for _, r in measured.iterrows():
+        ratio = r["reference_over_scope"]
+        better = (f"the {reference_scope} is better per GPU here" if ratio > 1 else
+                  f"the {r['scope']} deployment is better per GPU here" if ratio < 1 else "equal per GPU")
         lines.append(f"- {r['gpu_family']} {r['precision']} at {r['target_tok_s_per_user']:g} tok/s/user: "
-                     f"{r['reference']} {r['reference_tok_s_per_gpu']:,.0f} vs {r['hardware']} {r['scope']} "
-                     f"{r['tok_s_per_gpu']:,.0f} tok/s/GPU — one node keeps {r['reference_keeps']:.2f}× of it.")
+                     f"{r['reference']} ({r['reference_n_gpus']} GPUs) {r['reference_tok_s_per_gpu']:,.0f} vs "
+                     f"{r['hardware']} {r['scope']} ({r['n_gpus']} GPUs) {r['tok_s_per_gpu']:,.0f} tok/s/GPU — "
+                     f"{reference_scope} ÷ {r['scope']} = {ratio:.2f}× ({better}).")
     n_not = int((comparison["status"] != "measured").sum())
     single = capacity[(capacity["scope"] == "single-gpu")]
     single_measured = single["status"].eq("measured").any()
@@ -326,6 +426,20 @@ def describe_scope(comparison: pd.DataFrame, capacity: pd.DataFrame, *, referenc
     if not single_measured:
         tail.append("One GPU alone: not measured for any family in this selection.")
     return "\n".join(lines + [""] + tail) if lines else " ".join(tail)
+
+
+def plotted_targets(capacity: pd.DataFrame, *, targets: Sequence[float], min_share: float = 0.5
+                    ) -> tuple[list[float], str]:
+    """Targets worth a bar panel: those where at least ``min_share`` of the rows have a value. Returns them and a
+    sentence naming the targets left out (empty when none)."""
+    kept, dropped = [], []
+    for t in targets:
+        at = capacity[capacity["target_tok_s_per_user"] == float(t)]
+        share = at["tok_s_per_gpu"].notna().mean() if len(at) else 0.0
+        (kept if share >= min_share else dropped).append((float(t), int(at["tok_s_per_gpu"].notna().sum()), len(at)))
+    note = " ".join(f"{t:g} tok/s/user not plotted: only {n} of {m} bars measured there (see the table)."
+                    for t, n, m in dropped)
+    return [t for t, _, _ in kept], note
 
 
 def scope_bars_table(capacity: pd.DataFrame, *, families: Sequence[str]) -> pd.DataFrame:

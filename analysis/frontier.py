@@ -325,12 +325,16 @@ def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequen
 
 
 def capacity_long(table: pd.DataFrame, *, targets: Iterable[float], by: Sequence[str]) -> pd.DataFrame:
-    """The capacity table in long form: one row per group × target (for bars and ratios)."""
+    """The capacity table in long form: one row per group × target (for bars and ratios), with how each value was
+    read and the lower bound below the measured range when the table has them."""
     parts = []
     for t in targets:
         part = table[list(by) + ["gpu_denominator"]].copy()
         part["target_tok_s_per_user"] = float(t)
         part["tok_s_per_gpu"] = table[target_column(t)].to_numpy()
+        if reading_column(t) in table:
+            part["reading"] = table[reading_column(t)].to_numpy()
+            part["lower_bound_tok_s_per_gpu"] = table[lower_bound_column(t)].to_numpy()
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -423,7 +427,8 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
 
 
-def _gpus_text(lo: float, hi: float) -> str:
+def gpus_text(lo: float, hi: float) -> str:
+    """A GPU-count range as text: ``8`` or ``12–72``."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "n/a"
     return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
@@ -455,7 +460,7 @@ def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.Dat
     """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
     out = pd.DataFrame({
         "group": table["label"],
-        "n_gpus": [_gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
+        "n_gpus": [gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
         "measured points": table["n_points"],
         "frontier points": table["n_frontier"],
         "tok_s_per_user range": [f"{_num(a)}–{_num(b)}" for a, b in

@@ -52,7 +52,7 @@ def test_pair_ratios_match_independent_frontier_interpolation(snapshot_1k1k):
         lo, hi = max(min(ua), min(ub)), min(max(ua), max(ub))
         assert row["overlap_tok_s_per_user_lo"] == pytest.approx(lo)
         assert row["overlap_tok_s_per_user_hi"] == pytest.approx(hi)
-        assert row["ratio_single_user_end"] == pytest.approx(log_interp(ua, ga, hi) / log_interp(ub, gb, hi))
+        assert row["ratio_fastest_end"] == pytest.approx(log_interp(ua, ga, hi) / log_interp(ub, gb, hi))
         assert row["ratio_capacity_end"] == pytest.approx(log_interp(ua, ga, lo) / log_interp(ub, gb, lo))
         levels = np.geomspace(lo, hi, 25)[1:-1]
         ratios = [log_interp(ua, ga, t) / log_interp(ub, gb, t) for t in levels]
@@ -129,8 +129,10 @@ def test_scope_capacity_marks_single_gpu_not_measured_and_reads_racks(snapshot_1
     row = cmp[(cmp["gpu_family"] == "B200") & (cmp["precision"] == "fp4") & (cmp["hardware"] == "GB200 NVL72")
               & (cmp["scope"] == "rack") & (cmp["target_tok_s_per_user"] == 50)].iloc[0]
     un, gn = side_front(snapshot_1k1k, "fp4", hardware="B200", scope="node")
-    assert row["reference_keeps"] == pytest.approx(log_interp(un, gn, 50) / log_interp(u, g, 50))
+    assert row["reference_over_scope"] == pytest.approx(log_interp(un, gn, 50) / log_interp(u, g, 50))
     assert row["status"] == "measured"
+    # GPU counts along each frontier: the GB200 NVL72 "rack" frontier runs on 12 to 72 GPUs, the node on 4 to 8
+    assert (row["n_gpus"], row["reference_n_gpus"]) == ("12–72", "4–8")
     h100 = cmp[cmp["gpu_family"] == "H100"]
     assert len(h100) and h100["status"].str.startswith("not measured").all()  # no single-node H100 rows
 
@@ -144,3 +146,62 @@ def test_denominator_effect_is_all_over_decode_gpus_of_frontier_points(snapshot_
     assert effect["n_disaggregated"].sum() == len(disagg)
     node = effect[effect["scope"] == "node"]
     assert (node["decode_over_all_max"] == 1).all()
+
+
+def test_scope_prose_says_which_side_is_better_per_gpu(snapshot_1k1k):
+    cap = compare.scope_capacity(snapshot_1k1k, targets=[50, 100])
+    cmp = compare.scope_comparison(cap)
+    text = compare.describe_scope(cmp, cap)
+    row = cmp[(cmp["gpu_family"] == "B200") & (cmp["precision"] == "fp8") & (cmp["hardware"] == "B200")
+              & (cmp["scope"] == "multi-node") & (cmp["target_tok_s_per_user"] == 100)].iloc[0]
+    assert row["reference_over_scope"] == pytest.approx(3.36, abs=0.01)
+    assert "node ÷ multi-node = 3.36× (the node is better per GPU here)" in text
+    assert "node ÷ rack = 0.30× (the rack deployment is better per GPU here)" in text
+    assert "keeps" not in text
+    # B300 fp4 node starts at 52.6 tok/s/user: at 50 it is a lower bound, not a blank
+    b300 = cap[(cap["hardware"] == "B300") & (cap["scope"] == "node") & (cap["precision"] == "fp4")
+               & (cap["target_tok_s_per_user"] == 50)].iloc[0]
+    assert np.isnan(b300["tok_s_per_gpu"]) and b300["reading"] == "lower bound"
+    assert b300["lower_bound_tok_s_per_gpu"] == pytest.approx(786.95, abs=0.01)
+    assert "≥ 787 tok/s/GPU (lower bound)" in b300["status"]
+
+
+def test_widest_gap_and_close_levels_come_from_the_bracketing_points():
+    a = pd.DataFrame({"tok_s_per_user": [10.0, 20.0, 100.0], "tok_s_per_gpu": [1000.0, 800.0, 50.0]})
+    b = pd.DataFrame({"tok_s_per_user": [10.0, 30.0, 60.0, 100.0], "tok_s_per_gpu": [500.0, 300.0, 200.0, 100.0]})
+    out = compare.compare_frontiers(a, b, targets=[15, 50], n_levels=25)
+    assert out["widest_gap"] == pytest.approx(5.0)  # a's points at 20 and 100
+    levels = fr.levels_in(10.0, 100.0, n=25)
+    # above 20 every level is read across a's 5× gap, except 100 itself, which both sides measured
+    close = levels[(levels <= 20.0) | (levels == 100.0)]
+    ratios = fr.ratio_at(a, b, close)
+    assert out["n_levels_close"] == len(close)
+    assert out["ratio_min_close"] == pytest.approx(ratios.min()) and out["ratio_max_close"] == pytest.approx(ratios.max())
+    assert out["ratio_at_15"] == pytest.approx(fr.capacity_at(a, [15])[0] / fr.capacity_at(b, [15])[0])
+
+
+def test_precision_headline_quotes_the_full_range_below_1_and_the_clean_pairs(snapshot_1k1k):
+    envelope = compare.precision_pairs(snapshot_1k1k, match=compare.ENVELOPE_MATCH)
+    matched = compare.precision_pairs(snapshot_1k1k)
+    summary = compare.precision_summary(envelope, matched)
+    assert summary["ratio_min"] == pytest.approx(envelope["ratio_min"].min())
+    assert summary["ratio_min"] == pytest.approx(0.2286, abs=1e-4)  # GB300 NVL72 rack
+    assert summary["ratio_max"] == pytest.approx(envelope["ratio_max"].max())
+    assert summary["ratio_max"] > 20
+    assert summary["n_below_1"] == int((envelope["ratio_min"] < 1).sum()) == 4
+    clean = matched[matched["confounders"].isin(["date, image", "date", "image"]) & matched["ratio_median"].notna()]
+    assert summary["n_clean"] == len(clean) == 2
+    assert (summary["clean_min"], summary["clean_max"]) == (clean["ratio_median"].min(), clean["ratio_median"].max())
+    headline, detail = compare.describe_precision_headline(summary)
+    assert "ranges from 0.23× to 24.00×" in headline and "4 of them dip below 1× (fp8 ahead)" in headline
+    assert "gives" not in headline
+    assert "Best estimate: the 2 matched pairs that differ only in run date and container image give 1.53–1.88× " \
+           "(median 1.70×)" in detail
+
+
+def test_plotted_targets_drop_levels_that_are_mostly_not_measured():
+    cap = pd.DataFrame({"target_tok_s_per_user": [50.0] * 4 + [200.0] * 4,
+                        "tok_s_per_gpu": [1, 2, 3, np.nan, 1, np.nan, np.nan, np.nan]})
+    kept, note = compare.plotted_targets(cap, targets=[50, 200], min_share=0.5)
+    assert kept == [50.0]
+    assert note == "200 tok/s/user not plotted: only 1 of 4 bars measured there (see the table)."

@@ -7,6 +7,7 @@ panels; the GPU denominator is written into every per-GPU axis label.
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Sequence
 
 import matplotlib.pyplot as plt
@@ -123,49 +124,78 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
     return axes
 
 
+def _wrap(label: str, width: int = 8) -> str:
+    """One line per `` · `` part, long parts broken at spaces: tick labels that fit under a bar pair unrotated."""
+    return "\n".join(textwrap.fill(part, width, break_on_hyphens=False, break_long_words=False)
+                     for part in str(label).split(" · "))
+
+
 def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "precision",
                   hue_order: Sequence[str] = ("fp8", "fp4"), ratio: tuple[str, str] | None = ("fp4", "fp8"),
                   targets: Sequence[float] = (50, 100, 200), denominator: str = "all", title: str | None = None):
     """Grouped bars of tok/s/GPU at each target tok/s/user (one panel per target), ``ratio[0]/ratio[1]`` written
-    over every group where both bars exist; groups that do not reach a target show no bar and "n/m".
+    over every group where both bars exist. A group only measured faster than the target gets a hatched bar at its
+    lower bound marked "≥" (when ``capacity`` has ``reading``/``lower_bound_tok_s_per_gpu``); one faster than
+    anything measured gets no bar and "n/m". Ratios read across a wide gap between frontier points get a "~".
 
     ``capacity`` is long: columns ``x``, ``hue``, ``target_tok_s_per_user``, ``tok_s_per_gpu``.
     Returns the array of Axes.
     """
     targets = list(targets)
     labels = list(dict.fromkeys(capacity[x]))
-    fig, axes = plt.subplots(1, len(targets), figsize=(max(5.0, 0.55 * len(labels) + 1.5) * len(targets) / 1.6,
-                                                       4.6), sharey=True, squeeze=False)
+    has_reading = "reading" in capacity.columns
+    panel_width = max(4.0, 0.62 * len(labels) + 1.0)
+    fig, axes = plt.subplots(1, len(targets), figsize=(panel_width * len(targets) + 1.2, 4.8), sharey=True,
+                             squeeze=False)
     width = 0.8 / max(1, len(hue_order))
     for ax, t in zip(axes.flat, targets):
         at = capacity[capacity["target_tok_s_per_user"] == float(t)]
         table = at.pivot_table(index=x, columns=hue, values="tok_s_per_gpu", aggfunc="first").reindex(labels)
+        if has_reading:
+            reading = at.pivot_table(index=x, columns=hue, values="reading", aggfunc="first").reindex(labels)
+            floor = at.pivot_table(index=x, columns=hue, values="lower_bound_tok_s_per_gpu",
+                                   aggfunc="first").reindex(labels)
         pos = np.arange(len(labels))
         for i, h in enumerate(hue_order):
             values = table[h].to_numpy(float) if h in table else np.full(len(labels), np.nan)
+            color = PRECISION_COLORS.get(h, f"C{i}")
             bars = ax.bar(pos + (i - (len(hue_order) - 1) / 2) * width, np.nan_to_num(values, nan=0.0), width,
-                          color=PRECISION_COLORS.get(h, f"C{i}"), label=h)
-            for bar, v in zip(bars, values):
-                if not np.isfinite(v):
+                          color=color, label=h)
+            lows = floor[h].to_numpy(float) if has_reading and h in floor else np.full(len(labels), np.nan)
+            for bar, v, lb in zip(bars, values, lows):
+                xc = bar.get_x() + bar.get_width() / 2
+                if not np.isfinite(v) and np.isfinite(lb):
+                    ax.bar(xc, lb, bar.get_width(), color="white", edgecolor=color, hatch="///", linewidth=0.8)
+                    ax.annotate("≥", (xc, lb), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7,
+                                color=color)
+                elif not np.isfinite(v):
                     # axes-fraction y: a log axis has no zero to stand a missing bar on
-                    ax.text(bar.get_x() + bar.get_width() / 2, 0.02, "n/m", transform=ax.get_xaxis_transform(),
-                            ha="center", va="bottom", fontsize=6, color="#777777", rotation=90)
+                    ax.text(xc, 0.02, "n/m", transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                            fontsize=6, color="#777777", rotation=90)
         if ratio is not None and ratio[0] in table and ratio[1] in table:
             r = table[ratio[0]] / table[ratio[1]]
             tops = table[[ratio[0], ratio[1]]].max(axis=1)
-            for p, rv, top in zip(pos, r, tops):
+            rough = (reading[[ratio[0], ratio[1]]] == "wide gap").any(axis=1) if has_reading else \
+                pd.Series(False, index=table.index)
+            for p, rv, top, wide in zip(pos, r, tops, rough):
                 if np.isfinite(rv):
-                    ax.annotate(f"{rv:.2g}×", (p, top), textcoords="offset points", xytext=(0, 3), ha="center",
-                                fontsize=7, fontweight="bold")
+                    ax.annotate(f"{'~' if wide else ''}{rv:.2g}×", (p, top), textcoords="offset points",
+                                xytext=(0, 3), ha="center", fontsize=7, fontweight="bold")
         ax.set_yscale("log")
         ax.set_xticks(pos)
-        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+        ax.set_xticklabels([_wrap(label) for label in labels], fontsize=7.5)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
         ax.set_title(f"at {t:g} tok/s/user", fontsize=10)
         ax.grid(True, axis="y", which="major", alpha=0.3)
     axes[0, 0].set_ylabel(gpu_label(denominator))
+    handles, texts = axes[0, -1].get_legend_handles_labels()
+    if has_reading:
+        handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="#444444", hatch="///"))
+        texts.append("≥: lower bound\n(only measured faster)")
     # outside the last panel: inside, it would sit on bars
-    axes[0, -1].legend(title=hue, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ratio_text = f"; bold: {ratio[0]}/{ratio[1]} ratio" if ratio else ""
+    axes[0, -1].legend(handles, texts, title=hue, fontsize=8, frameon=False, loc="upper left",
+                       bbox_to_anchor=(1.01, 1.0))
+    ratio_text = f"; bold: {ratio[0]}/{ratio[1]} ratio, ~ read across a wide gap" if ratio else ""
     fig.suptitle(title or f"tok/s/GPU at equal interactivity (n/m: not measured at that level){ratio_text}",
                  fontsize=11)
     fig.tight_layout()

@@ -650,7 +650,7 @@ def _fitted_form(gf: GroupFit) -> str:
     if gf.form_note:
         return f"dense ({gf.form_note})"
     if np.isfinite(gf.experts):
-        return f"dense (MoE form with {gf.experts:g} experts, top-{gf.top_k:g} tried: no better out of sample)"
+        return f"dense (MoE form, {gf.experts:g} experts top-{gf.top_k:g}, tried: not better held out)"
     return gf.variant
 
 
@@ -937,7 +937,7 @@ def describe(row: pd.Series, *, level: float = 50.0) -> str:
     if bound:
         floor = str(row.get("floor_source", "") or "")
         text += (f" **Degenerate fit:** {bound.replace('_ms', '')} — the measured batches do not identify it "
-                 "above that bound" + (f" (floor: one sequence's {floor})" if "floor" in bound and floor else "")
+                 "above that bound" + (f" (the floor: {floor})" if "floor" in bound and floor else "")
                  + ", so B½ and the asymptote rest on the bound.")
     return text
 
@@ -1078,7 +1078,7 @@ _DISPLAY_NAMES = {
     "capacity_tok_s": "tok_s at largest measured batch",
     "capacity_tok_s_per_gpu": "tok_s_per_gpu at largest measured batch",
     "capacity_tok_s_per_user": "tok_s_per_user at largest measured batch",
-    "asymptote_tok_s": "asymptote tok_s (capacity as B grows without limit)",
+    "asymptote_tok_s": "asymptote tok_s (B → ∞)",
     "b_half": "B½", "b_half_lo": "B½ lo", "b_half_hi": "B½ hi",
     "peak_tok_s_per_user_model": "peak tok_s_per_user (model)",
     "cv_error": "cv error %", "peak_model_error": "peak model error %",
@@ -1101,3 +1101,17 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
         host = out["floor_source"].fillna("").astype(str).str.contains("host-bound")
         out.loc[host, "marginal_ms_per_seq_top"] = np.nan
     return out.rename(columns=_DISPLAY_NAMES)
+
+
+def shard_note(points: pd.DataFrame) -> str:
+    """Prose for reports on points flagged ``shard-measured`` (one GPU's slice of a TP deployment timed alone), or
+    ``""`` when there are none."""
+    if "flags" not in points.columns or not len(points):
+        return ""
+    shard = points[schema.has_flag(points, "shard-measured")]
+    if shard.empty:
+        return ""
+    parts = [f"{m} ({g['n_gpus'].iloc[0]:g} GPUs)" for m, g in shard.groupby("model", sort=True)]
+    return (f"{', '.join(parts)}: one GPU's slice of a tensor-parallel deployment, timed alone. The step stands for "
+            "the whole deployment, so tok/s is the deployment's and tok/s/GPU divides it by all its GPUs; the "
+            "all-reduce between the GPUs was not timed, so both are upper bounds for a real deployment.")

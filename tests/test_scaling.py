@@ -253,11 +253,18 @@ def test_serving_batch_is_achieved_concurrency(raw_points):
     assert r["step_ms"] == pytest.approx(tpot)
 
 
-def test_inferencex_groups_with_three_concurrencies_are_fitted(raw_points, floors):
-    serving = raw_points[raw_points["phase"] == "serving"]
+@pytest.fixture(scope="module")
+def serving_fits(raw_points):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scaling.ScalingWarning)
-        fits = scaling.fit(serving, n_boot=0)
+        return scaling.fit(raw_points[raw_points["phase"] == "serving"], n_boot=0)
+
+
+def test_inferencex_groups_with_three_concurrencies_are_fitted(raw_points, floors, serving_fits):
+    serving = raw_points[raw_points["phase"] == "serving"]
+    fits = serving_fits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scaling.ScalingWarning)
         with_floors = scaling.fit(serving, n_boot=0, floors=floors)
     # No geometry for the serving models: every bound stays 0 and the fits are the same.
     done = with_floors[with_floors["status"] == "fitted"]
@@ -306,3 +313,123 @@ def test_too_few_batches_listed_not_fitted(h200):
     cudagraph = fits[fits["framework"] == CUDAGRAPH]
     assert len(cudagraph) == 2 and (cudagraph["status"] == "not fitted: 2 batch size(s), need 3").all()
     assert (fits.loc[fits["framework"] == "pytorch-eager", "status"] == "not fitted: 1 batch size(s), need 3").all()
+
+
+# --- MoE geometry for serving sweeps, from the model table ------------------------------------------
+def test_spec_geometry_from_the_model_table():
+    assert scaling.spec_geometry("DeepSeek-R1-0528")[:2] == (256, 8)
+    assert scaling.spec_geometry("gpt-oss-120b")[:2] == (128, 4)
+    assert scaling.spec_geometry("llama-3.1-8b")[:2] == (0, 0)  # dense: in the table, no experts
+    experts, top_k, source = scaling.spec_geometry("GLM-5-FP8")
+    assert np.isnan(experts) and np.isnan(top_k) and source == ""
+
+
+def test_serving_moe_models_try_the_moe_form(serving_fits):
+    ok = serving_fits[serving_fits["status"] == "fitted"]
+    ds = scaling.select(ok, model="DeepSeek-R1-0528", hardware="B300", precision="fp8", n_gpus=8, isl=1024, osl=1024,
+                        spec_decode="none")
+    # 256 experts, top-8 from models.csv: the expert term predicts held-out concurrencies 15x better than dense.
+    assert ds["variant"] == "moe" and ds["fitted_form"] == "moe (256 experts, top-8)"
+    assert ds["moe_geometry_source"] == "models.csv (DeepSeek-R1)"
+    assert ds["cv_error_moe"] == pytest.approx(0.0119, abs=0.001)
+    assert ds["cv_error_dense"] == pytest.approx(0.176, abs=0.005)
+    deepseek = ok[ok["model"].str.startswith("DeepSeek-R1")]
+    assert deepseek["fitted_form"].str.startswith("moe").sum() == 10
+    tried = deepseek[deepseek["variant"] == "dense"]["fitted_form"]
+    assert tried.str.startswith("dense (MoE form, 256 experts top-8, tried").all()
+    glm = ok[ok["model"] == "GLM-5-FP8"]["fitted_form"]
+    assert len(glm) == 9 and (glm == "dense (MoE form not tried: no expert geometry for GLM-5-FP8)").all()
+    assert scaling.select(ok, model="gpt-oss-120b")["fitted_form"] == "moe (128 experts, top-4)"
+    assert not ok["fitted_form"].eq("dense").any() or set(ok.loc[ok["fitted_form"] == "dense", "model"]) <= {
+        "llama-3.1-8b", "llama-3.1-70b-tp8-shard"}
+
+
+# --- numbers a reader can take at face value --------------------------------------------------------
+def test_coefficients_on_a_bound_are_the_bound(h200_fits):
+    eager = scaling.select(h200_fits, model="llama-3.1-8b", precision="bf16", framework="pytorch-eager")
+    assert eager["t1_ms"] == 0.0 and eager["at_bound"] == "t1_ms at bound 0 ms"  # was 1.84e-19
+    head = scaling.select(h200_fits, model="llama-3.1-8b", precision="bf16", framework=CUDAGRAPH)
+    assert head["t1_ms"] == head["t1_floor_ms"] == pytest.approx(0.0216, abs=1e-4)
+    assert head["at_bound"] == "t1_ms at its physical floor 0.0216 ms"
+
+
+def test_headline_says_its_fit_is_degenerate(h200_fits):
+    head = scaling.headline(h200_fits, model="llama-3.1-8b", precision="bf16", framework=CUDAGRAPH, context=1024)
+    assert head["at_bound"] == "t1_ms at its physical floor 0.0216 ms"
+    assert "**Degenerate fit:** t1 at its physical floor 0.0216 ms" in head["text"]
+    assert "at batch 512, the largest measured batch" in head["text"]
+    qwen = scaling.headline(h200_fits, model="qwen3-30b-a3b")
+    assert qwen["at_bound"] == "" and "Degenerate" not in qwen["text"]
+
+
+def test_runaway_batch_intervals_are_blank(h200_fits):
+    assert scaling._identified(0.7, 1.2e9, 1.0, 128.0)[1] != scaling._identified(0.7, 1.2e9, 1.0, 128.0)[1]  # NaN
+    assert scaling._identified(4.5e-10, 22.5, 4.0, 60.0)[0] != scaling._identified(4.5e-10, 22.5, 4.0, 60.0)[0]
+    assert scaling._identified(3.0, 900.0, 1.0, 128.0) == (3.0, 900.0)
+    row = scaling.select(h200_fits, model="llama-3.1-70b-tp8-shard", precision="fp8", framework="pytorch-eager")
+    assert np.isinf(row["b_half"]) and np.isnan(row["b_half_hi"])  # was 983,928,767
+    ok = scaling._fitted(h200_fits)
+    hi = ok["b_half_hi"].dropna()
+    assert (hi <= 100 * ok.loc[hi.index, "batch_max"]).all()
+
+
+def test_batch_lists_are_rounded():
+    assert scaling.batch_list([56.7461, 32.13, 37.9581]) == "32, 38, 57"
+    assert scaling.batch_list([64, 128, 64, 2.5, 1.0]) == "1, 2.5, 64, 128"
+
+
+def test_display_table_uses_percent_and_names_the_largest_batch(h200_fits):
+    shown = scaling.display_table(scaling.summary(h200_fits))
+    head = scaling.summary(h200_fits).pipe(lambda t: t[t["group"].str.startswith("llama-3.1-8b | H200 SXM | bf16 | "
+                                                                                  "pytorch-cudagraph")]).index[0]
+    assert shown.loc[head, "cv error %"] == pytest.approx(100 * h200_fits.loc[head, "cv_error"])
+    assert shown.loc[head, "largest measured batch"] == 512
+    assert shown.loc[head, "tok_s at largest measured batch"] == pytest.approx(14_351, rel=1e-3)
+    assert not any(c.startswith("capacity") for c in shown.columns)
+    floors = scaling.display_table(scaling.floors_table(h200_fits)).set_index("group")
+    eager = floors.loc[floors.index.str.contains("pytorch-eager")]
+    assert len(eager) == 4 and eager["measured ms per added seq (top two batches)"].isna().all()
+    raw = scaling.floors_table(h200_fits).set_index("group")
+    assert raw.loc[eager.index, "marginal_ms_per_seq_top"].min() == pytest.approx(-0.372, abs=0.01)  # kept in the API
+    assert floors.loc[floors.index.str.contains(CUDAGRAPH), "measured ms per added seq (top two batches)"].notna().all()
+
+
+def test_shard_note_names_the_deployment(h200):
+    note = scaling.shard_note(h200)
+    assert note.startswith("llama-3.1-70b-tp8-shard (8 GPUs): one GPU's slice")
+    assert scaling.shard_note(h200[h200["model"] == "llama-3.1-8b"]) == ""
+
+
+def test_cli_predict_warns_how_far_it_extrapolates(tmp_path, h200_fits, capsys):
+    fits_file = tmp_path / "fits.csv"
+    h200_fits.to_csv(fits_file, index=False)
+    assert scaling.cli_predict(fits_file, batch=512, context=None) == 0
+    captured = capsys.readouterr()
+    pred = pd.read_csv(io.StringIO(captured.out))
+    eager8b = pred[pred["group"].str.startswith("llama-3.1-8b | H200 SXM | bf16 | pytorch-eager")].iloc[0]
+    assert eager8b["tok_s"] == pytest.approx(31_900, rel=0.01)  # above the CUDA-graph fit: t1 at 0, no saturation
+    # Eager sweeps stop at 128; qwen3 at 256; the other five measured 512.
+    assert "warning: 5 of 9 predicted groups are extrapolated (0 more than 4x" in captured.err
+    assert ("llama-3.1-8b | H200 SXM | bf16 | pytorch-eager | single-gpu | 1 GPU | TP1: batch 512 vs measured 1-128 "
+            "(4.0x); t1_ms at bound 0 ms: throughput keeps rising with batch") in captured.err
+    assert scaling.cli_predict(fits_file, batch=1024, context=None, allow_extrapolation=False) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "refusing to predict 4 group(s) more than 4x" in captured.err
+    assert scaling.cli_predict(fits_file, batch=64, context=None, allow_extrapolation=False) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_residual_plot_shows_the_worst_point_and_tells_groups_apart(h200, h200_fits):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from analysis.plots import scaling as plots
+
+    res = scaling.residuals(h200, h200_fits)
+    ax = plots.residuals(res)
+    lo, hi = ax.get_ylim()
+    assert lo <= 100 * res["rel_error"].min() and hi >= 100 * res["rel_error"].max()
+    styles = [(line.get_color(), line.get_marker()) for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert len(styles) == res["group"].nunique() == 9 and len(set(styles)) == 9
+    worst = res.loc[res["rel_error"].abs().idxmax()]
+    assert any(t.get_text().startswith(f"worst {100 * worst['rel_error']:+.1f}%") for t in ax.texts)

@@ -70,20 +70,38 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
     return left, right
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+
+
 def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
-    """Relative error of the fitted step time at every measured point, by group, against batch (log x)."""
-    ax = _axes(ax, width=9.0)
+    """Relative error of the fitted step time at every measured point, by group, against batch (log x).
+
+    Each group has its own colour and marker (tab20 colours, ten markers: no two groups alike up to 20 groups).
+    The y axis always includes the worst residual, which is annotated with its value and group.
+    """
+    if ax is None:  # legend below the axes: beside them, a dozen long group names squeeze the plot to a stamp
+        _, ax = plt.subplots(figsize=(11.0, 7.0), constrained_layout=True)
+    colours = plt.get_cmap("tab20").colors
     for i, (group, g) in enumerate(resid.groupby("group", sort=True)):
         for j, (_, gc) in enumerate(g.sort_values("batch").groupby("context", dropna=False)):
-            ax.plot(gc["batch"], 100 * gc["rel_error"], "o-", ms=4, lw=0.8, color=f"C{i % 10}",
-                    label=group if j == 0 else None)
+            ax.plot(gc["batch"], 100 * gc["rel_error"], "-", marker=_MARKERS[i % len(_MARKERS)], ms=4.5, lw=0.8,
+                    color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20], label=group if j == 0 else None)
     ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{band:.0%}")
     ax.axhline(0, color="k", lw=0.8)
+    if len(resid):
+        worst = resid.loc[resid["rel_error"].abs().idxmax()]
+        lo = min(-100 * band, 100 * float(resid["rel_error"].min()))
+        hi = max(100 * band, 100 * float(resid["rel_error"].max()))
+        pad = 0.08 * (hi - lo)
+        ax.set_ylim(lo - pad, hi + pad)
+        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{worst['group'].split(' | ')[0]}",
+                    (worst["batch"], 100 * worst["rel_error"]), xytext=(12, 0), textcoords="offset points",
+                    fontsize=8, va="center", arrowprops=dict(arrowstyle="-", lw=0.6))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch size B")
     ax.set_ylabel("fit − measured step time (% of measured)")
     ax.set_title("Residuals of the batch model at every measured point")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     return ax
 
 
@@ -94,9 +112,10 @@ def launch_overhead(table: pd.DataFrame, *, ax=None):
     x = np.arange(len(table))
     ax.bar(x - 0.2, table["tok_s_per_user_cudagraph"], 0.4, label="CUDA graph (one launch per step)")
     ax.bar(x + 0.2, table["tok_s_per_user_eager"], 0.4, label="eager (every kernel launched from Python)")
-    for xi, ratio in zip(x, table["eager_over_cudagraph"]):
-        ax.annotate(f"×{ratio:.1f} slower", (xi + 0.2, 0), xytext=(0, 3), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=8, color="white", fontweight="bold")
+    # Above the eager bar in dark text: inside a narrow bar the label overflows onto the white background.
+    for xi, ratio, top in zip(x, table["eager_over_cudagraph"], table["tok_s_per_user_eager"]):
+        ax.annotate(f"×{ratio:.1f} slower", (xi + 0.2, top), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8, color="0.15")
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("tok/s/user at batch 1")
     ax.set_ylim(0, 1.3 * float(np.nanmax(table[["tok_s_per_user_cudagraph", "tok_s_per_user_eager"]].to_numpy())))

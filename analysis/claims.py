@@ -17,6 +17,7 @@ import math
 import re
 import sys
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -647,6 +648,12 @@ def _generation(key: str) -> str | None:
     return None
 
 
+def _hw_keys(points: pd.DataFrame) -> pd.Series:
+    """``_hw_key`` of every point's hardware, looked up once per distinct name."""
+    return points["hardware"].map({h: _hw_key(h) for h in points["hardware"].dropna().unique()})
+
+
+@lru_cache(maxsize=256)
 def _hw_key(name) -> str:
     try:
         return specs.normalize_name(specs.hardware(str(name)).short_name)
@@ -812,7 +819,7 @@ def _select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[
     if pts.empty:
         return pts, ""
     want = part.hardware or claim.hardware_table or claim.hardware
-    keys = pts["hardware"].map(_hw_key)
+    keys = _hw_keys(pts)
     sel, note = pts[keys == _hw_key(want)], ""
     if sel.empty and _generation(_hw_key(want)):
         sel = pts[keys.map(_generation) == _generation(_hw_key(want))]
@@ -948,7 +955,7 @@ def _ratio_rows(claim, part, pts) -> list[dict]:
         # Throughput per MW is closest to throughput per GPU at equal interactivity: shown as a labelled proxy.
         axis, proxy = "tok/s/GPU", f"proxy for {part.axis} (per GPU, no power data): "
     side_a, _ = _select_for_part(claim, part, pts)
-    keys = pts["hardware"].map(_hw_key)
+    keys = _hw_keys(pts)
     side_b = pts[(keys == _hw_key(part.baseline)) | (keys.map(_generation) == str(part.baseline).lower())]
     if part.baseline_scope:
         side_b = side_b[side_b["scope"] == part.baseline_scope]
@@ -1294,8 +1301,13 @@ class ClaimCard:
         text = f"{self.claim.id}: {claim_title(self.claim)} — {kinds_text(self.claim)}"
         if len(first):
             r = first.iloc[0]
-            what = f"{r['measured_all']:.1f}×" if r["kind"] == "ratio" else f"{r['measured_all']:,.0f} {r['unit']}"
-            text += f"; measured {what} ({r['group']}, {r['lengths']}) = {_pct(r['measured_over_claimed'])} of the claim"
+            v = r["measured_all"]
+            what = f"{v:.1f}×" if r["kind"] == "ratio" else f"{v:,.0f} {r['unit']}" if v >= 1000 else \
+                f"{v:,.1f} {r['unit']}"
+            at = (f" at {r['tok_s_per_user']:g} tok/s/user" if r["kind"] in ("per-GPU", "per-system")
+                  and pd.notna(r["tok_s_per_user"]) and not str(r["how"]).startswith("measured capacity") else "")
+            text += (f"; measured {what}{at} ({r['group']}, {r['lengths']}) = {_pct(r['measured_over_claimed'])} "
+                     "of the claim")
         return text + "."
 
     def checks_display(self) -> pd.DataFrame:
@@ -1447,8 +1459,11 @@ def render_card(claim: str | Path, *, out: Path, points_path: str | Path | None 
     if points_path:
         params["points_path"] = str(Path(points_path).resolve())
     executed = out / f"{c.id}.ipynb"
-    pm.execute_notebook(str(config.NOTEBOOKS_DIR / f"{NOTEBOOK}.ipynb"), str(executed), parameters=params,
-                        kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False)
+    from analysis.report import quiet_kernel_stderr
+
+    with quiet_kernel_stderr():  # the kernel's "running over TCP without encryption" warning is not the user's
+        pm.execute_notebook(str(config.NOTEBOOKS_DIR / f"{NOTEBOOK}.ipynb"), str(executed), parameters=params,
+                            kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False)
     nb = nbformat.read(str(executed), as_version=4)
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                             embed_images=True)

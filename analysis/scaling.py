@@ -861,7 +861,7 @@ def launch_overhead(points: pd.DataFrame, *, batch: float = 1.0) -> pd.DataFrame
 
 # --- summaries and prose ----------------------------------------------------------------------------
 SUMMARY_COLUMNS = ["group", "fitted_form", "cv_error", "peak_tok_s_per_user", "peak_tok_s_per_user_model",
-                   "peak_model_error", "capacity_batch", "capacity_tok_s", "capacity_tok_s_per_gpu",
+                   "peak_model_error", "batch_min", "capacity_batch", "capacity_tok_s", "capacity_tok_s_per_gpu",
                    "capacity_tok_s_per_user", "asymptote_tok_s", "b_half", "b_half_lo", "b_half_hi"]
 
 
@@ -1072,9 +1072,14 @@ def batch_list(batches) -> str:
 
 # --- tables for reports ----------------------------------------------------------------------------
 # Fractions shown as percentages, and the capacity_* columns named for what they are: the largest measured batch.
-_AS_PERCENT = ("cv_error", "peak_model_error", "median_abs_rel_error", "max_abs_rel_error", "rel_error")
+_AS_PERCENT = ("cv_error", "peak_model_error", "median_abs_rel_error", "max_abs_rel_error", "rel_error",
+               "fraction_of_sol_measured", "fraction_of_sol_datasheet")
+# A batch-1 speed read off a sweep whose smallest batch is larger than this is too far an extrapolation to show.
+PEAK_MODEL_MAX_BATCH_MIN = 16.0
 _DISPLAY_NAMES = {
-    "fitted_form": "fitted form", "capacity_batch": "largest measured batch",
+    "fitted_form": "fitted form", "batch_min": "smallest measured batch", "capacity_batch": "largest measured batch",
+    "fraction_of_sol_measured": "% of SOL (measured bandwidth)",
+    "fraction_of_sol_datasheet": "% of SOL (datasheet bandwidth)",
     "capacity_tok_s": "tok_s at largest measured batch",
     "capacity_tok_s_per_gpu": "tok_s_per_gpu at largest measured batch",
     "capacity_tok_s_per_user": "tok_s_per_user at largest measured batch",
@@ -1090,7 +1095,8 @@ _DISPLAY_NAMES = {
 
 def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of a summary, floors or extrapolation table for a report: fractions ×100 under ``%`` headers, the
-    ``capacity_*`` columns renamed "at largest measured batch", and per-sequence costs measured on host-bound
+    ``capacity_*`` columns renamed "at largest measured batch", the model's batch-1 speed blanked where the smallest
+    measured batch exceeds ``PEAK_MODEL_MAX_BATCH_MIN`` (t0 is not identified that far out), and per-sequence costs measured on host-bound
     (eager) rows blanked: there added GPU work first fills idle launch gaps, so the measured cost of one more
     sequence can be negative and says nothing about a floor. Values in the API stay fractions."""
     out = frame.copy()
@@ -1100,6 +1106,8 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     if "marginal_ms_per_seq_top" in out.columns and "floor_source" in out.columns:
         host = out["floor_source"].fillna("").astype(str).str.contains("host-bound")
         out.loc[host, "marginal_ms_per_seq_top"] = np.nan
+    if "peak_tok_s_per_user_model" in out.columns and "batch_min" in out.columns:
+        out.loc[out["batch_min"] > PEAK_MODEL_MAX_BATCH_MIN, "peak_tok_s_per_user_model"] = np.nan
     return out.rename(columns=_DISPLAY_NAMES)
 
 

@@ -27,6 +27,23 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     assert head["b_half_lo"] <= head["b_half"] <= head["b_half_hi"]
     assert 50 < head["b_half"] < 300
     assert "166.2 tok/s/user at batch 1" in res["headline"]
+    # The headline fit is degenerate (t1 at its physical floor): the headline paragraph says so.
+    assert res["headline_at_bound"] == "t1_ms at its physical floor 0.0216 ms"
+    assert "Degenerate fit: t1 at its physical floor 0.0216 ms" in res["headline"]
+    assert "batch 512, the largest measured batch" in res["headline"]
+    assert res["fitted_forms"]["qwen3-30b-a3b | H200 SXM | bf16 | pytorch-cudagraph | single-gpu | 1 GPU | TP1"] == \
+        "moe (128 experts, top-8)"
+    assert set(res["fitted_forms"].values()) == {"dense", "moe (128 experts, top-8)"}  # the llamas are dense in models.csv
+    assert res["shard_note"].startswith("llama-3.1-70b-tp8-shard (8 GPUs)")
+    shard = next(r for r in res["summary"] if r["group"].startswith("llama-3.1-70b-tp8-shard | H200 SXM | bf16 | "
+                                                                      "pytorch-cudagraph"))
+    assert shard["capacity_tok_s_per_gpu"] == pytest.approx(shard["capacity_tok_s"] / 8)  # the TP8 deployment's GPUs
+    assert all(r["b_half_hi"] is None or r["b_half_hi"] != r["b_half_hi"] or r["b_half_hi"] < 100 * 512
+               for r in res["summary"])
+    worst = res["worst_residual"]
+    # Eager 70B fp8: t1 at 0, the line misses batch 128 by half; the residual figure draws and names it.
+    assert worst["group"].startswith("llama-3.1-70b-tp8-shard | H200 SXM | fp8 | pytorch-eager")
+    assert (worst["batch"], worst["rel_error"]) == (128, pytest.approx(0.516, abs=0.01))
     assert res["n_fitted"] == 9
     launch = {(r["model"], r["precision"]): r for r in res["launch_overhead"]}
     assert launch[("llama-3.1-8b", "bf16")]["eager_over_cudagraph"] == pytest.approx(20.7789 / 6.01605, rel=1e-4)

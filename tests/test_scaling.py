@@ -394,6 +394,18 @@ def test_display_table_uses_percent_and_names_the_largest_batch(h200_fits):
     assert floors.loc[floors.index.str.contains(CUDAGRAPH), "measured ms per added seq (top two batches)"].notna().all()
 
 
+def test_display_table_blanks_a_batch_1_speed_read_off_large_batches(serving_fits):
+    shown = scaling.display_table(scaling.summary(serving_fits)).set_index("group")
+    gb300 = "DeepSeek-R1-0528 | GB300 NVL72 | fp4 | dynamo-sglang | rack | 72 GPU | TP48 | EP48 | disagg | ISL 8192 | OSL 1024"
+    # Smallest measured batch 307, t0 at 0: the model's batch-1 speed (2,561 tok/s/user) is not shown.
+    assert shown.loc[gb300, "smallest measured batch"] == pytest.approx(306.7, abs=0.1)
+    assert np.isnan(shown.loc[gb300, "peak tok_s_per_user (model)"])
+    assert scaling.select(serving_fits, group=gb300)["peak_tok_s_per_user_model"] == pytest.approx(2561, rel=0.01)
+    assert shown["peak tok_s_per_user (model)"].isna().sum() == (shown["smallest measured batch"] > 16).sum() == 4
+    sol = pd.DataFrame({"fraction_of_sol_measured": [0.591]})
+    assert scaling.display_table(sol)["% of SOL (measured bandwidth)"].iloc[0] == pytest.approx(59.1)
+
+
 def test_shard_note_names_the_deployment(h200):
     note = scaling.shard_note(h200)
     assert note.startswith("llama-3.1-70b-tp8-shard (8 GPUs): one GPU's slice")

@@ -235,6 +235,14 @@ GLOSSARY = [
 ]
 
 
+def _first_sentences(text: str, limit: int = 300) -> str:
+    """The index shows each report's first findings; the report itself has the rest."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(". ", 0, limit)
+    return text[: cut + 1] if cut > 0 else text[:limit].rstrip() + "…"
+
+
 def write_index(jobs: list[Job], index_path: Path, *, run_dir: Path, suite_file: Path) -> None:
     """One page linking every report with its title, parameters, inputs and status."""
     rel = run_dir.relative_to(index_path.parent).as_posix()
@@ -246,7 +254,7 @@ def write_index(jobs: list[Job], index_path: Path, *, run_dir: Path, suite_file:
         link = (f'<a href="{rel}/{html.escape(job.html_name)}">{html.escape(job.title)}</a>'
                 if (run_dir / job.html_name).exists() else html.escape(job.title))
         param_text = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"
-        headline = html.escape(str(job.results.get("headline", ""))) if job.results else ""
+        headline = html.escape(_first_sentences(str(job.results.get("headline", "")))) if job.results else ""
         rows.append(
             f"<tr><td>{link}<br><small>{headline}</small></td><td><code>{html.escape(job.notebook)}</code></td>"
             f"<td><code>{html.escape(param_text)}</code></td><td>{html.escape(', '.join(inputs))}</td>"

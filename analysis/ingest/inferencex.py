@@ -10,12 +10,12 @@ GPUs in ``n_gpus``. ``output_tok_s`` is rebuilt as system-wide output tokens/s s
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, first, model_from_id, num
+from analysis.ingest.jsonl_stream import read_json
 from analysis.schema import scope_for
 
 PRIORITY = 20
@@ -171,7 +171,7 @@ def _api_row(rec: dict) -> dict:
 
 
 def _parse_api(path: Path, sink: Sink) -> None:
-    rows = _load_json(path)
+    rows = read_json(path)
     if not isinstance(rows, list):
         raise Quarantine("expected a JSON array of InferenceX rows")
     for i, rec in enumerate(rows):
@@ -203,7 +203,7 @@ def _detect_agg(path: Path, head: bytes) -> bool:
 
 
 def _parse_agg(path: Path, sink: Sink) -> None:
-    rec = _load_json(path)
+    rec = read_json(path)
     if not isinstance(rec, dict):
         raise Quarantine("expected a JSON object")
     from_name = decode_result_filename(path.name)
@@ -251,7 +251,7 @@ def _detect_agentx(path: Path, head: bytes) -> bool:
 
 
 def _parse_agentx(path: Path, sink: Sink) -> None:
-    rec = _load_json(path)
+    rec = read_json(path)
     if not isinstance(rec, dict) or not isinstance(rec.get("request_metrics"), dict):
         raise Quarantine("expected an object with request_metrics", field="request_metrics")
     metrics = rec["request_metrics"]
@@ -303,7 +303,7 @@ _TRIMMED_NAME = re.compile(r"_(?P<prec>fp8|fp4|bf16|int4)?_?(?P<fw>vllm|sglang|t
 
 
 def _parse_trimmed(path: Path, sink: Sink) -> None:
-    rec = _load_json(path)
+    rec = read_json(path)
     if not isinstance(rec, dict):
         raise Quarantine("expected a JSON object")
     completed = num(rec.get("completed"), "completed")
@@ -348,7 +348,7 @@ def _detect_runner(path: Path, head: bytes) -> bool:
 
 
 def _parse_runner(path: Path, sink: Sink) -> None:
-    rec = _load_json(path)
+    rec = read_json(path)
     metrics = rec.get("metrics") if isinstance(rec, dict) else None
     if not isinstance(metrics, dict):
         raise Quarantine("expected an object with metrics", field="metrics")
@@ -384,16 +384,6 @@ def _parse_runner(path: Path, sink: Sink) -> None:
 
 
 # --- shared ---------------------------------------------------------------------------------------
-def _load_json(path: Path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as err:
-        raise Quarantine(f"invalid JSON: {err.msg} (column {err.colno})", line=err.lineno) from None
-    except UnicodeDecodeError:
-        raise Quarantine("not UTF-8 text") from None
-
-
 def _date(text) -> str | None:
     m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})", str(text or ""))
     return f"{m[1]}-{m[2]}-{m[3]}T{m[4]}:{m[5]}:{m[6]}" if m else (str(text) if text else None)

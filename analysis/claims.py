@@ -666,16 +666,14 @@ def _family(name) -> str:
     return m.group(0) if m else ""
 
 
-def load_points(points_path: str | Path | None = None) -> pd.DataFrame:
-    """The points table: the parquet at ``points_path`` (default data/processed), else ingest data/raw."""
-    path = Path(points_path) if points_path else config.POINTS_FILE
-    if path.exists():
-        return pd.read_parquet(path)
-    if points_path:
-        raise FileNotFoundError(f"{path}: points table not found")
-    from analysis.ingest import ingest
+def load_points(path=None):
+    """The points table at ``path`` (see :func:`analysis.data.load_points`); with no path and nothing ingested yet,
+    the shipped ``data/raw`` ingested on the fly, so a card renders on a fresh clone."""
+    from analysis import data
 
-    return ingest([config.RAW_DATA_DIR], progress=False).points
+    if path is None and not config.POINTS_FILE.exists():
+        path = config.RAW_DATA_DIR
+    return data.load_points(path)
 
 
 def row_id(row) -> str:

@@ -43,13 +43,11 @@ WIDE_GAP = 3.0
 
 
 # --- loading and selecting -------------------------------------------------------------------------
-def load_points(points_path: str | Path | None = None) -> pd.DataFrame:
-    """The points table from parquet (default ``data/processed/points.parquet``)."""
-    path = Path(points_path) if points_path else config.POINTS_FILE
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path}: points table not found; run `perfclaims ingest data/raw --out {path.parent}` first")
-    return pd.read_parquet(path)
+def load_points(path=None):
+    """The points table (see :func:`analysis.data.load_points`)."""
+    from analysis import data
+
+    return data.load_points(path)
 
 
 def select(points: pd.DataFrame, *, model: str | None = None, isl: float | None = None,

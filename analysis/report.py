@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from analysis import config
+from analysis import config, text
 
 
 def _jsonable(value: Any):
@@ -277,32 +277,12 @@ reports ok. Each report separates single-user speed (tok/s/user) from server cap
     index_path.write_text(page, encoding="utf-8")
 
 
-def _readable(x) -> str:
-    """Numbers as a reader wants them: thousands separators, no spurious decimals."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    ax = abs(x)
-    if ax >= 100 or float(x).is_integer():
-        return f"{x:,.0f}"
-    if ax >= 10:
-        return f"{x:,.1f}"
-    return f"{x:.3g}"
-
-
 _TABLE_CSS = ("<style>.pc-table td{white-space:nowrap;font-variant-numeric:tabular-nums}"
               ".pc-table th{white-space:normal;max-width:11em;vertical-align:bottom}</style>")
 
-
-_HEADER_WORDS = [("tok_s_per_user", "tok/s/user"), ("tok_s_per_gpu", "tok/s/GPU"), ("tok_s", "tok/s"), ("sol_", "SOL "), ("_gb", " GB"),
-                 ("_ms_", " ms "), ("_pct", " %")]
-
-
-def pretty_header(name: str) -> str:
-    """Column names for readers: ``tok_s_per_gpu_at_50`` -> ``tok/s/GPU at 50`` (units kept, underscores gone)."""
-    text = str(name)
-    for raw, nice in _HEADER_WORDS:
-        text = text.replace(raw, nice)
-    return text.replace("_", " ").strip()
+# Kept for callers of the old names; the rules live in analysis.text.
+_readable = text.num
+pretty_header = text.header
 
 
 def show_table(frame, *, max_rows: int = 200):
@@ -310,13 +290,16 @@ def show_table(frame, *, max_rows: int = 200):
     from IPython.display import HTML, display
 
     shown = frame.head(max_rows)
-    shown = shown.rename(columns={c: pretty_header(c) for c in shown.columns})
+    shown = shown.rename(columns={c: text.header(c) for c in shown.columns})
     numeric = shown.select_dtypes("number").columns
-    text = [c for c in shown.columns if c not in numeric]
+    text_cols = [c for c in shown.columns if c not in numeric]
     # Long prose cells (reasons, notes, confounders) wrap instead of pushing the table off the page.
-    long_text = [c for c in text if shown[c].astype(str).str.len().max() > 60] if len(shown) else []
-    styler = (shown.style.hide(axis="index").format({c: _readable for c in numeric}, na_rep="–")
-              .set_properties(subset=text, **{"text-align": "left"})
+    long_text = [c for c in text_cols if shown[c].astype(str).str.len().max() > 60] if len(shown) else []
+    # Every cell and header is escaped: table values come from logs, file names, manifests and claims.
+    styler = (shown.style.hide(axis="index").format({c: text.num for c in numeric}, na_rep="–")
+              .format(text.esc, subset=text_cols, na_rep="–")
+              .format_index(text.esc, axis=1)
+              .set_properties(subset=text_cols, **{"text-align": "left"})
               .set_properties(subset=long_text, **{"white-space": "normal", "min-width": "18em"})
               .set_table_attributes('class="pc-table"'))
     display(HTML(_TABLE_CSS + styler.to_html()))

@@ -48,18 +48,11 @@ class ScalingWarning(UserWarning):
 
 
 # --- points into model inputs ---------------------------------------------------------------------
-def load_points(path: str | Path | None = None) -> pd.DataFrame:
-    """A points table from a parquet/CSV file, or from a folder of raw logs (ingested on the fly)."""
-    path = Path(path) if path is not None else config.POINTS_FILE
-    if path.is_dir():
-        from analysis.ingest import ingest
+def load_points(path=None):
+    """The points table (see :func:`analysis.data.load_points`)."""
+    from analysis import data
 
-        return ingest([path], progress=False).points
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no points table here; run `perfclaims ingest` first")
-    if path.suffix == ".csv":
-        return pd.read_csv(path)
-    return pd.read_parquet(path)
+    return data.load_points(path)
 
 
 def _col(points: pd.DataFrame, name: str) -> pd.Series:

@@ -23,6 +23,8 @@ FLAG_MEANINGS = {
                                "(Little's law); a field of this point is likely wrong",
     "shard-measured": "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); per-GPU "
                       "throughput divides by the deployment's GPU count",
+    "dated-history": "a dated re-run from the InferenceX history; read by the history report only, left out of "
+                     "frontiers, fits and claim checks",
     "concurrency-achieved": "concurrency is the measured average in flight, not the client setting",
 }
 

@@ -266,7 +266,8 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # Points kept in the table (and listed in the ingest report) but left out of fits and frontiers.
-UNTRUSTED_FLAGS = ("failed-run", "inconsistent-throughput")
+# ``dated-history``: an earlier dated re-run, read only by the history report.
+UNTRUSTED_FLAGS = ("failed-run", "inconsistent-throughput", "dated-history")
 
 
 def trusted(points: pd.DataFrame) -> pd.Series:

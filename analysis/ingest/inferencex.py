@@ -98,7 +98,16 @@ def _common(path: Path, rec: dict, *, hw, n_gpus: float, multinode: bool = False
 # --- API rows (benchmarks.json: a list of rows with a `metrics` dict) -------------------------------
 def _detect_api(path: Path, head: bytes) -> bool:
     text = head.lstrip()
-    return text.startswith(b"[") and b'"metrics"' in head and b'"decode_tp"' in head and b'"hardware"' in head
+    return (text.startswith(b"[") and b'"metrics"' in head and b'"decode_tp"' in head and b'"hardware"' in head
+            and not _detect_api_history(path, head))
+
+
+def _detect_api_history(path: Path, head: bytes) -> bool:
+    """Rows of the API's dated history (``/api/v1/benchmarks/history``): the same row shape without ``image``.
+    A format of their own, so reports that read the latest snapshot do not count its re-dated rows twice."""
+    text = head.lstrip()
+    return (text.startswith(b"[") and b'"metrics"' in head and b'"decode_tp"' in head and b'"date"' in head
+            and b'"image"' not in head)
 
 
 def _api_row(rec: dict) -> dict:
@@ -170,7 +179,13 @@ def _api_row(rec: dict) -> dict:
     return row
 
 
-def _parse_api(path: Path, sink: Sink) -> None:
+def _parse_api_history(path: Path, sink: Sink) -> None:
+    """Dated re-runs: every row flagged ``dated-history`` (read by the history report, kept out of the frontiers,
+    fits and claim checks, which describe the newest measurement of each configuration)."""
+    _parse_api(path, sink, flag="dated-history")
+
+
+def _parse_api(path: Path, sink: Sink, flag: str | None = None) -> None:
     rows = read_json(path)
     if not isinstance(rows, list):
         raise Quarantine("expected a JSON array of InferenceX rows")
@@ -179,7 +194,10 @@ def _parse_api(path: Path, sink: Sink) -> None:
             sink.bad(f"row {i} is not an object", line=i + 1)
             continue
         try:
-            sink.point(_api_row(rec), line=i + 1)  # line = 1-based row index in the array
+            row = _api_row(rec)
+            if flag:
+                row["flags"] = ";".join(f for f in (row["flags"], flag) if f)
+            sink.point(row, line=i + 1)  # line = 1-based row index in the array
         except Quarantine as q:
             sink.bad(f"row {i}: {q.reason}", line=i + 1, field=q.field)
 
@@ -393,6 +411,9 @@ FORMATS = [
     Format("inferencex-api", "inferencex", _detect_api, _parse_api,
            "JSON array of rows with `hardware`, `decode_tp` and a `metrics` object (InferenceX API / app fixtures)",
            "data/raw/inferencex/benchmarks.json"),
+    Format("inferencex-api-history", "inferencex", _detect_api_history, _parse_api_history,
+           "JSON array of API rows with `date` and `metrics` but no `image` (InferenceX benchmark history)",
+           "data/raw/inferencex-history/benchmarks-history.json"),
     Format("inferencex-agg", "inferencex", _detect_agg, _parse_agg,
            "JSON object with `hw`, `conc`, `tput_per_gpu` (utils/process_result.py output, agg_*.json)",
            "data/raw/inferencex-samples/agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_conc4_"

@@ -1,0 +1,459 @@
+"""Results over time: like-for-like series per configuration, changes beyond run-to-run noise, the suite's own runs.
+
+Benchmark data is dated: InferenceX re-runs each configuration as serving stacks change. A comparison over time is
+made only between like points: the same configuration (:data:`CONFIG`: model, hardware, framework, precision,
+speculative decoding, disaggregation, scope, lengths, parallelism and GPU counts) measured on two dates, either at
+equal concurrency or at equal tok/s/user read on each date's own frontier (interpolated in log-log space inside the
+range that date measured, never across it). Each configuration measured on two or more dates gives:
+
+* ``tok/s/user at concurrency C`` and ``tok/s/GPU at concurrency C`` for every concurrency measured on that date;
+  the lowest concurrency measured on two dates is the configuration's *single-user end*, the highest its
+  *capacity end*;
+* ``tok/s/GPU at L tok/s/user`` for each interactivity level L inside that date's measured range, unless the two
+  frontier points it is read between are more than ``frontier.WIDE_GAP``× apart in tok/s/user (too rough).
+
+A change is a ratio between neighbouring dates of one series larger than the run-to-run noise the data itself shows
+(:func:`noise`): repeats on one date when there are any, else neighbouring dates of the same configuration and
+concurrency, using only pairs with a recorded, unchanged image when there are enough of them. The spread is a
+robust one (1.4826 × median absolute log ratio, so the minority of pairs that really changed does not set it) and a
+change must exceed ``K_SIGMA`` times it. What differs between the two dates (image, framework version, run, the
+points an interpolated value was read between) is listed with every change.
+
+The suite's own history (``reports/history/*.parquet``, one row per run × report × key) is read by
+:func:`load_suite_history`; :func:`suite_changes` says whether a moved number came with new inputs, new code, both,
+or neither.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis import frontier
+from analysis.schema import has_flag
+
+# The columns that make two points the same configuration (GPU counts included: they are part of the deployment).
+CONFIG = ["model", "hardware", "framework", "precision", "spec_decode", "disagg", "scope", "isl", "osl", "tp", "ep",
+          "dp", "n_gpus", "n_prefill_gpus", "n_decode_gpus"]
+# Flags that make a point unusable for any comparison; ``dated-history`` is what this module reads.
+BAD_FLAGS = ("failed-run", "inconsistent-throughput")
+LEVELS = (25.0, 50.0, 100.0, 200.0)  # tok/s/user at which each date's frontier is read
+K_SIGMA = 3.0  # a change must exceed this many robust standard deviations of the run-to-run noise
+MIN_QUIET_PAIRS = 20  # fewer neighbouring pairs with a recorded, unchanged image than this: use all pairs
+MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → its standard deviation
+
+SERIES_COLUMNS = ["group", "model", "hardware", "date", "metric", "value", "source", "quantity", "concurrency",
+                  "level", "role"]
+CHANGE_COLUMNS = ["group", "model", "hardware", "metric", "role", "date_before", "date_after", "before", "after",
+                  "ratio", "kind", "differs", "source_before", "source_after", "back_on"]
+SUITE_COLUMNS = ["run_id", "run_date", "report", "key", "value", "inputs_hash", "code_version", "commit"]
+
+
+# --- like points --------------------------------------------------------------------------------------
+def day(value) -> str | None:
+    """``2026-01-31`` from a date or timestamp text; None when there is no date."""
+    m = re.match(r"(\d{4}-\d{2}-\d{2})", str(value or ""))
+    return m.group(1) if m else None
+
+
+def dated_points(points: pd.DataFrame) -> pd.DataFrame:
+    """Points usable for comparisons over time: a date, both speeds, not failed or inconsistent; one row per
+    measurement (the same configuration, concurrency, date and run read from two files counts once, keeping the
+    row that records its image). Adds ``day`` and ``source`` (``file:line``); tok/s/GPU divides by all GPUs."""
+    if points.empty:
+        return points.assign(day=pd.Series(dtype=str), source=pd.Series(dtype=str))
+    pts = points.copy()
+    pts["day"] = pts["date"].map(day)
+    pts["tok_s_per_gpu"] = frontier.per_gpu(pts, denominator="all")
+    ok = pts["day"].notna()
+    for flag in BAD_FLAGS:
+        ok &= ~has_flag(pts, flag)
+    for col in ("tok_s_per_user", "tok_s_per_gpu"):
+        ok &= np.isfinite(pts[col].astype(float)) & (pts[col] > 0)
+    pts = pts[ok].copy()
+    line = pts["source_line"].map(lambda x: "" if pd.isna(x) else f":{int(x)}")
+    pts["source"] = pts["source_file"].astype(str) + line
+    pts["_image_known"] = pts["tool_version"].fillna("unknown") != "unknown"
+    key = CONFIG + ["concurrency", "day", "run_id"]
+    pts = pts.sort_values("_image_known", ascending=False, kind="stable")
+    pts = pts.drop_duplicates(subset=key, keep="first").drop(columns="_image_known")
+    return pts.sort_values(CONFIG + ["day", "concurrency"], kind="stable").reset_index(drop=True)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) and x.is_integer() else str(x)
+
+
+def group_label(row: Mapping) -> str:
+    """A configuration in words: ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024``."""
+    parts = [str(row["model"]), str(row["hardware"]), str(row["precision"]), str(row["framework"])]
+    if str(row.get("spec_decode", "none")) not in ("none", "unknown", "nan"):
+        parts.append(str(row["spec_decode"]))
+    parts.append(str(row["scope"]))
+    par = []
+    for col, name in (("tp", "TP"), ("ep", "EP"), ("dp", "DP")):
+        v = row.get(col)
+        if v is not None and not (isinstance(v, float) and math.isnan(v)) and not (col == "dp" and v == 1):
+            par.append(f"{name}{_fmt(float(v))}")
+    if par:
+        parts.append(" ".join(par))
+    disagg = row.get("disagg")
+    if disagg is True or (not pd.isna(disagg) and bool(disagg)):
+        parts.append(f"{_fmt(float(row['n_prefill_gpus']))}P+{_fmt(float(row['n_decode_gpus']))}D GPUs")
+    elif not pd.isna(row.get("n_gpus")):
+        parts.append(f"{_fmt(float(row['n_gpus']))} GPUs")
+    if not pd.isna(row.get("isl")) and not pd.isna(row.get("osl")):
+        parts.append(f"{_fmt(float(row['isl']))}/{_fmt(float(row['osl']))}")
+    return " · ".join(p for p in parts if p and p != "unknown")
+
+
+def _groups(pts: pd.DataFrame):
+    for _, grp in pts.groupby(CONFIG, dropna=False, sort=True):
+        yield grp
+
+
+def conc_metric(quantity: str, concurrency: float) -> str:
+    unit = "tok/s/user" if quantity == "user" else "tok/s/GPU"
+    return f"{unit} at concurrency {concurrency:g}"
+
+
+def level_metric(level: float) -> str:
+    return f"tok/s/GPU at {level:g} tok/s/user"
+
+
+def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.DataFrame:
+    """Every configuration measured on two or more dates: one row per group × date × metric (see the module note).
+
+    ``role`` is ``single-user end`` / ``capacity end`` for the two ends, ``at concurrency`` for the other
+    equal-concurrency values and ``at interactivity`` for frontier readings; ``source`` names the row(s) read.
+    """
+    pts = dated_points(points)
+    rows: list[dict] = []
+    for grp in _groups(pts):
+        if grp["day"].nunique() < 2:
+            continue
+        first = grp.iloc[0]
+        label = group_label(first)
+        dates_per_conc = grp.groupby("concurrency")["day"].nunique()
+        repeated = dates_per_conc[dates_per_conc >= 2].index
+        low = repeated.min() if len(repeated) else np.nan
+        high = repeated.max() if len(repeated) else np.nan
+        base = {"group": label, "model": first["model"], "hardware": first["hardware"]}
+        for date, on_day in grp.groupby("day", sort=True):
+            for r in on_day.itertuples():
+                for quantity, value in (("user", r.tok_s_per_user), ("gpu", r.tok_s_per_gpu)):
+                    role = "at concurrency"
+                    if quantity == "user" and r.concurrency == low:
+                        role = "single-user end"
+                    elif quantity == "gpu" and r.concurrency == high:
+                        role = "capacity end"
+                    rows.append({**base, "date": date, "metric": conc_metric(quantity, r.concurrency),
+                                 "value": float(value), "source": r.source, "quantity": quantity,
+                                 "concurrency": float(r.concurrency), "level": np.nan, "role": role})
+            mask = frontier.pareto_mask(on_day["tok_s_per_user"].to_numpy(float),
+                                        on_day["tok_s_per_gpu"].to_numpy(float))
+            front = on_day[mask]
+            for level, value in zip(levels, frontier.capacity_at(front, levels)):
+                if not np.isfinite(value):
+                    continue
+                used = frontier.bracketing_points(front, level)
+                u = used["tok_s_per_user"].to_numpy(float)
+                if len(u) == 2 and u[1] / u[0] > frontier.WIDE_GAP:
+                    continue  # read between points too far apart: too rough to compare over time
+                rows.append({**base, "date": date, "metric": level_metric(level), "value": float(value),
+                             "source": "+".join(used["source"]), "quantity": "gpu", "concurrency": np.nan,
+                             "level": float(level), "role": "at interactivity"})
+    out = pd.DataFrame(rows, columns=SERIES_COLUMNS)
+    # Repeats on one date (two runs of one configuration at one concurrency) stay as separate rows.
+    return out.sort_values(["group", "metric", "date"], kind="stable").reset_index(drop=True)
+
+
+# --- run-to-run noise -----------------------------------------------------------------------------------
+@dataclass
+class Noise:
+    """The run-to-run noise of one quantity (``user``: tok/s/user, ``gpu``: tok/s/GPU) and the threshold it sets."""
+
+    quantity: str
+    basis: str  # "repeats on one date", "neighbouring dates, image unchanged", "neighbouring dates"
+    n_pairs: int
+    sigma: float  # robust standard deviation of log(after / before)
+    threshold: float  # |log ratio| above which a change counts
+    k_sigma: float = K_SIGMA
+
+    @property
+    def threshold_ratio(self) -> float:
+        """The threshold as a ratio: a change is a ratio above this or below its inverse."""
+        return math.exp(self.threshold)
+
+    def describe(self) -> str:
+        name = "tok/s/user" if self.quantity == "user" else "tok/s/GPU"
+        if not self.n_pairs:
+            return f"{name}: no pairs of like points, so no noise estimate and no changes."
+        return (f"{name}: {self.n_pairs:,} pairs ({self.basis}); robust spread σ = 1.4826 × median |log ratio| = "
+                f"{100 * self.sigma:.2f}%; a change must exceed {self.k_sigma:g}σ, a ratio beyond "
+                f"×{self.threshold_ratio:.3f} or ÷{self.threshold_ratio:.3f}.")
+
+
+def _image(rows: pd.DataFrame) -> str:
+    values = sorted({v for v in rows["tool_version"].fillna("unknown") if v != "unknown"})
+    return ";".join(values) if values else "unknown"
+
+
+def neighbour_pairs(points: pd.DataFrame) -> pd.DataFrame:
+    """Pairs of like points for the noise estimate: repeats on one date (``same_day``) and neighbouring dates of
+    one configuration at one concurrency, with the log ratio of each speed and whether the image is recorded and
+    unchanged (``quiet``)."""
+    cols = ["same_day", "quiet", "log_user", "log_gpu"]
+    pts = dated_points(points)
+    pts = pts[pts["concurrency"].notna()].copy()
+    if pts.empty:
+        return pd.DataFrame(columns=cols)
+    pts["_like"] = pts.groupby(CONFIG + ["concurrency"], dropna=False, sort=False).ngroup()
+    pts["_image"] = pts["tool_version"].fillna("unknown")
+    pts = pts.sort_values(["_like", "day", "run_id"], kind="stable")
+    # repeats: consecutive runs of one configuration at one concurrency on one date
+    same = pts.groupby(["_like", "day"], sort=False)
+    rep = pd.DataFrame({
+        "same_day": True, "quiet": True,
+        "log_user": np.log(pts["tok_s_per_user"] / same["tok_s_per_user"].shift()),
+        "log_gpu": np.log(pts["tok_s_per_gpu"] / same["tok_s_per_gpu"].shift()),
+    }).dropna()
+    # neighbouring dates: the median of each date, compared with the previous date of the same like points
+    daily = (pts.groupby(["_like", "day"], sort=True)
+             .agg(user=("tok_s_per_user", "median"), gpu=("tok_s_per_gpu", "median"),
+                  image=("_image", lambda v: ";".join(sorted(set(v) - {"unknown"})) or "unknown"))
+             .reset_index())
+    prev = daily.groupby("_like", sort=False)[["user", "gpu", "image"]].shift()
+    ok = prev["user"].notna()
+    nb = pd.DataFrame({
+        "same_day": False,
+        "quiet": (daily["image"] == prev["image"]) & (daily["image"] != "unknown"),
+        "log_user": np.log(daily["user"] / prev["user"].astype(float)),
+        "log_gpu": np.log(daily["gpu"] / prev["gpu"].astype(float)),
+    })[ok]
+    return pd.concat([rep, nb], ignore_index=True)[cols]
+
+
+def noise(points: pd.DataFrame, *, k_sigma: float = K_SIGMA, min_pairs: int = MIN_QUIET_PAIRS
+          ) -> dict[str, Noise]:
+    """Run-to-run noise per quantity, from the data: repeats on one date when there are at least ``min_pairs``,
+    else neighbouring dates with a recorded, unchanged image when there are that many, else all neighbouring dates
+    (the robust spread ignores the minority that really changed)."""
+    pairs = neighbour_pairs(points)
+    out = {}
+    for quantity in ("user", "gpu"):
+        col = f"log_{quantity}"
+        for basis, sel in (("repeats on one date", pairs["same_day"]),
+                           ("neighbouring dates, image recorded and unchanged", ~pairs["same_day"] & pairs["quiet"]),
+                           ("neighbouring dates of one configuration and concurrency", ~pairs["same_day"])):
+            values = pairs.loc[sel, col].abs().to_numpy(float)
+            if len(values) >= min_pairs or basis.startswith("neighbouring dates of"):
+                break
+        sigma = MAD_TO_SIGMA * float(np.median(values)) if len(values) else math.nan
+        out[quantity] = Noise(quantity=quantity, basis=basis, n_pairs=len(values), sigma=sigma,
+                              threshold=k_sigma * sigma if len(values) else math.inf, k_sigma=k_sigma)
+    return out
+
+
+# --- changes --------------------------------------------------------------------------------------------
+def framework_version(image: str) -> str | None:
+    """The version in a container image tag: ``lmsysorg/sglang:v0.5.9-cu130`` → ``v0.5.9``."""
+    tag = str(image).rsplit(":", 1)[-1] if ":" in str(image) else ""
+    m = re.search(r"v?\d+(?:\.\d+)+(?:\.?post\d+|rc\d+(?:\.post\d+)?)?", tag)
+    return m.group(0) if m else None
+
+
+def _rows_for(points: pd.DataFrame, sources: str) -> pd.DataFrame:
+    return points[points["source"].isin(str(sources).split("+"))]
+
+
+def differs(before: pd.DataFrame, after: pd.DataFrame, *, date_before: str, date_after: str) -> list[str]:
+    """What differs between the rows two values were read from: image, framework version, run, GPU counts,
+    concurrencies (for values read on a frontier), days apart."""
+    out = []
+    img_a, img_b = _image(before), _image(after)
+    if img_a != "unknown" and img_b != "unknown":
+        if img_a != img_b:
+            out.append(f"image {img_a} → {img_b}")
+            va, vb = framework_version(img_a), framework_version(img_b)
+            if va and vb and va != vb:
+                out.append(f"framework version {va} → {vb}")
+    else:
+        missing = [d for d, img in ((date_before, img_a), (date_after, img_b)) if img == "unknown"]
+        out.append("image not recorded for " + " and ".join(missing))
+    runs_a = sorted(set(before["run_id"].astype(str)) - {"unknown"})
+    runs_b = sorted(set(after["run_id"].astype(str)) - {"unknown"})
+    if runs_a != runs_b:
+        out.append(f"run {','.join(runs_a) or '?'} → {','.join(runs_b) or '?'}")
+    for col, name in (("n_gpus", "GPUs"), ("n_decode_gpus", "decode GPUs")):
+        ga, gb = sorted(set(before[col].dropna())), sorted(set(after[col].dropna()))
+        if ga != gb:
+            out.append(f"{name} {','.join(_fmt(float(x)) for x in ga)} → {','.join(_fmt(float(x)) for x in gb)}")
+    ca, cb = sorted(set(before["concurrency"].dropna())), sorted(set(after["concurrency"].dropna()))
+    if ca != cb:
+        out.append("read between concurrency " + "–".join(f"{x:g}" for x in ca) + " → "
+                   + "–".join(f"{x:g}" for x in cb))
+    days = (pd.Timestamp(date_after) - pd.Timestamp(date_before)).days
+    out.append(f"{days} days apart")
+    return out
+
+
+def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by: dict[str, Noise] | None = None,
+            table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every ratio between neighbouring dates of a series beyond the noise threshold of its quantity, largest
+    first within each kind. ``ratio`` = after / before (all metrics are higher-is-better), ``kind`` is
+    ``improvement`` or ``regression``, ``differs`` lists what changed between the two dates."""
+    table = series(points, levels=levels) if table is None else table
+    noise_by = noise(points) if noise_by is None else noise_by
+    pts = dated_points(points)
+    rows = []
+    for (group, metric), s in table.groupby(["group", "metric"], sort=False):
+        # repeats on one date: compare the dates' medians
+        per_day = s.groupby("date", sort=True).agg(value=("value", "median"), source=("source", "+".join),
+                                                   quantity=("quantity", "first"), role=("role", "first"),
+                                                   model=("model", "first"), hardware=("hardware", "first"))
+        if len(per_day) < 2:
+            continue
+        dates = list(per_day.index)
+        for i, (d0, d1) in enumerate(zip(dates[:-1], dates[1:])):
+            a, b = per_day.loc[d0], per_day.loc[d1]
+            ratio = b["value"] / a["value"]
+            limit = noise_by[a["quantity"]].threshold
+            if not abs(math.log(ratio)) > limit:
+                continue
+            # the next date back within the noise of the value before: a one-date excursion
+            nxt = dates[i + 2] if i + 2 < len(dates) else None
+            back = nxt if nxt and abs(math.log(per_day.loc[nxt, "value"] / a["value"])) <= limit else None
+            rows.append({
+                "group": group, "model": a["model"], "hardware": a["hardware"], "metric": metric, "role": a["role"],
+                "date_before": d0, "date_after": d1, "before": float(a["value"]), "after": float(b["value"]),
+                "ratio": float(ratio), "kind": "improvement" if ratio > 1 else "regression",
+                "differs": differs(_rows_for(pts, a["source"]), _rows_for(pts, b["source"]),
+                                   date_before=d0, date_after=d1),
+                "source_before": a["source"], "source_after": b["source"], "back_on": back,
+            })
+    out = pd.DataFrame(rows, columns=CHANGE_COLUMNS)
+    if len(out):
+        out["_size"] = np.abs(np.log(out["ratio"]))
+        out = out.sort_values(["kind", "_size"], ascending=[True, False], kind="stable").drop(columns="_size")
+    return out.reset_index(drop=True)
+
+
+def largest(changes_table: pd.DataFrame, kind: str, n: int = 5) -> pd.DataFrame:
+    """The ``n`` largest changes of one kind, at most one per configuration and pair of dates (its biggest
+    metric), so one re-run does not fill the list."""
+    sel = changes_table[changes_table["kind"] == kind].copy()
+    if sel.empty:
+        return sel
+    sel["_size"] = np.abs(np.log(sel["ratio"]))
+    sel = sel.sort_values("_size", ascending=False).drop_duplicates(["group", "date_before", "date_after"])
+    return sel.head(n).drop(columns="_size").reset_index(drop=True)
+
+
+def as_json(table: pd.DataFrame, change_table: pd.DataFrame) -> dict:
+    """The ``perfclaims history --json`` document: ``series`` and ``changes`` in their fixed keys."""
+    def _num(x):
+        return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
+
+    return {
+        "series": [{"group": r.group, "date": r.date, "metric": r.metric, "value": _num(r.value), "source": r.source}
+                   for r in table.itertuples()],
+        "changes": [{"group": r.group, "metric": r.metric, "date_before": r.date_before, "date_after": r.date_after,
+                     "before": _num(r.before), "after": _num(r.after), "ratio": _num(r.ratio), "kind": r.kind,
+                     "differs": list(r.differs)} for r in change_table.itertuples()],
+    }
+
+
+# --- newest evidence ----------------------------------------------------------------------------------
+def newest_like_for_like(points: pd.DataFrame, keys: Mapping[str, Any]) -> pd.DataFrame:
+    """The newest measurement of every configuration that matches ``keys`` (column → value, e.g. model, hardware,
+    precision, isl, osl): for each configuration (:data:`CONFIG`) only the rows of its newest date, so older re-runs
+    never stand in for a newer one. Failed and inconsistent points are left out; ``day`` holds the evidence's date.
+    Unknown columns raise ``KeyError``; no match gives an empty table."""
+    missing = [k for k in keys if k not in points.columns]
+    if missing:
+        raise KeyError(f"no such column(s) {', '.join(missing)} in the points table")
+    pts = dated_points(points)
+    for col, value in keys.items():
+        pts = pts[pts[col] == (float(value) if pd.api.types.is_numeric_dtype(pts[col]) else value)]
+    if pts.empty:
+        return pts
+    newest = pts.groupby(CONFIG, dropna=False)["day"].transform("max")
+    return pts[pts["day"] == newest].reset_index(drop=True)
+
+
+# --- the suite's own history -------------------------------------------------------------------------
+def load_suite_history(folder: str | Path) -> pd.DataFrame:
+    """Every part file of the suite-history store (``reports/history/*.parquet``) as one table in
+    :data:`SUITE_COLUMNS`, ordered by run date and run id; an empty table when the folder is absent or empty.
+    ``value`` is numeric where it can be (other values become NaN and stay in ``value_text``)."""
+    folder = Path(folder)
+    parts = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    frames = [pd.read_parquet(p) for p in parts]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else str) for c in SUITE_COLUMNS}
+                            ).assign(value_text=pd.Series(dtype=str))
+    hist = pd.concat(frames, ignore_index=True)
+    missing = [c for c in SUITE_COLUMNS if c not in hist.columns]
+    if missing:
+        raise ValueError(f"{folder}: suite-history part files lack column(s) {', '.join(missing)}")
+    hist = hist[SUITE_COLUMNS].copy()
+    hist["value_text"] = hist["value"].astype(str)
+    hist["value"] = pd.to_numeric(hist["value"], errors="coerce")
+    for col in ("run_id", "run_date", "report", "key", "inputs_hash", "code_version", "commit"):
+        hist[col] = hist[col].astype(str)
+    hist = hist.drop_duplicates(["run_id", "report", "key"], keep="last")
+    return hist.sort_values(["run_date", "run_id", "report", "key"], kind="stable").reset_index(drop=True)
+
+
+def attribute(before: Mapping, after: Mapping) -> str:
+    """Why a number may have moved between two runs: ``inputs``, ``code``, ``inputs and code`` or ``neither``."""
+    inputs = str(before["inputs_hash"]) != str(after["inputs_hash"])
+    code = (str(before["code_version"]) != str(after["code_version"])) or (str(before["commit"]) != str(after["commit"]))
+    if inputs and code:
+        return "inputs and code"
+    if inputs:
+        return "inputs"
+    if code:
+        return "code"
+    return "neither"
+
+
+def suite_changes(hist: pd.DataFrame, *, rel_tol: float = 1e-9) -> pd.DataFrame:
+    """Every number that moved between consecutive runs of the suite (per report × key), with the cause:
+    new ``inputs`` (inputs hash changed, code the same), new ``code`` (version or commit changed), both, or
+    ``neither`` (same inputs and code: the computation is not reproducible)."""
+    cols = ["report", "key", "run_before", "run_after", "date_before", "date_after", "before", "after", "ratio",
+            "cause"]
+    rows = []
+    for (report, key), grp in hist.groupby(["report", "key"], sort=True):
+        recs = grp.to_dict("records")
+        for a, b in zip(recs[:-1], recs[1:]):
+            va, vb = a["value"], b["value"]
+            if np.isfinite(va) and np.isfinite(vb):
+                moved = not math.isclose(va, vb, rel_tol=rel_tol, abs_tol=0.0)
+            else:
+                moved = a["value_text"] != b["value_text"]
+            if not moved:
+                continue
+            ratio = vb / va if np.isfinite(va) and np.isfinite(vb) and va != 0 else math.nan
+            rows.append({"report": report, "key": key, "run_before": a["run_id"], "run_after": b["run_id"],
+                         "date_before": a["run_date"], "date_after": b["run_date"], "before": va, "after": vb,
+                         "ratio": ratio, "cause": attribute(a, b)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def runs(hist: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: date, inputs hash, code version, commit and how many numbers it recorded."""
+    cols = ["run_id", "run_date", "inputs_hash", "code_version", "commit"]
+    if hist.empty:
+        return pd.DataFrame(columns=cols + ["n_numbers"])
+    return (hist.groupby(cols, sort=False).size().rename("n_numbers").reset_index()
+            .sort_values(["run_date", "run_id"]).reset_index(drop=True))

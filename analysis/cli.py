@@ -58,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--by", type=_cols)
     s.add_argument("--denominator", choices=["all", "decode"], default="all")
 
+    s = sub.add_parser("history", help="like-for-like results over dates per configuration, and the changes "
+                                        "larger than the run-to-run noise")
+    s.add_argument("points", nargs="?", type=Path, default=config.POINTS_FILE)
+    s.add_argument("--json", action="store_true", help="print {\"series\": [...], \"changes\": [...]} as JSON")
+
     s = sub.add_parser("sol", help="speed of light for a model on hardware at a precision")
     s.add_argument("--model")
     s.add_argument("--hardware")
@@ -110,6 +115,8 @@ def _dispatch(args) -> int:
         from analysis import frontier
 
         return frontier.cli_frontier(args.points, at=args.at, by=args.by, denominator=args.denominator)
+    if args.command == "history":
+        return _history(args)
     if args.command == "sol":
         from analysis import roofline
 
@@ -140,6 +147,38 @@ def _ingest(args) -> int:
           f"{len(result.quarantine)} quarantined -> {paths['points'].parent}")
     if len(result.quarantine):
         print(f"quarantine reasons: see {paths['quarantine']}")
+    return 0
+
+
+def _history(args) -> int:
+    import json
+
+    from analysis import data, history
+
+    try:
+        points = data.load_points(args.points)
+    except (FileNotFoundError, ValueError):
+        raise
+    except Exception as err:  # not a points table (e.g. a file of another kind)
+        raise ValueError(f"{args.points}: not a points table ({type(err).__name__})") from None
+    table = history.series(points)
+    if table.empty:
+        raise ValueError(f"{args.points}: no configuration measured on two or more dates")
+    noise = history.noise(points)
+    found = history.changes(points, noise_by=noise, table=table)
+    if args.json:
+        print(json.dumps(history.as_json(table, found)))
+        return 0
+    print(f"{table['group'].nunique()} configurations measured on two or more dates, {len(table)} values.")
+    print("Noise threshold (from the data):")
+    for item in noise.values():
+        print(f"  {item.describe()}")
+    print(f"{(found['kind'] == 'improvement').sum()} improvements, {(found['kind'] == 'regression').sum()} "
+          "regressions (neighbouring dates; largest first)")
+    shown = found.assign(differs=found["differs"].map("; ".join), ratio=found["ratio"].round(3),
+                         before=found["before"].round(1), after=found["after"].round(1))
+    cols = ["kind", "group", "metric", "date_before", "date_after", "before", "after", "ratio", "differs"]
+    print(shown[cols].to_string(index=False, max_colwidth=120))
     return 0
 
 

@@ -13,6 +13,8 @@ range that date measured, never across it). Each configuration measured on two o
   frontier points it is read between are more than ``frontier.WIDE_GAP``× apart in tok/s/user (too rough).
 
 A change is a ratio between neighbouring dates of one series larger than the run-to-run noise the data itself shows
+(a frontier reading counts only when both dates read it between points at the same concurrencies: a point measured
+at a new concurrency raises an interpolated frontier without anything getting faster)
 (:func:`noise`): repeats on one date when there are any, else neighbouring dates of the same configuration and
 concurrency, using only pairs with a recorded, unchanged image when there are enough of them. The spread is a
 robust one (1.4826 × median absolute log ratio, so the minority of pairs that really changed does not set it) and a
@@ -48,10 +50,10 @@ K_SIGMA = 3.0  # a change must exceed this many robust standard deviations of th
 MIN_QUIET_PAIRS = 20  # fewer neighbouring pairs with a recorded, unchanged image than this: use all pairs
 MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → its standard deviation
 
-SERIES_COLUMNS = ["group", "model", "hardware", "date", "metric", "value", "source", "quantity", "concurrency",
-                  "level", "role"]
+SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "date", "metric", "value", "source",
+                  "quantity", "concurrency", "level", "between", "role"]
 CHANGE_COLUMNS = ["group", "model", "hardware", "metric", "role", "date_before", "date_after", "before", "after",
-                  "ratio", "kind", "differs", "source_before", "source_after", "back_on"]
+                  "ratio", "kind", "differs", "source_before", "source_after", "back_on", "recovers", "first_date"]
 SUITE_COLUMNS = ["run_id", "run_date", "report", "key", "value", "inputs_hash", "code_version", "commit"]
 
 
@@ -144,7 +146,8 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
         repeated = dates_per_conc[dates_per_conc >= 2].index
         low = repeated.min() if len(repeated) else np.nan
         high = repeated.max() if len(repeated) else np.nan
-        base = {"group": label, "model": first["model"], "hardware": first["hardware"]}
+        base = {"group": label, "model": first["model"], "hardware": first["hardware"],
+                "precision": first["precision"], "scope": first["scope"]}
         for date, on_day in grp.groupby("day", sort=True):
             for r in on_day.itertuples():
                 for quantity, value in (("user", r.tok_s_per_user), ("gpu", r.tok_s_per_gpu)):
@@ -155,7 +158,8 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
                         role = "capacity end"
                     rows.append({**base, "date": date, "metric": conc_metric(quantity, r.concurrency),
                                  "value": float(value), "source": r.source, "quantity": quantity,
-                                 "concurrency": float(r.concurrency), "level": np.nan, "role": role})
+                                 "concurrency": float(r.concurrency), "level": np.nan,
+                                 "between": f"{r.concurrency:g}", "role": role})
             mask = frontier.pareto_mask(on_day["tok_s_per_user"].to_numpy(float),
                                         on_day["tok_s_per_gpu"].to_numpy(float))
             front = on_day[mask]
@@ -168,7 +172,8 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
                     continue  # read between points too far apart: too rough to compare over time
                 rows.append({**base, "date": date, "metric": level_metric(level), "value": float(value),
                              "source": "+".join(used["source"]), "quantity": "gpu", "concurrency": np.nan,
-                             "level": float(level), "role": "at interactivity"})
+                             "level": float(level), "role": "at interactivity",
+                             "between": "–".join(f"{c:g}" for c in sorted(used["concurrency"]))})
     out = pd.DataFrame(rows, columns=SERIES_COLUMNS)
     # Repeats on one date (two runs of one configuration at one concurrency) stay as separate rows.
     return out.sort_values(["group", "metric", "date"], kind="stable").reset_index(drop=True)
@@ -317,6 +322,7 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
         # repeats on one date: compare the dates' medians
         per_day = s.groupby("date", sort=True).agg(value=("value", "median"), source=("source", "+".join),
                                                    quantity=("quantity", "first"), role=("role", "first"),
+                                                   between=("between", "first"),
                                                    model=("model", "first"), hardware=("hardware", "first"))
         if len(per_day) < 2:
             continue
@@ -327,9 +333,19 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
             limit = noise_by[a["quantity"]].threshold
             if not abs(math.log(ratio)) > limit:
                 continue
-            # the next date back within the noise of the value before: a one-date excursion
+            if a["between"] != b["between"]:
+                continue  # a frontier read between other concurrencies moves with where points were measured
+            sign = 1.0 if ratio > 1 else -1.0
+            # the next date back at (or past) the value before, within the noise: a one-date excursion
             nxt = dates[i + 2] if i + 2 < len(dates) else None
-            back = nxt if nxt and abs(math.log(per_day.loc[nxt, "value"] / a["value"])) <= limit else None
+            back = nxt if nxt and sign * math.log(per_day.loc[nxt, "value"] / a["value"]) <= limit else None
+            # an earlier change the other way that this one takes back to (or past) the level before it
+            prev = dates[i - 1] if i >= 1 else None
+            undoes = None
+            if prev is not None:
+                step = math.log(a["value"] / per_day.loc[prev, "value"])
+                if -sign * step > limit and sign * math.log(b["value"] / per_day.loc[prev, "value"]) >= -limit:
+                    undoes = prev
             rows.append({
                 "group": group, "model": a["model"], "hardware": a["hardware"], "metric": metric, "role": a["role"],
                 "date_before": d0, "date_after": d1, "before": float(a["value"]), "after": float(b["value"]),
@@ -337,6 +353,7 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
                 "differs": differs(_rows_for(pts, a["source"]), _rows_for(pts, b["source"]),
                                    date_before=d0, date_after=d1),
                 "source_before": a["source"], "source_after": b["source"], "back_on": back,
+                "recovers": undoes, "first_date": d0 == dates[0],
             })
     out = pd.DataFrame(rows, columns=CHANGE_COLUMNS)
     if len(out):
@@ -345,10 +362,13 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
     return out.reset_index(drop=True)
 
 
-def largest(changes_table: pd.DataFrame, kind: str, n: int = 5) -> pd.DataFrame:
+def largest(changes_table: pd.DataFrame, kind: str, n: int = 5, *, lasting: bool = False) -> pd.DataFrame:
     """The ``n`` largest changes of one kind, at most one per configuration and pair of dates (its biggest
-    metric), so one re-run does not fill the list."""
+    metric), so one re-run does not fill the list. ``lasting``: only changes that were not undone on the next
+    date (``back_on``) and do not undo an earlier one (``recovers``)."""
     sel = changes_table[changes_table["kind"] == kind].copy()
+    if lasting:
+        sel = sel[sel["back_on"].isna() & sel["recovers"].isna()]
     if sel.empty:
         return sel
     sel["_size"] = np.abs(np.log(sel["ratio"]))

@@ -1,0 +1,223 @@
+"""The ``40-history`` report: results over time, the changes beyond run-to-run noise, this project's own runs.
+
+:func:`build` computes everything once; the notebook only displays what the page object returns. Every string
+that comes from the data (configuration names, images, runs, report keys) passes through :func:`text.esc`
+before it reaches Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from analysis import history, text
+
+TITLE = "Results over time: InferenceX re-runs and this project's own numbers"
+N_LARGEST = 10
+
+
+@dataclass
+class HistoryPage:
+    series: pd.DataFrame
+    noise: dict
+    changes: pd.DataFrame
+    pairs: pd.DataFrame
+    suite: pd.DataFrame
+    suite_runs: pd.DataFrame
+    suite_moves: pd.DataFrame
+    suite_dir: Path
+    model: str | None = None
+    levels: Sequence[float] = field(default_factory=lambda: list(history.LEVELS))
+
+    # --- what the page is about ------------------------------------------------------------------------
+    @property
+    def models(self) -> list[str]:
+        return sorted(self.series["model"].unique()) if len(self.series) else []
+
+    @property
+    def dates(self) -> tuple[str | None, str | None]:
+        if self.series.empty:
+            return None, None
+        return self.series["date"].min(), self.series["date"].max()
+
+    def improvements(self, n: int = N_LARGEST) -> pd.DataFrame:
+        return history.largest(self.changes, "improvement", n)
+
+    def regressions(self, n: int = N_LARGEST) -> pd.DataFrame:
+        return history.largest(self.changes, "regression", n)
+
+    # --- sentences --------------------------------------------------------------------------------------
+    def _change_sentence(self, row) -> str:
+        back = f", back to within noise on {text.esc(row['back_on'])}" if isinstance(row.get("back_on"), str) else ""
+        if isinstance(row.get("recovers"), str):
+            back += f", taking back a change the other way after {text.esc(row['recovers'])}"
+        first = " (the first date of this series)" if row.get("first_date") is True else ""
+        return (f"**{text.esc(row['group'])}**, {text.esc(row['metric'])}: {text.num(row['before'])} on "
+                f"{text.esc(row['date_before'])}{first} → {text.num(row['after'])} on {text.esc(row['date_after'])} "
+                f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(row['differs']))}")
+
+    def headline(self) -> str:
+        """The lead paragraph: largest improvement and regression with dates, values and what changed."""
+        if self.series.empty:
+            return "No configuration in the points table was measured on two or more dates, so nothing can be " \
+                   "compared over time."
+        first, last = self.dates
+        n_groups = self.series["group"].nunique()
+        imp = history.largest(self.changes, "improvement", 1, lasting=True)
+        reg = history.largest(self.changes, "regression", 1, lasting=True)
+        dip = history.largest(self.changes[self.changes["back_on"].notna()], "regression", 1)
+        gpu = self.noise["gpu"]
+        parts = [f"{n_groups} configurations of {text.esc(', '.join(self.models))} were measured on two or more "
+                 f"dates between {text.esc(first)} and {text.esc(last)}; between neighbouring dates "
+                 f"{int((self.changes['kind'] == 'improvement').sum())} values rose and "
+                 f"{int((self.changes['kind'] == 'regression').sum())} fell by more than the run-to-run noise "
+                 f"(tok/s/GPU: beyond ×{gpu.threshold_ratio:.3f}, {gpu.k_sigma:g}σ of {gpu.n_pairs} pairs)."]
+        if len(imp):
+            parts.append("Largest lasting improvement: " + self._change_sentence(imp.iloc[0]) + ".")
+        if len(reg):
+            parts.append("Largest lasting regression: " + self._change_sentence(reg.iloc[0]) + ".")
+        if len(dip):
+            parts.append("Largest drop undone on the next date: " + self._change_sentence(dip.iloc[0]) + ".")
+        return " ".join(parts)
+
+    def threshold_text(self) -> str:
+        """How the noise threshold was set, from the data."""
+        same_day = int(self.pairs["same_day"].sum()) if len(self.pairs) else 0
+        quiet = int((~self.pairs["same_day"] & self.pairs["quiet"]).sum()) if len(self.pairs) else 0
+        lines = [f"- {text.esc(n.describe())}" for n in self.noise.values()]
+        return (
+            "**How the threshold was set.** A change is a ratio between neighbouring dates of one configuration "
+            "larger than the run-to-run noise the data itself shows. The preferred evidence of noise is repeats "
+            f"on one date (same configuration and concurrency, two runs): the data has {same_day}. Next are "
+            "neighbouring dates whose recorded image is unchanged: the data has "
+            f"{quiet} (the history rows record no image). With fewer than {history.MIN_QUIET_PAIRS} of either, the "
+            "spread comes from all neighbouring dates of one configuration at one concurrency; its robust form "
+            "(1.4826 × the median absolute log ratio) is set by the many re-runs that changed nothing, not by the "
+            f"few that did. A change must exceed {history.K_SIGMA:g} times that spread.\n\n" + "\n".join(lines))
+
+    # --- tables -------------------------------------------------------------------------------------------
+    @staticmethod
+    def change_display(table: pd.DataFrame) -> pd.DataFrame:
+        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "back_on", "recovers",
+                "differs"]
+        if table.empty:
+            return pd.DataFrame(columns=cols)
+        shown = table[cols].copy()
+        shown["differs"] = shown["differs"].map("; ".join)
+        shown["ratio"] = shown["ratio"].map(lambda r: f"×{r:.2f}")
+        return shown.rename(columns={"back_on": "back within noise on", "recovers": "back to the level of"})
+
+    def overview(self) -> pd.DataFrame:
+        """Per configuration: dates measured, first and last, and the two ends first → last."""
+        cols = ["group", "n_dates", "first_date", "last_date", "single_user_end", "single_user_first",
+                "single_user_last", "capacity_end", "capacity_first", "capacity_last", "n_changes"]
+        if self.series.empty:
+            return pd.DataFrame(columns=cols)
+        rows = []
+        n_changes = self.changes.groupby("group").size() if len(self.changes) else pd.Series(dtype=int)
+        for group, s in self.series.groupby("group", sort=True):
+            row = {"group": group, "n_dates": s["date"].nunique(), "first_date": s["date"].min(),
+                   "last_date": s["date"].max()}
+            for role, prefix in (("single-user end", "single_user"), ("capacity end", "capacity")):
+                end = s[s["role"] == role].groupby("date")["value"].median()
+                metric = s.loc[s["role"] == role, "metric"]
+                row[f"{prefix}_end" if prefix == "capacity" else "single_user_end"] = \
+                    metric.iloc[0] if len(metric) else None
+                row[f"{prefix}_first"] = end.iloc[0] if len(end) else math.nan
+                row[f"{prefix}_last"] = end.iloc[-1] if len(end) else math.nan
+            row["n_changes"] = int(n_changes.get(group, 0))
+            rows.append(row)
+        return pd.DataFrame(rows, columns=cols).sort_values(["n_dates", "group"], ascending=[False, True])
+
+    def figure_data(self, model: str) -> pd.DataFrame:
+        """The two ends over time for one model, one row per group × date × role (median of repeats)."""
+        s = self.series[(self.series["model"] == model) & self.series["role"].isin(["single-user end", "capacity end"])]
+        if s.empty:
+            return s
+        group_cols = ["group", "hardware", "precision", "scope", "role", "metric", "date"]
+        return s.groupby(group_cols, as_index=False)["value"].median()
+
+    def figure_changes(self, model: str) -> pd.DataFrame:
+        """Changes at the two ends for one model (where the figure marks them)."""
+        c = self.changes
+        return c[(c["model"] == model) & c["role"].isin(["single-user end", "capacity end"])]
+
+    # --- this project's own numbers ------------------------------------------------------------------
+    def suite_text(self) -> str:
+        if self.suite.empty:
+            return (f"No earlier runs: the suite-history store ({text.esc(self.suite_dir)}) holds no part files "
+                    "yet. Each `perfclaims report` run adds its reports' key numbers there; from the second run on, "
+                    "this section shows how they moved.")
+        n_runs = self.suite["run_id"].nunique()
+        m = self.suite_moves
+        if m.empty:
+            return (f"{n_runs} runs recorded ({text.esc(self.suite['run_date'].min())} to "
+                    f"{text.esc(self.suite['run_date'].max())}); no headline number moved between consecutive runs.")
+        counts = m["cause"].value_counts()
+        said = {
+            "inputs": "new inputs (inputs hash changed, same code)",
+            "code": "new code (version or commit changed, same inputs)",
+            "inputs and code": "both inputs and code changed, so the cause cannot be separated",
+            "neither": "same inputs and same code: not reproducible, worth a look",
+        }
+        parts = [f"{int(counts[c])} from {said[c]}" for c in said if c in counts]
+        return (f"{n_runs} runs recorded ({text.esc(self.suite['run_date'].min())} to "
+                f"{text.esc(self.suite['run_date'].max())}); {len(m)} numbers moved between consecutive runs: "
+                + "; ".join(parts) + ".")
+
+    # --- numbers handed back ---------------------------------------------------------------------------
+    @staticmethod
+    def _records(table: pd.DataFrame) -> list[dict]:
+        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "kind", "differs",
+                "back_on", "recovers", "source_before", "source_after"]
+        return [{k: r[k] for k in cols} for r in table.to_dict("records")]
+
+    def results(self) -> dict:
+        first, last = self.dates
+        return {
+            "title": TITLE,
+            "model": self.model if self.model else ", ".join(self.models),
+            "models": self.models,
+            "headline": self.headline(),
+            "first_date": first,
+            "last_date": last,
+            "n_groups": int(self.series["group"].nunique()) if len(self.series) else 0,
+            "n_values": len(self.series),
+            "n_improvements": int((self.changes["kind"] == "improvement").sum()),
+            "n_regressions": int((self.changes["kind"] == "regression").sum()),
+            "threshold": {q: {"basis": n.basis, "n_pairs": n.n_pairs, "sigma": n.sigma, "k_sigma": n.k_sigma,
+                              "threshold_log": n.threshold, "threshold_ratio": n.threshold_ratio}
+                          for q, n in self.noise.items()},
+            "n_same_day_pairs": int(self.pairs["same_day"].sum()) if len(self.pairs) else 0,
+            "largest_improvements": self._records(self.improvements()),
+            "largest_regressions": self._records(self.regressions()),
+            "largest_lasting_improvements": self._records(history.largest(self.changes, "improvement", N_LARGEST,
+                                                                          lasting=True)),
+            "largest_lasting_regressions": self._records(history.largest(self.changes, "regression", N_LARGEST,
+                                                                         lasting=True)),
+            "suite": {
+                "n_runs": int(self.suite["run_id"].nunique()) if len(self.suite) else 0,
+                "moves": self.suite_moves.to_dict("records"),
+                "causes": self.suite_moves["cause"].value_counts().to_dict() if len(self.suite_moves) else {},
+                "text": self.suite_text(),
+            },
+        }
+
+
+def build(points: pd.DataFrame, *, reports_dir: str | Path, model: str | None = None,
+          levels: Sequence[float] = history.LEVELS) -> HistoryPage:
+    """The page for ``points`` (optionally one ``model``) and the suite-history store under ``reports_dir``."""
+    if model is not None:
+        points = points[points["model"] == model]
+    table = history.series(points, levels=levels)
+    noise = history.noise(points)
+    found = history.changes(points, levels=levels, noise_by=noise, table=table)
+    suite_dir = Path(reports_dir) / "history"
+    suite = history.load_suite_history(suite_dir)
+    return HistoryPage(series=table, noise=noise, changes=found, pairs=history.neighbour_pairs(points),
+                       suite=suite, suite_runs=history.runs(suite), suite_moves=history.suite_changes(suite),
+                       suite_dir=suite_dir, model=model, levels=list(levels))

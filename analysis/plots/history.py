@@ -1,0 +1,72 @@
+"""Figures for results over time: per model, small multiples of each configuration's two ends against the date.
+
+Rows are hardware, the left column the single-user end (tok/s/user at the lowest concurrency measured on two
+dates), the right column the capacity end (tok/s/GPU at the highest). One line per configuration; colour is
+precision and line style scope, as in the frontier figures. Improvements and regressions beyond the noise threshold
+are marked at the later date. Values span orders of magnitude across configurations, so the y axes are log scale.
+"""
+
+from __future__ import annotations
+
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from analysis.plots.frontier import PRECISION_COLORS, SCOPE_STYLES
+
+ROLES = [("single-user end", "single-user end: tok/s/user\n(lowest concurrency on ≥2 dates)"),
+         ("capacity end", "capacity end: tok/s/GPU, all GPUs\n(highest concurrency on ≥2 dates)")]
+CHANGE_MARKS = {"improvement": ("^", "#1a7f37"), "regression": ("v", "#c62828")}
+
+
+def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = "") -> np.ndarray:
+    """One figure: rows = hardware, columns = the two ends; returns the array of Axes."""
+    hardware = sorted(data["hardware"].unique())
+    n_rows = max(len(hardware), 1)
+    fig, axes = plt.subplots(n_rows, 2, figsize=(11, 2.3 * n_rows + 0.8), sharex=True, squeeze=False)
+    dates = pd.to_datetime(data["date"])
+    for i, hw in enumerate(hardware):
+        for j, (role, label) in enumerate(ROLES):
+            ax = axes[i, j]
+            sel = data[(data["hardware"] == hw) & (data["role"] == role)]
+            for _, line in sel.groupby("group", sort=True):
+                line = line.sort_values("date")
+                style, marker = SCOPE_STYLES.get(line["scope"].iloc[0], SCOPE_STYLES["unknown"])
+                ax.plot(pd.to_datetime(line["date"]), line["value"], linestyle=style, marker=marker, markersize=3,
+                        linewidth=1.1, alpha=0.8, color=PRECISION_COLORS.get(line["precision"].iloc[0], "#666666"))
+            marks = changes[(changes["hardware"] == hw) & (changes["role"] == role)]
+            for kind, (mark, colour) in CHANGE_MARKS.items():
+                m = marks[marks["kind"] == kind]
+                if len(m):
+                    ax.scatter(pd.to_datetime(m["date_after"]), m["after"], marker=mark, s=46, color=colour,
+                               edgecolor="white", linewidth=0.5, zorder=5)
+            if len(sel) and (sel["value"] > 0).all():
+                ax.set_yscale("log")
+            ax.set_title(f"{hw}", fontsize=9, loc="left")
+            ax.grid(True, which="major", alpha=0.3)
+            if i == 0:
+                ax.annotate(label, xy=(0.5, 1.25), xycoords="axes fraction", ha="center", fontsize=9,
+                            fontweight="bold")
+            ax.set_ylabel("tok/s/user" if role == "single-user end" else "tok/s/GPU", fontsize=8)
+            ax.tick_params(labelsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("measurement date")
+        ax.xaxis.set_major_locator(mdates.MonthLocator())
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%b\n%Y"))
+    if len(dates):
+        pad = pd.Timedelta(days=5)
+        axes[0, 0].set_xlim(dates.min() - pad, dates.max() + pad)
+    precisions = sorted(data["precision"].unique())
+    scopes = [s for s in SCOPE_STYLES if s in set(data["scope"])]
+    handles = ([Line2D([], [], color=PRECISION_COLORS.get(p, "#666666"), label=p) for p in precisions]
+               + [Line2D([], [], color="#444444", linestyle=SCOPE_STYLES[s][0], marker=SCOPE_STYLES[s][1],
+                         markersize=4, label=s) for s in scopes]
+               + [Line2D([], [], linestyle="", marker=m, color=c, label=k) for k, (m, c) in CHANGE_MARKS.items()])
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.98), fontsize=8, frameon=False,
+               title="precision · scope · change", title_fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10, y=1.0)
+    fig.tight_layout()
+    return axes

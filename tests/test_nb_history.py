@@ -1,0 +1,57 @@
+"""40-history executed under papermill on the shipped data and a suite-history store written here; its numbers
+read back and checked against the history module and the raw rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis import history
+
+from test_history import write_suite_history
+
+pytestmark = pytest.mark.notebook
+
+
+@pytest.fixture(scope="module")
+def points_file(raw_points, tmp_path_factory):
+    path = tmp_path_factory.mktemp("history") / "points.parquet"
+    raw_points.to_parquet(path)
+    return path
+
+
+def test_history_notebook_headline_changes_and_suite_runs(notebook_runner, raw_points, points_file, tmp_path):
+    reports = tmp_path / "reports"
+    write_suite_history(reports / "history")
+    results = notebook_runner("40-history", points_path=str(points_file), reports_dir=str(reports))
+
+    assert results["title"].startswith("Results over time") and results["model"] == "DeepSeek-R1-0528"
+    table = history.series(raw_points)
+    noise = history.noise(raw_points)
+    found = history.changes(raw_points, noise_by=noise, table=table)
+    assert results["n_groups"] == table["group"].nunique() == 184
+    assert results["n_improvements"] == int((found["kind"] == "improvement").sum()) > 0
+    assert results["n_regressions"] == int((found["kind"] == "regression").sum()) > 0
+    assert results["threshold"]["gpu"]["threshold_ratio"] == pytest.approx(noise["gpu"].threshold_ratio)
+    assert results["threshold"]["gpu"]["basis"] == "neighbouring dates of one configuration and concurrency"
+
+    # the headline names the largest lasting improvement and regression with both dates and values
+    imp = results["largest_lasting_improvements"][0]
+    reg = results["largest_lasting_regressions"][0]
+    assert imp["kind"] == "improvement" and imp["ratio"] > noise["gpu"].threshold_ratio
+    assert reg["kind"] == "regression" and reg["ratio"] < 1 / noise["gpu"].threshold_ratio
+    head = results["headline"]
+    for change in (imp, reg):
+        assert change["date_before"] in head and change["date_after"] in head
+    assert "tok/s/GPU at concurrency 128: 132 on 2026-05-13 → 629 on 2026-05-17" in head  # B300 fp4 8k/1k
+    assert "tok/s/GPU at concurrency 256: 935 on 2026-04-01 → 471 on 2026-05-20" in head  # MI355X atom mtp
+    assert "back to within noise on 2026-05-17" in head  # the one-date H200 drop is named as such
+
+    # this project's own numbers: one move from new inputs, one from new code
+    suite = results["suite"]
+    assert suite["n_runs"] == 4 and suite["causes"] == {"inputs": 1, "code": 1}
+    assert "1 from new inputs" in suite["text"] and "1 from new code" in suite["text"]
+
+
+def test_history_notebook_without_earlier_runs(notebook_runner, points_file, tmp_path):
+    results = notebook_runner("40-history", points_path=str(points_file), reports_dir=str(tmp_path / "none"))
+    assert results["suite"]["n_runs"] == 0 and results["suite"]["text"].startswith("No earlier runs")

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from analysis.plots.frontier import PRECISION_COLORS, SCOPE_STYLES
 
@@ -44,6 +45,9 @@ def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = ""
                                edgecolor="white", linewidth=0.5, zorder=5)
             if len(sel) and (sel["value"] > 0).all():
                 ax.set_yscale("log")
+                ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_title(f"{hw}", fontsize=9, loc="left")
             ax.grid(True, which="major", alpha=0.3)
             if i == 0:

@@ -129,9 +129,11 @@ def test_claim_from_csv_file(points, tmp_path):
 
 
 def test_cli_claim_user_errors(capsys, tmp_path):
-    assert claims.cli_claim("C99", out=tmp_path) == 2
+    from analysis.cli import main
+
+    assert main(["claim", "C99", "--out", str(tmp_path)]) == 2
     assert "unknown claim 'C99'" in capsys.readouterr().err
-    assert claims.cli_claim(str(tmp_path / "missing.yaml"), out=tmp_path) == 2
+    assert main(["claim", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)]) == 2
 
 
 def test_figure_draws_the_claim(points):
@@ -263,3 +265,21 @@ def test_part_errors_name_the_field(tmp_path):
                    "parts:\n- kind: per-user\n  value: 5\n  speed: 3\n")
     with pytest.raises(ValueError, match=r"parts\[0\]: unknown field\(s\) speed"):
         claims.claim_parts(claims.load_claim(bad))
+
+
+def test_hostile_claim_ids_are_refused(tmp_path, capsys):
+    from analysis.cli import main
+
+    for bad in ("../x", "a/b", "..", "x y"):
+        with pytest.raises(ValueError, match="claim id"):
+            claims.load_claim(bad)
+    assert main(["claim", "../x", "--out", str(tmp_path)]) == 2
+    assert "claim id '../x'" in capsys.readouterr().err
+    evil = tmp_path / "evil.yaml"
+    evil.write_text("id: ../../etc/x\nvalue: 5\nunit: tok/s/user\nkind: per-user\nmodel: m\nhardware: h\n")
+    assert main(["claim", str(evil), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+    row = {"id": "C/1", "value": "5", "unit": "tok/s/user", "model": "m", "hardware": "h"}
+    with pytest.raises(ValueError, match="claim id 'C/1'"):
+        claims.claim_from_row(row, where="x.csv:2")
+    assert claims.load_claim("C00").id == "C00"   # ordinary ids still load

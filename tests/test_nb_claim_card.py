@@ -40,9 +40,9 @@ def test_claim_card_notebook_c08_reads_the_frontier_at_125(notebook_runner):
 
 
 def test_cli_claim_writes_html(tmp_path, capfd):
-    from analysis.claims import cli_claim
+    from analysis.cli import main
 
-    assert cli_claim("C00", out=tmp_path) == 0
+    assert main(["claim", "C00", "--out", str(tmp_path)]) == 0
     html = (tmp_path / "C00.html").read_text()
     assert "Claim C00: nearly 1,000 tok/s/user (single-user throughput)" in html and "((" not in html
     assert "communication floor" in html

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -86,6 +87,9 @@ def matched_lengths(claim: Claim, points: pd.DataFrame) -> tuple[list[tuple[floa
     both = points[["isl", "osl"]].dropna().drop_duplicates()
     pairs = sorted((float(a), float(b)) for a, b in zip(both["isl"], both["osl"]) if a > 0 and b > 0)
     want = stated_lengths(claim)
+    if want is None and is_stated(claim.isl_osl):
+        return pairs, (f"lengths stated as {claim.isl_osl}, which no measured ISL/OSL pair matches: every "
+                       "comparison stays within one measured pair and none is a percentage of the claim")
     if want is None:
         return pairs, "lengths not stated: every comparison stays within one ISL/OSL pair"
     if want in pairs:
@@ -99,3 +103,102 @@ def matched_lengths(claim: Claim, points: pd.DataFrame) -> tuple[list[tuple[floa
                   + " and ".join(lengths_text(*p) for p in near))
 
 
+
+
+def lengths_match(claim: Claim, isl, osl) -> bool | None:
+    """Whether evidence at ``isl``/``osl`` is at the claim's lengths: None when the claim states none, False when it
+    states other lengths or names a dataset (``MLPerf datasets``) instead of lengths."""
+    if not is_stated(claim.isl_osl):
+        return None
+    want = stated_lengths(claim)
+    if want is None or isl is None or osl is None or pd.isna(isl) or pd.isna(osl):
+        return False
+    return (float(isl), float(osl)) == want
+
+
+def spec_decode_of(claim: Claim) -> str | None:
+    """The claim's speculative decoding in the points table's words (``mtp``, ``eagle``, ``none``); None when it
+    is not stated or not settled (e.g. "allowed in the interactive scenario")."""
+    text = str(claim.spec_decode).strip().lower()
+    if not is_stated(text) or "allowed" in text or "not stated" in text:
+        return None
+    if text == "none" or text.startswith("no"):
+        return "none"
+    for word in ("mtp", "eagle", "medusa", "ngram"):
+        if word in text:
+            return word
+    return None
+
+
+# --- latency limits --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LatencyLimit:
+    """One limit a point must meet: ``metric`` (ttft or tpot) at ``stat`` (p50, p90, p99, mean) at most ``max_ms``."""
+
+    metric: str
+    stat: str
+    max_ms: float
+    source: str = "stated"
+
+    @property
+    def column(self) -> str:
+        return f"{self.metric}_ms_{self.stat}"
+
+    @property
+    def text(self) -> str:
+        value = f"{self.max_ms / 1000:g} s" if self.max_ms >= 1000 else f"{self.max_ms:g} ms"
+        return f"{self.metric.upper()} {self.stat} ≤ {value}"
+
+
+# MLPerf Inference scenario limits (99th percentiles), as the claim sources quote them: DeepSeek-R1 Server "TTFT 2 s,
+# >= 12.5 tok/s/user p99" (claims.csv C12, NVIDIA's MLPerf v5.1 release) and Interactive "p99 TTFT <= 1.5 s,
+# TPOT <= 15 ms" (claims.csv C13, MLPerf v6.0).
+SCENARIO_LIMITS = {
+    ("deepseek-r1", "server"): (2000.0, 80.0, "MLPerf Server, DeepSeek-R1 (claims.csv C12)"),
+    ("deepseek-r1", "interactive"): (1500.0, 15.0, "MLPerf Interactive, DeepSeek-R1 (claims.csv C13)"),
+}
+
+_LIMIT = re.compile(r"(?P<pre>p50|p90|p99|median|mean)?\s*(?P<metric>TTFT|TPOT)\s*(?P<post>p50|p90|p99|median|mean)?"
+                    r"\s*(?:<=|≤|<)\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b", re.I)
+
+
+def parse_latency_limits(text, *, source: str = "stated") -> list[LatencyLimit]:
+    """Limits written as ``TTFT p99 <= 2 s; TPOT p50 <= 20 ms`` (or ``p99 TTFT ≤ 1.5 s``). A percentile left out
+    is p99 when the text names p99 elsewhere, else p50; a number without ``<=`` is a reported value, not a limit."""
+    if not is_stated(text):
+        return []
+    s = str(text)
+    default = "p99" if re.search(r"p99", s, re.I) else "p50"
+    out = []
+    for m in _LIMIT.finditer(s):
+        stat = (m.group("post") or m.group("pre") or default).lower().replace("median", "p50")
+        value = float(m.group("value")) * (1000.0 if m.group("unit").lower() == "s" else 1.0)
+        out.append(LatencyLimit(m.group("metric").lower(), stat, value, source))
+    return out
+
+
+def latency_limits(claim: Claim) -> tuple[list[LatencyLimit], str]:
+    """The limits evidence must meet and where they come from: the claim's own ``latency`` limits, else those of
+    the benchmark scenario it names (``scenario: MLPerf Server``), else none."""
+    stated = parse_latency_limits(claim.latency)
+    if stated:
+        return stated, "stated in the claim"
+    scen = str(claim.scenario).lower()
+    if is_stated(claim.scenario) and "mlperf" in scen:
+        kind = "interactive" if "interactive" in scen else "server" if "server" in scen else None
+        model = re.sub(r"[^a-z0-9]+", "-", str(claim.model_table or claim.model).lower())
+        for (name, scenario), (ttft, tpot, source) in SCENARIO_LIMITS.items():
+            if scenario == kind and model.startswith(name):
+                return ([LatencyLimit("ttft", "p99", ttft, source), LatencyLimit("tpot", "p99", tpot, source)],
+                        f"the limits of {source}")
+    return [], "no latency limits stated"
+
+
+def meets_limits(points: pd.DataFrame, limits: list[LatencyLimit]) -> pd.Series:
+    """True where a point meets every limit; a point without the limited statistic does not count as meeting it."""
+    ok = pd.Series(True, index=points.index)
+    for lim in limits:
+        col = points[lim.column] if lim.column in points.columns else pd.Series(math.nan, index=points.index)
+        ok &= pd.to_numeric(col, errors="coerce") <= lim.max_ms
+    return ok

@@ -47,10 +47,47 @@ def _family(name) -> str:
     return m.group(0) if m else ""
 
 
+# Formats whose source_line is the 1-based index of a record in one JSON array (InferenceX API snapshot); a
+# reader opens that record with the JSON pointer ``file#/<index - 1>``, not a line number.
+JSON_ARRAY_FORMATS = {"inferencex-api"}
+EVIDENCE_FIELDS = ["source", "model", "hardware", "precision", "isl", "osl", "spec_decode", "framework", "disagg",
+                   "n_gpus", "concurrency", "tok_s_per_user", "tok_s_per_gpu", "ttft_ms_p50", "ttft_ms_p99",
+                   "tpot_ms_p50", "tpot_ms_p99"]
+
+
 def row_id(row) -> str:
+    """Where a point can be opened: ``file:line`` for line-based files, ``file#/<i>`` (a JSON pointer) for a
+    record of a JSON array, the file alone for a file that is one record."""
     line = row.get("source_line")
-    line = "" if line is None or (isinstance(line, float) and math.isnan(line)) else f":{int(line)}"
-    return f"{row.get('source_file')}{line}"
+    name = str(row.get("source_file"))
+    if line is None or (isinstance(line, float) and math.isnan(line)):
+        return name
+    if row.get("format") in JSON_ARRAY_FORMATS:
+        return f"{name}#/{int(line) - 1}"
+    if name.lower().endswith(".json") and int(line) == 1:
+        return name
+    return f"{name}:{int(line)}"
+
+
+def _plain(v):
+    """A JSON-ready scalar: None for NaN/NA, int for whole counts, float or str otherwise."""
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    return str(v)
+
+
+def evidence_object(row) -> dict:
+    """One measured point as the card's JSON gives it (``null`` where unknown): source, model, hardware,
+    precision, lengths, speculative decoding, GPUs, concurrency, both speeds and TTFT/TPOT percentiles."""
+    row = dict(row)
+    out = {k: _plain(row.get(k)) for k in EVIDENCE_FIELDS if k != "source"}
+    return {"source": row_id(row), **out}
 
 
 def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
@@ -81,6 +118,9 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     if pts.empty:
         return pd.DataFrame()
     pts["match"] = pts["model_match"] * 3 + pts["hardware_match"]
+    # Another model's points are proxy evidence wherever they appear; the claim's own model is at best same-model
+    # here (the checks decide direct, once lengths, speculative decoding and latency limits are compared).
+    pts["tier"] = np.where(pts["model_match"] == 2, "same-model", "proxy")
     best = pts["match"].max()
     # Keep the best tier and anything with the same model match on other hardware of the generation.
     keep = pts[(pts["match"] == best) | ((pts["model_match"] == pts.loc[pts["match"] == best, "model_match"].max())

@@ -108,7 +108,8 @@ class Claim:
     spec_decode: str = NOT_STATED
     tokens_per_step: object = NOT_STATED
     isl_osl: str = NOT_STATED
-    latency: str = NOT_STATED
+    latency: str = NOT_STATED            # limits such as "TTFT p99 <= 2 s; TPOT p50 <= 20 ms", or reported values
+    scenario: str = NOT_STATED           # a benchmark scenario whose latency limits apply ("MLPerf Server")
     at_tok_s_per_user: object = NOT_STATED  # the per-user speed a per-GPU claim was made at
     software: str = NOT_STATED
     date: str = NOT_STATED

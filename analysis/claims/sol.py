@@ -125,6 +125,15 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     out["sol_tok_s_per_user_comm"] = np.minimum(out["sol_tok_s_per_user"], comm_cap)
     out["sol_tok_s_per_user_achievable_comm"] = np.minimum(out["sol_tok_s_per_user_achievable"], comm_cap)
     out["fraction_of_sol_comm"] = user / out["sol_tok_s_per_user_comm"]
+    # The interconnect table's low and high per-collective latencies give the bound's range (high latency: low bound).
+    for end, bound in (("low", "high"), ("high", "low")):
+        fl = {g: roofline.communication_floor(model, hw, gpus=int(g), latency_us=bound).floor_ms
+              for g in out["gpus"].unique()}
+        ms = out["gpus"].map(fl)
+        cap = np.where(ms > 0, 1000.0 * out["tokens_per_step"] / ms.where(ms > 0, 1.0), np.inf)
+        out[f"sol_tok_s_per_user_comm_{end}"] = np.minimum(out["sol_tok_s_per_user"], cap)
+    out["comm_where"] = out["gpus"].map(lambda g: floors[g].where)
+    out["comm_basis"] = out["comm_where"].map(lambda w: roofline.collective_latency_basis(w) if w != "none" else "")
     out["reading"] = out.apply(reading_for, axis=1)
     out = out.sort_values(["precision", "gpus", "tokens_per_step"],
                           key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)

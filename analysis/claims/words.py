@@ -59,8 +59,29 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     return out
 
 
+def match_label(row) -> str:
+    """``direct``, ``same-model (lengths differ)`` or ``proxy (another model)`` for one comparison row."""
+    m = row.get("match") if hasattr(row, "get") else None
+    if m == "proxy":
+        return "proxy (another model)"
+    if m == "same-model":
+        what = [str(d).split(":")[0] for d in (row.get("differs") or [])]
+        return "same-model" + (f" (differs: {', '.join(what)})" if what else "")
+    return str(m or "none")
+
+
+def _versus(top, part_value, unit_is_ratio=False) -> str:
+    """", 38% of the claim" where a ratio may be computed; else why none is."""
+    r = top["measured_over_claimed"]
+    if r is not None and not pd.isna(r):
+        return f" = {share(r)} of the claimed {part_value:g}×" if unit_is_ratio else f" = {share(r)} of the claim"
+    if top.get("match") == "proxy":
+        return " (proxy evidence from another model: no percentage of the claim)"
+    return " (not at the claim's stated lengths: no percentage of the claim)"
+
+
 def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
-    """One sentence per part: the claim against the best matching measured group (lengths and rows named)."""
+    """One sentence per part: the claim against the best matching measured group, with how it matches."""
     out = []
     for part in claim_parts(claim):
         c = checks[checks["part"] == part.text]
@@ -75,20 +96,22 @@ def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
         if part.kind == "ratio":
             spread = (f" (range {ok['measured_all'].min():.1f}–{ok['measured_all'].max():.1f}× over "
                       f"{len(ok)} length pairs)" if len(ok) > 1 else "")
-            out.append(f"“{part.text}”: the data give {top['measured_all']:.1f}× ({top['lengths']}; "
-                       f"{top['how']}){spread}, {top['measured_over_claimed']:.0%} of the claimed "
-                       f"{part.value:g}×.")
+            out.append(f"“{part.text}”: the data give {top['measured_all']:.1f}× [{match_label(top)}] "
+                       f"({top['lengths']}; {top['how']}){spread}{_versus(top, part.value, True)}.")
             continue
         unit = top["unit"]
         where = (f"at {part.at_tok_s_per_user:g} tok/s/user " if part.kind != "per-user"
                  and not math.isnan(part.at_tok_s_per_user) else "")
         text = (f"“{part.text}”: claimed {top['claimed']:,.0f} {unit}; the best matching measured frontier "
-                f"{where}gives {top['measured_all']:,.1f} {unit} ({top['group']}, {top['lengths']}; "
-                f"{top['how']}) = {top['measured_over_claimed']:.1%} of the claim")
+                f"{where}gives {top['measured_all']:,.1f} {unit} [{match_label(top)}] ({top['group']}, "
+                f"{top['lengths']}; {top['how']}){_versus(top, part.value)}")
         if part.kind != "per-user" and not math.isnan(top["measured_decode"]) and \
                 abs(top["measured_decode"] - top["measured_all"]) > 1e-9 * max(1.0, top["measured_all"]):
-            text += (f"; counting decode GPUs only it is {top['measured_decode']:,.1f} "
-                     f"({top['measured_decode'] / top['claimed']:.1%})")
+            text += f"; counting decode GPUs only it is {top['measured_decode']:,.1f}"
+        if part.kind != "per-user" and pd.notna(top.get("ttft_ms_p99")):
+            text += f"; that reading's TTFT p99 is {top['ttft_ms_p99'] / 1000:,.1f} s"
+        if top.get("limits"):
+            text += f" (only points meeting {top['limits']})"
         if part.kind != "per-user" and "interpolated" in str(top["how"]):
             text += f". Caveat: {SNAPSHOT_CAVEAT}"
         if top["lengths_note"]:
@@ -194,3 +217,32 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
     return " ".join(parts)
 
 
+
+
+def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) -> str:
+    """One sentence (two at most) a reader can stop at: what the best evidence says and how well it matches, and
+    what the roofline allows for a per-user claim."""
+    head = f"{claim.id} claims {claim_title(claim)} for {claim.model} on {claim.hardware}"
+    rows = checks[checks["measured_all"].notna()] if len(checks) else checks
+    if rows.empty:
+        found = "; no measured point can check it"
+    else:
+        r = rows.iloc[0]
+        unit = "×" if r["kind"] == "ratio" else f" {r['unit']}"
+        v = f"{r['measured_all']:.2f}" if r["kind"] == "ratio" else fmt_num(r["measured_all"],
+                                                                             1 if r["measured_all"] < 1000 else 0)
+        where = f"{r['group']}, {r['lengths']}"
+        if pd.notna(r["measured_over_claimed"]):
+            found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "
+                     f"{share(r['measured_over_claimed'])} of the claim")
+        elif r.get("match") == "proxy":
+            eff = r.get("share_of_own_sol_comm")
+            found = (f"; only proxy evidence from another model exists ({r.get('model') or 'another model'}: {v}{unit}, "
+                     f"{where}" + (f", {share(eff)} of its own batch-1 bound" if pd.notna(eff) else "")
+                     + "), so no percentage of the claim is given")
+        else:
+            found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
+                     f"{v}{unit} there, not a percentage of the claim")
+    scope = answers.get("scope")
+    tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
+    return head + found + tail

@@ -263,8 +263,12 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     assert rack["comm_floor_ms"] == pytest.approx(43 * 2 * 8e-3)
     assert rack["sol_tok_s_per_user"] == pytest.approx(70664, rel=0.01)
     assert rack["sol_tok_s_per_user_comm"] == pytest.approx(1000 / 0.688, rel=1e-6)
-    shown = card.sol_display()
-    assert "SOL tok/s/user (bandwidth only, no communication floor)" in shown.columns
+    from analysis.pages.claim_card import ClaimCardPage
+
+    shown = ClaimCardPage(card).sol_table().set_index(["precision", "scope", "τ"])
+    assert list(shown.columns[:4]) == ["bandwidth only", "comm floor µs", "with comm", "range"]
+    # The range comes from data/specs/interconnect.csv: 12 µs (high) and 5 µs (low) per collective on the rack.
+    assert shown.loc[("FP4", "72-GPU rack", 1.0), "range"] == f"{1000 / (43 * 2 * 12e-3):,.0f}–{1000 / (43 * 2 * 5e-3):,.0f}"
 
 
 def test_evidence_efficiency_against_its_own_speed_of_light(points):

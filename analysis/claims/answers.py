@@ -107,7 +107,7 @@ def _scope_answer(claim: Claim, sol: pd.DataFrame) -> tuple[str, str]:
     parts, reach = [], {}
     for g in sorted(base["gpus"].unique()):
         rows = base[base["gpus"] == g]
-        r = rows.loc[rows["sol_tok_s_per_user_comm"].idxmax()]
+        r = rows.sort_values(["sol_tok_s_per_user_comm", "sol_tok_s_per_user"]).iloc[-1]
         rng = ("" if r["comm_where"] == "none" else
                f", {r['sol_tok_s_per_user_comm_low']:,.0f}–{r['sol_tok_s_per_user_comm_high']:,.0f} over the "
                f"interconnect table's latency range ({r['comm_basis']})")

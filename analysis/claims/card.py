@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from analysis.claims.jsonform import card_json
 from analysis.claims.pairs import precision_pairs
 from analysis.claims.conditions import matched_lengths, restate
 from analysis.claims.evidence import evidence_for, evidence_frontier, evidence_summary
-from analysis.claims.labels import num_text, precision_label, share
+from analysis.claims.labels import num_text, share
 from analysis.claims.registry import Claim, claim_title, load_claim
 from analysis.claims.sol import sol_for_claim
 from analysis.claims.words import (bottom_line, check_statements, kinds_text, match_label, model_note_for,
@@ -63,28 +62,6 @@ class ClaimCard:
             tiers = set(self.evidence["tier"])
         return next((t for t in MATCH_TIERS if t in tiers), "none")
 
-    def sol_display(self) -> pd.DataFrame:
-        """The SOL table as a reader sees it: whole tok/s, the fraction as a percentage, HBM as needed / available."""
-        if self.sol.empty:
-            return self.sol
-        s = self.sol
-        return pd.DataFrame({
-            "precision": s["precision"].map(precision_label), "scope": s["scope"], "τ": s["tokens_per_step"],
-            "SOL tok/s/user (bandwidth only, no communication floor)": s["sol_tok_s_per_user"].map(num_text),
-            "communication floor µs/step": (s["comm_floor_ms"] * 1000).map(lambda v: f"{v:,.0f}"),
-            "SOL tok/s/user with communication": s["sol_tok_s_per_user_comm"].map(num_text),
-            "achievable tok/s/user with communication": s["sol_tok_s_per_user_achievable_comm"].map(num_text),
-            "GB read per step": s["bytes_per_step_gb"].map(lambda v: f"{v:,.1f}"),
-            "HBM GB needed / available": [f"{a:,.0f} / {b:,.0f}" for a, b in zip(s["hbm_needed_gb"],
-                                                                                s["hbm_available_gb"])],
-            "claim / SOL with communication": s["fraction_of_sol_comm"].map(lambda f: "–" if math.isnan(f) else share(f)),
-            "reading": s["reading"],
-        })
-
-    def answers_table(self) -> pd.DataFrame:
-        return pd.DataFrame([{"question": a.question, "status": a.status, "answer": a.answer,
-                              "rows": ", ".join(a.rows)} for a in self.answers.values()])
-
     def results(self) -> dict:
         """The numbers the notebook saves (``save_results``); ``title``, ``model`` and ``hardware`` name the page
         in the report index, ``bottom_line`` and ``comparisons`` (each with its ``match`` tier) are what it shows."""
@@ -129,20 +106,6 @@ class ClaimCard:
                   else "; no percentage of the claim")
             text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}"
         return text + "."
-
-    def checks_display(self) -> pd.DataFrame:
-        """The checks as a reader sees them: the part, the measured group and lengths, both GPU denominators."""
-        if self.checks.empty:
-            return self.checks
-        c = self.checks
-        return pd.DataFrame({
-            "claimed": [f"{p} ({v:,.4g} {u})" for p, v, u in zip(c["part"], c["claimed"], c["unit"])],
-            "measured group": c["group"], "ISL/OSL": c["lengths"],
-            "at tok/s/user": c["tok_s_per_user"],
-            "measured (all GPUs)": c["measured_all"], "measured (decode GPUs only)": c["measured_decode"],
-            "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else share(f)),
-            "how": c["how"],
-        })
 
 
 def _pair_points(ev: pd.DataFrame) -> pd.DataFrame:

@@ -304,3 +304,40 @@ def test_hostile_claim_ids_are_refused(tmp_path, capsys):
     with pytest.raises(ValueError, match="claim id 'C/1'"):
         claims.claim_from_row(row, where="x.csv:2")
     assert claims.load_claim("C00").id == "C00"   # ordinary ids still load
+
+
+def test_registry_provenance_is_a_real_line_and_latency_is_read():
+    import csv
+
+    lines = TEST_DATA.joinpath("claims.csv").read_text(encoding="utf-8")
+    rows = {}
+    with open(TEST_DATA / "claims.csv", newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        for row in reader:
+            rows[reader.line_num] = row["id"]
+    assert lines
+    for c in claims.registry():
+        path, line = c.provenance.rsplit(":", 1)
+        assert path == "shared/specs/claims.csv" and rows[int(line)] == c.id      # the line holds that claim's row
+    c23 = claims.load_claim("C23")
+    assert "TTFT 8.6 s" in c23.latency
+    from analysis.claims.conditions import latency_limits
+
+    assert latency_limits(c23)[0] == []                        # a reported TTFT, not a limit
+    limits, where = latency_limits(claims.load_claim("C13"))   # the server number: MLPerf Server limits
+    assert [(x.column, x.max_ms) for x in limits] == [("ttft_ms_p99", 2000.0), ("tpot_ms_p99", 80.0)]
+
+
+def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
+    for cid in ("C00", "C03", "C12", "C13", "C23"):
+        card = claims.claim_card(cid, points)
+        c = card.checks
+        assert c["measured_over_claimed"].isna().all(), cid      # proxy, other lengths, or no evidence
+        assert "of the claim" not in card.headline.replace("no percentage of the claim", ""), cid
+        assert card.answers["latency"].status != claims.NOT_STATED or cid == "C03"
+    c23 = claims.claim_card("C23", points)
+    assert c23.answers["latency"].status == claims.STATED and "8.6 s" in c23.answers["latency"].answer
+    c13 = claims.claim_card("C13", points)
+    # Capacity under the MLPerf Server limits: the 10,379 tok/s/GPU point (TTFT p99 255 s) is not used.
+    assert "10,379" not in c13.answers["large_batch"].answer and "2 of 10 points meet" in c13.answers["large_batch"].answer
+    assert (c13.checks["ttft_ms_p99"].dropna() <= 2000).all()

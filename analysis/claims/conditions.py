@@ -151,12 +151,15 @@ class LatencyLimit:
         return f"{self.metric.upper()} {self.stat} ≤ {value}"
 
 
-# MLPerf Inference scenario limits (99th percentiles), as the claim sources quote them: DeepSeek-R1 Server "TTFT 2 s,
-# >= 12.5 tok/s/user p99" (claims.csv C12, NVIDIA's MLPerf v5.1 release) and Interactive "p99 TTFT <= 1.5 s,
-# TPOT <= 15 ms" (claims.csv C13, MLPerf v6.0).
+# MLPerf Inference scenario limits (99th percentiles), only as the claim sources quote them: DeepSeek-R1 Server "TTFT
+# 2 s, >= 12.5 tok/s/user p99" (claims.csv C12, NVIDIA's MLPerf v5.1 release), DeepSeek-R1 Interactive "p99 TTFT <=
+# 1.5 s, TPOT <= 15 ms" (C13, v6.0), Llama 2 70B Interactive "TTFT <= 450 ms, TPOT <= 40 ms" and Llama 3.1 405B
+# Server "TTFT 6 s, TPOT 175 ms" (C11, v5.0). A scenario not listed here applies no limit, and the card says so.
 SCENARIO_LIMITS = {
     ("deepseek-r1", "server"): (2000.0, 80.0, "MLPerf Server, DeepSeek-R1 (claims.csv C12)"),
     ("deepseek-r1", "interactive"): (1500.0, 15.0, "MLPerf Interactive, DeepSeek-R1 (claims.csv C13)"),
+    ("llama-2-70b", "interactive"): (450.0, 40.0, "MLPerf Interactive, Llama 2 70B (claims.csv C11)"),
+    ("llama-3-1-405b", "server"): (6000.0, 175.0, "MLPerf Server, Llama 3.1 405B (claims.csv C11)"),
 }
 
 _LIMIT = re.compile(r"(?P<pre>p50|p90|p99|median|mean)?\s*(?P<metric>TTFT|TPOT)\s*(?P<post>p50|p90|p99|median|mean)?"
@@ -192,6 +195,7 @@ def latency_limits(claim: Claim) -> tuple[list[LatencyLimit], str]:
             if scenario == kind and model.startswith(name):
                 return ([LatencyLimit("ttft", "p99", ttft, source), LatencyLimit("tpot", "p99", tpot, source)],
                         f"the limits of {source}")
+        return [], f"no latency limits recorded for {claim.scenario} with this model"
     return [], "no latency limits stated"
 
 

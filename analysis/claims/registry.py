@@ -115,6 +115,7 @@ class Claim:
     date: str = NOT_STATED
     source: str = NOT_STATED
     source_type: str = NOT_STATED
+    provenance: str = ""                 # where the registry entry was read from: "shared/specs/claims.csv:21"
     value_qualifier: str = ""
     model_table: str | None = None        # the models.csv entry the roofline uses (None: not in the table)
     model_note: str = ""

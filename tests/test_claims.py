@@ -341,3 +341,24 @@ def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
     # Capacity under the MLPerf Server limits: the 10,379 tok/s/GPU point (TTFT p99 255 s) is not used.
     assert "10,379" not in c13.answers["large_batch"].answer and "2 of 10 points meet" in c13.answers["large_batch"].answer
     assert (c13.checks["ttft_ms_p99"].dropna() <= 2000).all()
+
+
+def test_interconnect_table_feeds_the_scope_answer(points):
+    import pandas as pd
+
+    from analysis import config, roofline
+
+    table = pd.read_csv(config.SPECS_DIR / "interconnect.csv")
+    assert set(table["where"]) == {"node", "rack", "scale-out"}
+    assert set(table["basis"]) <= {"measured", "assumption"} and table["source"].str.len().min() > 20
+    assert {"all-reduce", "EP dispatch + combine"} <= set(table["collective"])
+    assert roofline.COLLECTIVE_LATENCY_US == {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
+    lo = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="low")
+    hi = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="high")
+    assert (lo.latency_us, hi.latency_us) == (5.0, 12.0) and hi.floor_ms == pytest.approx(61 * 2 * 12e-3)
+    scope = claims.claim_card("C00", points).answers["scope"]
+    # C00: one GB300 at FP4 bounds 1,092 tok/s/user (datasheet), so the NVL72 domain is not needed, said plainly,
+    # with the 8- and 72-GPU bounds' ranges and their basis.
+    assert scope.short.startswith("NVL72 not needed: one GPU suffices at batch 1")
+    assert "The NVL72 domain is not needed for single-user speed" in scope.answer
+    assert "72-GPU rack at FP4: 1,453 tok/s/user, 969–2,326" in scope.answer and "(assumption)" in scope.answer

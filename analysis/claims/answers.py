@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis import specs
 from analysis.claims.conditions import latency_limits, meets_limits, per_user_value
 from analysis.claims.evidence import evidence_object
 from analysis.claims.labels import fmt_num, lengths_text, precision_label
@@ -238,8 +239,7 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
         a, b = _sol_value(sol, "fp8", 1), _sol_value(sol, "fp4", 1)
         roof = f"The roofline alone makes FP4 {b / a:.2f}× faster than FP8 at batch 1 ({b:,.0f} vs {a:,.0f} tok/s/user on one GPU)."
     if summ["n"]:
-        proxy = any(p["a"]["model"] != claim.model for p in clean) and claim.model_table not in {
-            p["a"]["model"] for p in clean}
+        proxy = any(specs.match_model_name(str(p["a"]["model"])) != claim.model_table for p in clean)
         measured = (f"Measured FP4/FP8 over {summ['n']} clean pair{'s' if summ['n'] > 1 else ''} (equal model, "
                     "hardware, lengths, speculative decoding, framework and disaggregation; fastest per-user point "
                     f"of each side): median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"

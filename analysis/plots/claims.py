@@ -48,6 +48,7 @@ def _part_label(card, part) -> str:
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
     """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
     from analysis.claims import claim_parts
+    from analysis.claims.conditions import lengths_match
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5.5))
@@ -80,6 +81,8 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
             g = g.sort_values("tok_s_per_user")
             tier = tiers.get(model, "proxy")
             who = f"{tier} ({model})" if tier == "proxy" else tier
+            if lengths_match(card.claim, isl, osl) is False:
+                who += ", other lengths"
             ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[(isl, osl)], marker="o", ms=3, lw=1.4,
                     color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl)}")
     # Each part of the claim.

@@ -73,9 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tokens-per-step", type=float, default=1.0)
     s.add_argument("--list", action="store_true", help="list known model and hardware names")
 
-    s = sub.add_parser("claim", help="render a claim card (HTML)")
-    s.add_argument("claim", help="a claim id from data/claims/ or a claim file (YAML or CSV)")
-    s.add_argument("--out", type=Path, default=config.REPORTS_DIR / "claims")
+    s = sub.add_parser("claim", help="a claim card: HTML (default), or its content as JSON (--json)")
+    s.add_argument("claim", help="a claim id from data/claims/, or a claim file (YAML, or CSV with file.csv#ID)")
+    s.add_argument("--points", type=Path, default=None,
+                   help="points table (parquet or CSV) or a folder of raw logs (default: "
+                        "data/processed/points.parquet)")
+    s.add_argument("--json", action="store_true",
+                   help="print the card's content as JSON on stdout (answers, comparisons, precision pairs) "
+                        "instead of rendering HTML")
+    s.add_argument("--out", type=Path, default=config.REPORTS_DIR / "claims",
+                   help="folder for the HTML card <id>.html (default: reports/claims)")
 
     s = sub.add_parser("report", help="run the notebook suite and write HTML reports plus index.html")
     s.add_argument("--config", type=Path, default=config.SUITE_FILE)
@@ -125,9 +132,7 @@ def _dispatch(args) -> int:
             batch=args.batch, context=args.context, tokens_per_step=args.tokens_per_step, list_names=args.list,
         )
     if args.command == "claim":
-        from analysis import claims
-
-        return claims.cli_claim(args.claim, out=args.out)
+        return _claim(args)
     if args.command == "report":
         from analysis import report
 
@@ -179,6 +184,27 @@ def _history(args) -> int:
                          before=found["before"].round(1), after=found["after"].round(1))
     cols = ["kind", "group", "metric", "date_before", "date_after", "before", "after", "ratio", "differs"]
     print(shown[cols].to_string(index=False, max_colwidth=120))
+    return 0
+
+
+def _claim(args) -> int:
+    """``perfclaims claim``: the card as JSON on stdout, or rendered to ``--out/<id>.html``; 2 on a user error."""
+    import json
+
+    from analysis import claims
+
+    claim = claims.load_claim(args.claim)  # an unknown id, a bad file or an unsafe id: exit 2 via main()
+    if args.json:
+        card = claims.claim_card(claim, claims.load_points(args.points))
+        print(json.dumps(card.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
+        return 0
+    try:
+        html_path = claims.render_card(args.claim, out=args.out, points_path=args.points)
+    except Exception as err:  # a failed notebook run: report it in one line, never a traceback
+        name = getattr(err, "ename", type(err).__name__)
+        print(f"perfclaims claim: the card notebook failed: {name}: {getattr(err, 'evalue', err)}", file=sys.stderr)
+        return 1
+    print(html_path)
     return 0
 
 

@@ -424,15 +424,49 @@ def sol_table(model, hardware, *, precisions: list[str], gpus: list[int], batch:
 # At batch 1 every layer waits for its collectives (the next layer needs their result), so a sharded model
 # cannot step faster than n_layers × collectives per layer × one collective's latency, however much HBM
 # bandwidth it adds. ROOFLINE.md 3.5: TP needs 2 all-reduces per layer (after attention, after the FFN/MoE);
-# EP needs dispatch + combine per MoE layer, also 2. The per-collective latencies are ASSUMED round figures for
-# small (batch-1) messages, not measurements: NCCL and TensorRT-LLM's one-shot all-reduce take a few µs inside
-# an 8-GPU NVLink node; a 72-GPU NVLink domain has more peers per collective; across the scale-out network
-# (RDMA NICs) a collective costs tens of µs.
+# EP needs dispatch + combine per MoE layer, also 2. The per-collective small-message latencies per interconnect
+# (8-GPU NVLink node, NVL72 domain, scale-out network) come from data/specs/interconnect.csv, each row with its
+# source and basis: today every row is an ASSUMPTION (no measured small-message figure is in the shared material),
+# with a low / central / high reading; the floor uses the central one and the range is carried to the claim card.
 COLLECTIVES_PER_LAYER = 2
-COLLECTIVE_LATENCY_US = {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
+INTERCONNECT_FILE = config.SPECS_DIR / "interconnect.csv"
+_DEFAULT_LATENCY_US = {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
+
+
+@lru_cache(maxsize=4)
+def interconnect_table(path: str | None = None) -> pd.DataFrame:
+    """The interconnect latency table (``data/specs/interconnect.csv``): one row per interconnect × collective ×
+    bound (low / central / high), with ``basis`` (``measured`` or ``assumption``) and ``source``."""
+    p = Path(path) if path else INTERCONNECT_FILE
+    if not p.exists():
+        return pd.DataFrame(columns=["interconnect", "where", "collective", "message_size", "latency_us", "bound",
+                                     "basis", "source", "date"])
+    return pd.read_csv(p)
+
+
+def collective_latency_us(where: str, bound: str = "central", collective: str = "all-reduce") -> float:
+    """One small-message collective's latency on ``where`` (node, rack, scale-out) at ``bound``."""
+    t = interconnect_table()
+    hit = t[(t["where"] == where) & (t["bound"] == bound) & (t["collective"] == collective)]
+    if hit.empty and bound != "central":
+        return collective_latency_us(where, "central", collective)
+    return float(hit["latency_us"].iloc[0]) if len(hit) else _DEFAULT_LATENCY_US[where]
+
+
+def collective_latency_basis(where: str) -> str:
+    """``measured`` when every row for ``where`` is measured, else ``assumption``."""
+    t = interconnect_table()
+    basis = set(t.loc[t["where"] == where, "basis"])
+    return "measured" if basis == {"measured"} else "assumption"
+
+
+COLLECTIVE_LATENCY_US = {w: collective_latency_us(w) for w in _DEFAULT_LATENCY_US}
 COMM_FLOOR_TEXT = ("communication floor = layers × 2 collectives per layer (ROOFLINE.md 3.5: TP all-reduce or "
-                   "EP dispatch + combine) × an assumed small-message latency of 5 µs inside an 8-GPU NVLink "
-                   "node, 8 µs across a 72-GPU NVLink domain, 20 µs over the scale-out network; one GPU has none")
+                   "EP dispatch + combine) × a small-message latency per collective from data/specs/interconnect.csv "
+                   f"({COLLECTIVE_LATENCY_US['node']:g} µs inside an 8-GPU NVLink node, "
+                   f"{COLLECTIVE_LATENCY_US['rack']:g} µs across a 72-GPU NVLink domain, "
+                   f"{COLLECTIVE_LATENCY_US['scale-out']:g} µs over the scale-out network; assumptions, not "
+                   "measurements); one GPU has none")
 
 
 @dataclass(frozen=True)
@@ -448,15 +482,21 @@ class CommunicationFloor:
 
 
 def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: int = COLLECTIVES_PER_LAYER,
-                        latency_us: float | None = None) -> CommunicationFloor:
+                        latency_us: float | str | None = None) -> CommunicationFloor:
     """Latency floor of one decode step from collectives alone (0 on one GPU); ``latency_us`` overrides the
-    assumed per-collective latency of :data:`COLLECTIVE_LATENCY_US`."""
+    per-collective latency of :data:`COLLECTIVE_LATENCY_US` (``latency_us="low"``/``"high"`` takes that end of
+    the interconnect table's range)."""
     m, hw = _resolve(model, hardware)
     if gpus <= 1:
         return CommunicationFloor(gpus, m.n_layers, 0, 0.0, "none", 0.0)
     domain = hw.rack_gpus or hw.scale_up_domain_gpus or 8
     where = "node" if gpus <= 8 else ("rack" if gpus <= domain else "scale-out")
-    lat = COLLECTIVE_LATENCY_US[where] if latency_us is None else float(latency_us)
+    if latency_us is None:
+        lat = COLLECTIVE_LATENCY_US[where]
+    elif isinstance(latency_us, str):
+        lat = collective_latency_us(where, latency_us)
+    else:
+        lat = float(latency_us)
     steps = m.n_layers * collectives_per_layer
     return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0)
 

@@ -71,7 +71,7 @@ def test_c00_card(points):
     # Nothing is stated in C00, so every answer comes from the points table and names its rows.
     for a in card.answers.values():
         assert a.status == claims.INFERRED and a.rows
-        assert all(":" in row for row in a.rows)
+        assert all(":" in row or "#/" in row for row in a.rows)   # a line, or a JSON pointer into an array
     # SOL: DeepSeek-V4-Flash on GB300 at FP8 and FP4 for 1, 8 and 72 GPUs, τ = 1 and the assumed 2.5.
     sol = card.sol
     assert set(sol["precision"]) == {"fp8", "fp4"} and set(sol["gpus"]) == {1, 8, 72}
@@ -129,9 +129,11 @@ def test_claim_from_csv_file(points, tmp_path):
 
 
 def test_cli_claim_user_errors(capsys, tmp_path):
-    assert claims.cli_claim("C99", out=tmp_path) == 2
+    from analysis.cli import main
+
+    assert main(["claim", "C99", "--out", str(tmp_path)]) == 2
     assert "unknown claim 'C99'" in capsys.readouterr().err
-    assert claims.cli_claim(str(tmp_path / "missing.yaml"), out=tmp_path) == 2
+    assert main(["claim", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)]) == 2
 
 
 def test_figure_draws_the_claim(points):
@@ -145,11 +147,15 @@ def test_figure_draws_the_claim(points):
     assert ax.get_xscale() == "log" and "tok/s per user" in ax.get_xlabel() and "per GPU" in ax.get_ylabel()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(label.startswith("claim C00") for label in labels)
-    assert "2.6×" in ax.get_title()
+    # The title names the evidence tier; the old "2.6×" compared the claim with another model's points.
+    assert "evidence: proxy (DeepSeek-R1-0528" in ax.get_title() and "×" not in ax.get_title()
+    assert any(label.startswith("proxy (DeepSeek-R1-0528") for label in labels)
     assert any("ISL/OSL 1k/8k" in label for label in labels)      # lengths in every frontier legend entry
     card = claims.claim_card("C13", points)
     labels = [t.get_text() for t in claim_on_frontier(card).get_legend().get_texts()]
-    assert max(len(label) for label in labels) < 60 and "claim C13: 8,064 tok/s/GPU" in labels
+    # Short legend entries (outside the axes), each naming its tier and, here, that its lengths are not the claim's.
+    assert max(len(label) for label in labels) < 70 and "claim C13: 8,064 tok/s/GPU" in labels
+    assert any(label.startswith("same-model, other lengths: GB300 NVL72") for label in labels)
 
 
 # --- review fixes: lengths, compound claims, capacity at a stated interactivity, SOL with communication ---------
@@ -170,16 +176,30 @@ def test_untrusted_points_are_not_evidence(points):
     assert bad and not bad & set(ev["row"])
 
 
-def test_c00_precision_compares_fp4_and_fp8_at_equal_lengths(points):
+def test_c00_precision_headline_uses_only_pairs_equal_in_spec_decoding(points):
     card = claims.claim_card("C00", points)
     text = card.answers["precision"].answer
-    # Same lengths: 1k/1k 308 vs 173 (1.78x), 1k/8k 380 vs 133 (2.86x); never 380 (1k/8k) vs 173 (1k/1k).
-    assert "ISL 1,024 / OSL 1,024: 308 vs 173 (1.78×)" in text
-    assert "ISL 1,024 / OSL 8,192: 380 vs 133 (2.86×)" in text
-    assert "2.20×" not in text
+    clean, confounded = card.pairs
+    # Clean pairs hold lengths, speculative decoding, framework and disaggregation equal: 1k/1k MTP 308 / 173.
+    mtp_1k1k = [p for p in clean if p["a"]["isl"] == 1024 and p["a"]["osl"] == 1024 and p["a"]["spec_decode"] == "mtp"]
+    assert len(mtp_1k1k) == 1 and mtp_1k1k[0]["ratio"] == pytest.approx(308.1667 / 172.9235, rel=1e-4)
+    for p in clean:
+        assert p["confounders"] == [] and p["a"]["spec_decode"] == p["b"]["spec_decode"]
+        assert (p["a"]["isl"], p["a"]["osl"], p["a"]["framework"]) == (p["b"]["isl"], p["b"]["osl"], p["b"]["framework"])
+    # The old headline 2.86x (1k/8k: FP4 with MTP against FP8 without) is listed apart with its confounder.
+    (bad,) = [p for p in confounded if p["a"]["osl"] == 8192]
+    assert bad["ratio"] == pytest.approx(380.2889 / 132.7587, rel=1e-4) and bad["confounders"] == ["speculative decoding"]
+    ratios = sorted(p["ratio"] for p in clean)
+    median = (ratios[3] + ratios[4]) / 2 if len(ratios) == 8 else None
+    assert len(clean) == 8 and f"median {median:.2f}×" in text and "proxy" in text
+    assert "2.86× at ISL 1,024 / OSL 8,192 differing in speculative decoding" in text
+    # A measured ratio above the roofline's ratio for the same points is pointed out (1k/8k MTP: 3.35x vs 1.76x).
+    above = [p for p in clean if p["above_roofline"]]
+    assert above and all(p["ratio"] > p["roofline_ratio"] for p in above) and "exceed" in text
     top = card.evidence_summary.iloc[0]
     assert top["lengths"] == "ISL 1,024 / OSL 8,192" and top["max_tok_s_per_gpu"] == pytest.approx(10379, abs=1)
-    assert "ISL 1,024 / OSL 8,192) gives 10,379 tok/s/GPU" in card.verdict
+    # Capacity shows its own tail latency when the claim states no limit (255 s TTFT p99).
+    assert "10,379 tok/s/GPU" in card.answers["large_batch"].answer and "p99 254.7 s" in card.answers["large_batch"].answer
 
 
 def test_c08_is_checked_at_its_stated_interactivity(points):
@@ -194,7 +214,8 @@ def test_c08_is_checked_at_its_stated_interactivity(points):
     assert gb200["measured_decode"] == pytest.approx(114.5, abs=0.1)   # decode GPUs only
     assert b200["group"] == "B200 · FP4 · multi-node" and b200["measured_all"] == pytest.approx(71.7, abs=0.1)
     assert ratio["measured_all"] == pytest.approx(97.51 / 71.73, rel=1e-3)
-    assert "interpolated between" in gb200["how"] and "benchmarks.json:152" in gb200["how"]
+    # Provenance is a JSON pointer into the snapshot's array (record 152 is index 151), not a line number.
+    assert "interpolated between" in gb200["how"] and "benchmarks.json#/151" in gb200["how"]
     # The verdict is about the frontier at 125 tok/s/user, not the fastest point or batch-1 SOL.
     assert "at 125 tok/s/user gives 97.5 tok/s/GPU" in card.verdict and "down-sampled" in card.verdict
     assert "batch-1" not in card.verdict and "fastest similar" not in card.verdict
@@ -244,8 +265,12 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     assert rack["comm_floor_ms"] == pytest.approx(43 * 2 * 8e-3)
     assert rack["sol_tok_s_per_user"] == pytest.approx(70664, rel=0.01)
     assert rack["sol_tok_s_per_user_comm"] == pytest.approx(1000 / 0.688, rel=1e-6)
-    shown = card.sol_display()
-    assert "SOL tok/s/user (bandwidth only, no communication floor)" in shown.columns
+    from analysis.pages.claim_card import ClaimCardPage
+
+    shown = ClaimCardPage(card).sol_table().set_index(["precision", "scope", "τ"])
+    assert list(shown.columns[:4]) == ["bandwidth only", "comm floor µs", "with comm", "range"]
+    # The range comes from data/specs/interconnect.csv: 12 µs (high) and 5 µs (low) per collective on the rack.
+    assert shown.loc[("FP4", "72-GPU rack", 1.0), "range"] == f"{1000 / (43 * 2 * 12e-3):,.0f}–{1000 / (43 * 2 * 5e-3):,.0f}"
 
 
 def test_evidence_efficiency_against_its_own_speed_of_light(points):
@@ -263,3 +288,79 @@ def test_part_errors_name_the_field(tmp_path):
                    "parts:\n- kind: per-user\n  value: 5\n  speed: 3\n")
     with pytest.raises(ValueError, match=r"parts\[0\]: unknown field\(s\) speed"):
         claims.claim_parts(claims.load_claim(bad))
+
+
+def test_hostile_claim_ids_are_refused(tmp_path, capsys):
+    from analysis.cli import main
+
+    for bad in ("../x", "a/b", "..", "x y"):
+        with pytest.raises(ValueError, match="claim id"):
+            claims.load_claim(bad)
+    assert main(["claim", "../x", "--out", str(tmp_path)]) == 2
+    assert "claim id '../x'" in capsys.readouterr().err
+    evil = tmp_path / "evil.yaml"
+    evil.write_text("id: ../../etc/x\nvalue: 5\nunit: tok/s/user\nkind: per-user\nmodel: m\nhardware: h\n")
+    assert main(["claim", str(evil), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+    row = {"id": "C/1", "value": "5", "unit": "tok/s/user", "model": "m", "hardware": "h"}
+    with pytest.raises(ValueError, match="claim id 'C/1'"):
+        claims.claim_from_row(row, where="x.csv:2")
+    assert claims.load_claim("C00").id == "C00"   # ordinary ids still load
+
+
+def test_registry_provenance_is_a_real_line_and_latency_is_read():
+    import csv
+
+    lines = TEST_DATA.joinpath("claims.csv").read_text(encoding="utf-8")
+    rows = {}
+    with open(TEST_DATA / "claims.csv", newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        for row in reader:
+            rows[reader.line_num] = row["id"]
+    assert lines
+    for c in claims.registry():
+        path, line = c.provenance.rsplit(":", 1)
+        assert path == "shared/specs/claims.csv" and rows[int(line)] == c.id      # the line holds that claim's row
+    c23 = claims.load_claim("C23")
+    assert "TTFT 8.6 s" in c23.latency
+    from analysis.claims.conditions import latency_limits
+
+    assert latency_limits(c23)[0] == []                        # a reported TTFT, not a limit
+    limits, where = latency_limits(claims.load_claim("C13"))   # the server number: MLPerf Server limits
+    assert [(x.column, x.max_ms) for x in limits] == [("ttft_ms_p99", 2000.0), ("tpot_ms_p99", 80.0)]
+
+
+def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
+    for cid in ("C00", "C03", "C12", "C13", "C23"):
+        card = claims.claim_card(cid, points)
+        c = card.checks
+        assert c["measured_over_claimed"].isna().all(), cid      # proxy, other lengths, or no evidence
+        assert "of the claim" not in card.headline.replace("no percentage of the claim", ""), cid
+        assert card.answers["latency"].status != claims.NOT_STATED or cid == "C03"
+    c23 = claims.claim_card("C23", points)
+    assert c23.answers["latency"].status == claims.STATED and "8.6 s" in c23.answers["latency"].answer
+    c13 = claims.claim_card("C13", points)
+    # Capacity under the MLPerf Server limits: the 10,379 tok/s/GPU point (TTFT p99 255 s) is not used.
+    assert "10,379" not in c13.answers["large_batch"].answer and "2 of 10 points meet" in c13.answers["large_batch"].answer
+    assert (c13.checks["ttft_ms_p99"].dropna() <= 2000).all()
+
+
+def test_interconnect_table_feeds_the_scope_answer(points):
+    import pandas as pd
+
+    from analysis import config, roofline
+
+    table = pd.read_csv(config.SPECS_DIR / "interconnect.csv")
+    assert set(table["where"]) == {"node", "rack", "scale-out"}
+    assert set(table["basis"]) <= {"measured", "assumption"} and table["source"].str.len().min() > 20
+    assert {"all-reduce", "EP dispatch + combine"} <= set(table["collective"])
+    assert roofline.COLLECTIVE_LATENCY_US == {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
+    lo = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="low")
+    hi = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="high")
+    assert (lo.latency_us, hi.latency_us) == (5.0, 12.0) and hi.floor_ms == pytest.approx(61 * 2 * 12e-3)
+    scope = claims.claim_card("C00", points).answers["scope"]
+    # C00: one GB300 at FP4 bounds 1,092 tok/s/user (datasheet), so the NVL72 domain is not needed, said plainly,
+    # with the 8- and 72-GPU bounds' ranges and their basis.
+    assert scope.short.startswith("NVL72 not needed: one GPU suffices at batch 1")
+    assert "The NVL72 domain is not needed for single-user speed" in scope.answer
+    assert "72-GPU rack at FP4: 1,453 tok/s/user, 969–2,326" in scope.answer and "(assumption)" in scope.answer

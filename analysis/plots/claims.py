@@ -2,7 +2,8 @@
 
 Measured points are faint; each model × hardware × precision × ISL/OSL frontier of the best-matching hardware is a
 line (colour = precision, line style = input/output lengths, so a reader never compares across lengths without
-seeing it); other evidence is grey. Each part of the claim is drawn: a star where both axes are known (a per-GPU
+seeing it), labelled with its evidence tier (``same-model``, or ``proxy`` with the other model's name); other
+evidence is grey. Each part of the claim is drawn: a star where both axes are known (a per-GPU
 number at a stated tok/s/user), a vertical line for a per-user number, a horizontal line for a per-GPU number
 alone. The batch-1 speed of light of one GPU and of one 8-GPU node (datasheet, one token per step, with the
 communication floor) are dotted verticals. Legend labels stay short; the full claim text is in the card. Only
@@ -11,7 +12,6 @@ draws: every number comes from :class:`analysis.claims.ClaimCard`.
 
 from __future__ import annotations
 
-import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -48,10 +48,13 @@ def _part_label(card, part) -> str:
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
     """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
     from analysis.claims import claim_parts
+    from analysis.claims.conditions import lengths_match
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5.5))
     ev, front = card.evidence, card.frontier
+    # The evidence tier of each model drawn (proxy: another model), named in the legend.
+    tiers = dict(zip(ev["model"], ev["tier"])) if len(ev) and "tier" in ev else {}
     lengths = [tuple(p) for p in card.evidence_lengths]
     style = {p: LENGTH_STYLES[i % len(LENGTH_STYLES)] for i, p in enumerate(lengths)}
     xs, ys = [], []
@@ -76,8 +79,12 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
             if (model, hw, prec, isl, osl) not in best:
                 continue
             g = g.sort_values("tok_s_per_user")
+            tier = tiers.get(model, "proxy")
+            who = f"{tier} ({model})" if tier == "proxy" else tier
+            if lengths_match(card.claim, isl, osl) is False:
+                who += ", other lengths"
             ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[(isl, osl)], marker="o", ms=3, lw=1.4,
-                    color=_color(prec), label=f"{hw} · {str(prec).upper()} · {_lengths_label(isl, osl)}")
+                    color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl)}")
     # Each part of the claim.
     markers = iter(["*", "P", "X", "D"])
     for part in claim_parts(card.claim):

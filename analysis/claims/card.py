@@ -1,0 +1,137 @@
+"""The claim card: everything the claim-card page shows, computed (no drawing, no printing)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.claims.answers import five_answers
+from analysis.claims.checks import MATCH_TIERS, check_parts
+from analysis.claims.jsonform import card_json
+from analysis.claims.pairs import precision_pairs
+from analysis.claims.conditions import matched_lengths, restate
+from analysis.claims.evidence import evidence_for, evidence_frontier, evidence_summary
+from analysis.claims.labels import num_text, share
+from analysis.claims.registry import Claim, claim_title, load_claim
+from analysis.claims.sol import sol_for_claim
+from analysis.claims.words import (bottom_line, check_statements, kinds_text, match_label, model_note_for,
+                                   sol_statements, verdict)
+
+# --- 5. the card -----------------------------------------------------------------------------------
+
+@dataclass
+class ClaimCard:
+    """Everything the claim-card notebook shows, computed."""
+
+    claim: Claim
+    restated: pd.DataFrame
+    answers: dict
+    sol: pd.DataFrame
+    sol_info: dict
+    sol_statements: list
+    evidence: pd.DataFrame
+    evidence_summary: pd.DataFrame
+    frontier: pd.DataFrame
+    verdict: str
+    model_note: str
+    checks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    checked_on: str = ""
+    evidence_lengths: list = field(default_factory=list)   # the ISL/OSL pairs drawn in colour
+    evidence_lengths_note: str = ""
+    pairs: tuple = ([], [])                                # (clean, confounded) FP4/FP8 pairs, see claims.pairs
+
+    @property
+    def figure_title(self) -> str:
+        """A short title: the claim, and the tier of the evidence drawn (never a percentage across models)."""
+        c = self.claim
+        unit = {"per-user": "tok/s/user", "per-GPU": "tok/s/GPU", "per-system": "tok/s per system"}.get(c.kind, c.unit)
+        head = f"{c.id}: {c.value_qualifier + ' ' if c.value_qualifier else ''}{num_text(c.value)} {unit}"
+        tier = self.evidence_tier
+        if tier == "none":
+            return f"{head} (no similar measured points)"
+        models = ", ".join(sorted(self.evidence["model"].astype(str).unique())[:2]) if len(self.evidence) else ""
+        return f"{head}\nevidence: {tier}" + (f" ({models})" if tier == "proxy" else "")
+
+    @property
+    def evidence_tier(self) -> str:
+        """The best tier among the comparisons (direct, same-model, proxy, none)."""
+        tiers = set(self.checks["match"]) if len(self.checks) else set()
+        if not tiers and len(self.evidence):
+            tiers = set(self.evidence["tier"])
+        return next((t for t in MATCH_TIERS if t in tiers), "none")
+
+    def results(self) -> dict:
+        """The numbers the notebook saves (``save_results``); ``title``, ``model`` and ``hardware`` name the page
+        in the report index, ``bottom_line`` and ``comparisons`` (each with its ``match`` tier) are what it shows."""
+        return {
+            "claim": self.claim.id, "value": self.claim.value, "kind": self.claim.kind,
+            "title": f"Claim {self.claim.id}: {self.claim.model} on {self.claim.hardware}",
+            "model": self.claim.model, "model_table": self.claim.model_table, "hardware": self.claim.hardware,
+            "model_note": self.model_note, "bottom_line": self.bottom_line, "evidence_tier": self.evidence_tier,
+            "restated": self.restated.to_dict("records"),
+            "answers": {k: asdict(a) for k, a in self.answers.items()},
+            "sol": self.sol.to_dict("records"), "sol_info": self.sol_info,
+            "sol_statements": self.sol_statements,
+            "evidence_summary": self.evidence_summary.to_dict("records"),
+            "checks": self.checks.to_dict("records"), "checked_on": self.checked_on,
+            "comparisons": (js := card_json(self))["comparisons"], "precision_pairs": js["precision_pairs"],
+            "check_statements": check_statements(self.claim, self.checks),
+            "verdict": self.verdict, "headline": self.headline,
+        }
+
+    def to_json(self) -> dict:
+        """The card's content in the JSON contract of ``perfclaims claim --json``."""
+        return card_json(self)
+
+    @property
+    def bottom_line(self) -> str:
+        return bottom_line(self.claim, self.checks, self.answers, self.evidence_tier)
+
+    @property
+    def headline(self) -> str:
+        """One line for the report index: the claim, its kind, and the first part's check with its match tier
+        (a percentage of the claim only from direct or same-model evidence at the claim's lengths)."""
+        text = f"{self.claim.id}: {claim_title(self.claim)} — {kinds_text(self.claim)}"
+        rows = self.checks[self.checks["measured_all"].notna()] if len(self.checks) else self.checks
+        if len(rows):
+            r = rows.iloc[0]
+            v = r["measured_all"]
+            what = f"{v:.1f}×" if r["kind"] == "ratio" else f"{v:,.0f} {r['unit']}" if v >= 1000 else \
+                f"{v:,.1f} {r['unit']}"
+            at = (f" at {r['tok_s_per_user']:g} tok/s/user" if r["kind"] in ("per-GPU", "per-system")
+                  and pd.notna(r["tok_s_per_user"]) and not str(r["how"]).startswith("measured capacity") else "")
+            vs = (f" = {share(r['measured_over_claimed'])} of the claim" if pd.notna(r["measured_over_claimed"])
+                  else "; no percentage of the claim")
+            text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}"
+        return text + "."
+
+
+def _pair_points(ev: pd.DataFrame) -> pd.DataFrame:
+    """The evidence precision pairs are drawn from: the best model match on the best hardware match."""
+    if ev.empty:
+        return ev
+    ev = ev[ev["hardware_match"] == ev["hardware_match"].max()]
+    return ev[ev["model_match"] == ev["model_match"].max()]
+
+
+def claim_card(claim: str | Path | Claim, points: pd.DataFrame | None = None) -> ClaimCard:
+    """Compute the card for a claim (an id, a file, or a Claim) against a points table."""
+    c = load_claim(claim)
+    restated = restate(c)
+    sol, info = sol_for_claim(c)
+    ev = evidence_for(c, points) if points is not None else pd.DataFrame()
+    summary = evidence_summary(ev)
+    front = evidence_frontier(ev)
+    pairs = precision_pairs(_pair_points(ev))
+    answers = five_answers(c, sol, ev, summary, pairs)
+    checks, checked_on = check_parts(c, points)
+    lengths, lengths_note = matched_lengths(c, ev)
+    return ClaimCard(claim=c, restated=restated, answers=answers, sol=sol, sol_info=info,
+                     sol_statements=sol_statements(c, sol), evidence=ev, evidence_summary=summary, frontier=front,
+                     verdict=verdict(c, restated, sol, summary, checks), model_note=model_note_for(c),
+                     checks=checks, checked_on=checked_on, evidence_lengths=lengths, evidence_lengths_note=lengths_note,
+                     pairs=pairs)
+
+

@@ -1,0 +1,191 @@
+"""Measured evidence for a claim: the nearest points, their own speed of light, their frontiers."""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from analysis import roofline, specs
+from analysis.claims.conditions import DEFAULT_CONTEXT
+from analysis.claims.labels import lengths_text
+from analysis.claims.registry import Claim
+from analysis.schema import trusted
+
+# --- 4. evidence -----------------------------------------------------------------------------------
+
+_GENERATIONS = {"h100": "hopper", "h200": "hopper", "h800": "hopper", "b200": "blackwell", "b300": "blackwell",
+                "gb200": "blackwell", "gb300": "blackwell", "mi300x": "cdna3", "mi325x": "cdna3", "mi355x": "cdna4"}
+
+
+def generation(key: str) -> str | None:
+    """"hopper" for h200 and h200sxm alike (the longest part name the key starts with)."""
+    for part in sorted(_GENERATIONS, key=len, reverse=True):
+        if str(key).startswith(part):
+            return _GENERATIONS[part]
+    return None
+
+
+def hw_keys(points: pd.DataFrame) -> pd.Series:
+    """``hw_key`` of every point's hardware, looked up once per distinct name."""
+    return points["hardware"].map({h: hw_key(h) for h in points["hardware"].dropna().unique()})
+
+
+@lru_cache(maxsize=256)
+def hw_key(name) -> str:
+    try:
+        return specs.normalize_name(specs.hardware(str(name)).short_name)
+    except KeyError:
+        return specs.normalize_name(name)
+
+
+def _family(name) -> str:
+    m = re.match(r"[a-z]+", specs.normalize_name(name))
+    return m.group(0) if m else ""
+
+
+# Formats whose source_line is the 1-based index of a record in one JSON array (InferenceX API snapshot); a
+# reader opens that record with the JSON pointer ``file#/<index - 1>``, not a line number.
+JSON_ARRAY_FORMATS = {"inferencex-api"}
+EVIDENCE_FIELDS = ["source", "model", "hardware", "precision", "isl", "osl", "spec_decode", "framework", "disagg",
+                   "n_gpus", "concurrency", "tok_s_per_user", "tok_s_per_gpu", "ttft_ms_p50", "ttft_ms_p99",
+                   "tpot_ms_p50", "tpot_ms_p99"]
+
+
+def row_id(row) -> str:
+    """Where a point can be opened: ``file:line`` for line-based files, ``file#/<i>`` (a JSON pointer) for a
+    record of a JSON array, the file alone for a file that is one record."""
+    line = row.get("source_line")
+    name = str(row.get("source_file"))
+    if line is None or (isinstance(line, float) and math.isnan(line)):
+        return name
+    if row.get("format") in JSON_ARRAY_FORMATS:
+        return f"{name}#/{int(line) - 1}"
+    if name.lower().endswith(".json") and int(line) == 1:
+        return name
+    return f"{name}:{int(line)}"
+
+
+def _plain(v):
+    """A JSON-ready scalar: None for NaN/NA, int for whole counts, float or str otherwise."""
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    return str(v)
+
+
+def evidence_object(row) -> dict:
+    """One measured point as the card's JSON gives it (``null`` where unknown): source, model, hardware,
+    precision, lengths, speculative decoding, GPUs, concurrency, both speeds and TTFT/TPOT percentiles."""
+    row = dict(row)
+    out = {k: _plain(row.get(k)) for k in EVIDENCE_FIELDS if k != "source"}
+    return {"source": row_id(row), **out}
+
+
+def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
+    """Measured points nearest the claim: same or similar model (family), same or same-generation hardware.
+
+    ``model_match`` is 2 for the same model-table entry, 1 for the same family; ``hardware_match`` 2 for the same
+    part, 1 for the same generation. The best-scoring tier is returned, with a ``row`` id (source_file:line).
+    """
+    if points is None or points.empty:
+        return pd.DataFrame()
+    pts = points[trusted(points) & points["tok_s_per_user"].notna() & (points["tok_s_per_user"] > 0)].copy()
+    if "phase" in pts:
+        pts = pts[pts["phase"].fillna("unknown") != "prefill"]
+    if pts.empty:
+        return pd.DataFrame()
+    table_names = {m: specs.match_model_name(m) for m in pts["model"].dropna().unique()}
+    fam = _family(claim.model_table or claim.model)
+    pts["model_table"] = pts["model"].map(table_names)
+    pts["model_match"] = np.where(pts["model_table"].notna() & (pts["model_table"] == claim.model_table), 2,
+                                  np.where(pts["model"].map(_family) == fam, 1, 0))
+    hw_keys = {h: hw_key(h) for h in pts["hardware"].dropna().unique()}
+    want = hw_key(claim.hardware_table or claim.hardware)
+    pts["hardware_key"] = pts["hardware"].map(hw_keys)
+    gen = generation(want)
+    pts["hardware_match"] = np.where(pts["hardware_key"] == want, 2,
+                                     np.where(pts["hardware_key"].map(generation) == gen, 1, 0) if gen else 0)
+    pts = pts[(pts["model_match"] > 0) | (pts["hardware_match"] == 2)]
+    if pts.empty:
+        return pd.DataFrame()
+    pts["match"] = pts["model_match"] * 3 + pts["hardware_match"]
+    # Another model's points are proxy evidence wherever they appear; the claim's own model is at best same-model
+    # here (the checks decide direct, once lengths, speculative decoding and latency limits are compared).
+    pts["tier"] = np.where(pts["model_match"] == 2, "same-model", "proxy")
+    best = pts["match"].max()
+    # Keep the best tier and anything with the same model match on other hardware of the generation.
+    keep = pts[(pts["match"] == best) | ((pts["model_match"] == pts.loc[pts["match"] == best, "model_match"].max())
+                                        & (pts["hardware_match"] >= 1))]
+    keep = keep.assign(row=[row_id(r) for r in keep.to_dict("records")])
+    return keep.sort_values("tok_s_per_user", ascending=False).reset_index(drop=True)
+
+
+def own_sol(row) -> tuple[float, float]:
+    """Batch-1 SOL tok/s/user of a measured point's own model, hardware, precision and GPU count (one token per
+    step, context ISL + OSL/2): bandwidth only, and with the communication floor. NaN when not in the spec tables."""
+    name = specs.match_model_name(str(row.get("model")))
+    n = row.get("n_gpus")
+    if not name or n is None or pd.isna(n) or str(row.get("precision")) not in roofline.BITS_PER_WEIGHT:
+        return (math.nan, math.nan)
+    isl, osl = row.get("isl"), row.get("osl")
+    context = int(isl + osl / 2) if pd.notna(isl) and pd.notna(osl) else DEFAULT_CONTEXT
+    try:
+        hw = specs.hardware(str(row.get("hardware")))
+        s = roofline.speed_of_light(name, hw, str(row["precision"]), gpus=int(n), batch=1, context=context)
+        floor = roofline.communication_floor(name, hw, gpus=int(n)).floor_ms
+    except (KeyError, ValueError):
+        return (math.nan, math.nan)
+    return (s.tok_s_per_user, 1000.0 / max(s.step_ms, floor))
+
+
+def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
+    """Per model × hardware × precision × ISL/OSL: the fastest per-user point and the highest per-GPU point (rows
+    named), both at the same lengths, and the fastest point's share of its own model's batch-1 SOL on its GPUs."""
+    if evidence.empty:
+        return pd.DataFrame()
+    out = []
+    keys = ["model", "hardware", "precision", "isl", "osl"]
+    for key, g in evidence.groupby(keys, dropna=False, sort=False):
+        fast = g.loc[g["tok_s_per_user"].idxmax()]
+        gpu = g["tok_s_per_gpu"]
+        cap = g.loc[gpu.idxmax()] if gpu.notna().any() else None
+        sol_bw, sol_comm = own_sol(fast)
+        out.append({
+            "model": key[0], "hardware": key[1], "precision": key[2], "isl": key[3], "osl": key[4],
+            "lengths": lengths_text(key[3], key[4]), "n_points": len(g),
+            "fastest_tok_s_per_user": fast["tok_s_per_user"], "fastest_concurrency": fast.get("concurrency"),
+            "fastest_n_gpus": fast.get("n_gpus"), "fastest_spec_decode": fast.get("spec_decode"),
+            "fastest_row": fast["row"],
+            "max_tok_s_per_gpu": cap["tok_s_per_gpu"] if cap is not None else math.nan,
+            "tok_s_per_user_at_max": cap["tok_s_per_user"] if cap is not None else math.nan,
+            "concurrency_at_max": cap.get("concurrency") if cap is not None else math.nan,
+            "max_row": cap["row"] if cap is not None else "",
+            "fastest_own_sol_tok_s_per_user": sol_bw,
+            "fastest_share_of_own_sol": fast["tok_s_per_user"] / sol_bw,
+            "fastest_own_sol_comm_tok_s_per_user": sol_comm,
+            "fastest_share_of_own_sol_comm": fast["tok_s_per_user"] / sol_comm,
+            "match": g["match"].max(),
+        })
+    return pd.DataFrame(out).sort_values(["match", "fastest_tok_s_per_user"], ascending=False).reset_index(drop=True)
+
+
+def evidence_frontier(evidence: pd.DataFrame) -> pd.DataFrame:
+    """Pareto frontier (tok/s/user against tok/s/GPU, all GPUs counted) per model × hardware × precision."""
+    if evidence.empty:
+        return pd.DataFrame()
+    from analysis import frontier
+
+    cols = ["model", "hardware", "precision", "isl", "osl"]
+    front = frontier.frontier(evidence, by=cols)
+    return front
+
+

@@ -1,0 +1,74 @@
+"""The card as JSON (``perfclaims claim --json``): a contract — fields are added, never renamed or dropped.
+
+``id``, ``kind``, ``bottom_line``; ``answers`` (batch, large_batch, scope, latency, precision), each with
+``status`` (stated | inferred | not stated), ``text`` and ``evidence``; ``comparisons``, one per number of the claim
+and measured group, with ``claimed``, ``measured``, ``ratio`` (measured / claimed, null unless direct or same-model
+evidence at the claim's lengths), ``unit``, ``at_tok_s_per_user``, ``match`` (direct | same-model | proxy | none),
+``differs`` and ``evidence``; ``precision_pairs`` with ``a``, ``b``, ``ratio`` and ``confounders``. Unknown values
+are null.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from analysis.claims.registry import INFERRED
+
+STATUS = {INFERRED: "inferred"}
+
+
+def plain(v):
+    """``v`` made JSON-safe: NaN/NA → None, numpy scalars → Python, containers recursively."""
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if not math.isfinite(float(v)) else float(v)
+    try:
+        import pandas as pd
+
+        if v is pd.NA or v is pd.NaT:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    return v if isinstance(v, str) else str(v)
+
+
+def comparisons(card) -> list[dict]:
+    out = []
+    for r in card.checks.to_dict("records"):
+        at = r.get("tok_s_per_user")
+        out.append({
+            "part": r["part"], "kind": r["kind"], "claimed": r["claimed"], "measured": r["measured_all"],
+            "measured_decode_gpus": r.get("measured_decode"), "ratio": r["measured_over_claimed"],
+            "unit": r["unit"], "at_tok_s_per_user": at, "group": r.get("group") or None,
+            "lengths": r.get("lengths") or None, "match": r.get("match") or "none",
+            "differs": list(r.get("differs") or []), "limits": r.get("limits") or None,
+            "ttft_ms_p99": r.get("ttft_ms_p99"), "tpot_ms_p99": r.get("tpot_ms_p99"), "how": r.get("how"),
+            "share_of_own_sol": r.get("share_of_own_sol_comm"), "evidence": list(r.get("evidence") or []),
+        })
+    return out
+
+
+def card_json(card) -> dict:
+    c = card.claim
+    clean, confounded = card.pairs
+    answers = {k: {"status": STATUS.get(a.status, a.status), "text": a.answer, "short": a.short,
+                   "evidence": a.evidence} for k, a in card.answers.items()}
+    return plain({
+        "id": c.id, "kind": c.kind, "bottom_line": card.bottom_line, "claim": {
+            "value": c.value, "text": c.value_text, "unit": c.unit, "model": c.model, "hardware": c.hardware,
+            "precision": c.precision_text, "isl_osl": c.isl_osl, "spec_decode": c.spec_decode, "latency": c.latency,
+            "scenario": c.scenario, "source": c.source},
+        "evidence_tier": card.evidence_tier, "answers": answers, "comparisons": comparisons(card),
+        "precision_pairs": [{**p, "clean": True} for p in clean] + [{**p, "clean": False} for p in confounded],
+    })

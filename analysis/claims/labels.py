@@ -1,0 +1,42 @@
+"""Short labels and number formats the claim modules share (precision names, lengths, percentages)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis import roofline
+
+def precision_label(precision: str) -> str:
+    """"FP8", or for a per-component recipe "FP4 (attention bf16, router bf16)"."""
+    if "," not in str(precision):
+        return str(precision).upper()
+    label = roofline.parse_precision(precision).label
+    return label.replace(label.split()[0], label.split()[0].upper(), 1)
+
+
+def num_text(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+
+
+def share(f: float) -> str:
+    return f"{f:.0%}" if f >= 0.01 else f"{f:.2%}"
+
+
+def fmt_num(x, digits=0) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:,.{digits}f}"
+
+
+def lengths_text(isl, osl) -> str:
+    """``ISL 1,024 / OSL 8,192`` (``ISL/OSL n/a`` when the point has none)."""
+    if isl is None or osl is None or pd.isna(isl) or pd.isna(osl):
+        return "ISL/OSL n/a"
+    return f"ISL {isl:,.0f} / OSL {osl:,.0f}"
+
+
+
+SNAPSHOT_CAVEAT = ("the InferenceX snapshot is down-sampled (a few points per curve), so a value between two "
+                   "measured frontier points is a log-log interpolation across the gap, not a measurement")

@@ -1,0 +1,341 @@
+"""The claim registry: a claim's fields, parsed from a YAML file or a row in the columns of claims.csv."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from analysis import config, specs
+
+NOT_STATED = "not stated"
+STATED, INFERRED = "stated", "inferred from data"
+# A claim id names files (``<id>.yaml``, ``<out>/<id>.html``), so it may hold nothing that leaves a folder.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]+$")
+KINDS = ("per-user", "per-GPU", "per-system", "ratio", "latency")
+CSV_COLUMNS = ["id", "value", "unit", "hardware", "n_accelerators", "model", "precision", "isl_osl",
+               "batch_or_concurrency", "spec_decode", "software", "date", "source", "source_type",
+               "what_is_unstated", "sol_note"]
+
+# --- reading claims --------------------------------------------------------------------------------
+
+# A number not glued to a word ("R1", "70B" are names), not a model version ("Llama 2"); "1.4x" is a ratio.
+_VALUE = re.compile(r"(?<![\w.])(?<!Llama )(?P<qual>nearly|about|almost|over|up to|~|≈|>=|<=|>|<)?\s*"
+                    r"(?P<num>\d[\d,]*(?:\.\d+)?)(?P<mult>\s*[kKM](?![a-zA-Z]))?(?![A-WYZa-wyz0-9])")
+
+
+def parse_value(text) -> tuple[float, str]:
+    """The headline number of a claim's text and its qualifier: ``"nearly 1,000"`` -> ``(1000.0, "nearly")``.
+
+    The first number not glued to a word is taken (so "Llama 2" is skipped only when written "Llama-2"), a ``k``/``M``
+    suffix multiplies, and an exact figure in brackets right after a rounded one wins (``">250 (253)"`` -> 253).
+    """
+    if text is None:
+        return (math.nan, "")
+    if isinstance(text, (int, float)):
+        return (float(text), "")
+    s = str(text)
+    m = _VALUE.search(s)
+    if not m:
+        return (math.nan, "")
+    mult = (m.group("mult") or "").strip()
+    value = float(m.group("num").replace(",", "")) * {"k": 1e3, "K": 1e3, "M": 1e6}.get(mult, 1)
+    qual = (m.group("qual") or "").strip()
+    exact = re.match(r"\s*\((\d[\d,]*(?:\.\d+)?)\)", s[m.end():])
+    if exact:
+        value, qual = float(exact.group(1).replace(",", "")), ""
+    return (value, qual)
+
+
+def is_stated(text) -> bool:
+    return text is not None and str(text).strip() != "" and not str(text).strip().lower().startswith(NOT_STATED)
+
+
+def _first_number(text) -> float:
+    if not is_stated(text):
+        return math.nan
+    m = re.match(r"\s*[~≈]?\s*(\d[\d,]*(?:\.\d+)?)", str(text))
+    return float(m.group(1).replace(",", "")) if m else math.nan
+
+
+def kind_from_unit(unit: str) -> str:
+    """per-user, per-GPU, per-system, ratio or latency, from the first unit a claim gives."""
+    u = str(unit).split(";")[0].lower()
+    if u.startswith("ratio"):
+        return "ratio"
+    found = [(u.find(k), kind) for k, kind in (("/user", "per-user"), ("per user", "per-user"),
+                                                ("/gpu", "per-GPU"), ("per gpu", "per-GPU")) if k in u]
+    if found:
+        return min(found)[1]  # "tok/s/GPU at given tok/s/user" is per GPU
+    if "latency" in u:
+        return "latency"
+    if "ratio" in u:
+        return "ratio"
+    return "per-system"
+
+
+def precision_from_text(text) -> str:
+    """fp4, fp8, bf16, int4 or "not stated" from a claim's precision text (the first one named)."""
+    if not is_stated(text):
+        return NOT_STATED
+    t = str(text).lower()
+    hits = [(t.find(k), v) for k, v in (("nvfp4", "fp4"), ("mxfp4", "fp4"), ("fp4", "fp4"), ("fp8", "fp8"),
+                                        ("int4", "int4"), ("bf16", "bf16"), ("fp16", "bf16")) if k in t]
+    return min(hits)[1] if hits else NOT_STATED
+
+
+@dataclass
+class Claim:
+    """One public claim; every field a source left out holds ``"not stated"``."""
+
+    id: str
+    value: float
+    value_text: str
+    unit: str
+    kind: str
+    model: str
+    hardware: str
+    n_gpus: object = NOT_STATED          # a number, or "not stated"
+    scope: str = NOT_STATED
+    precision: str = NOT_STATED          # fp4 / fp8 / bf16 / int4, a per-component recipe, or "not stated"
+    precision_text: str = NOT_STATED
+    batch: object = NOT_STATED           # batch or concurrency (a number), or "not stated"
+    batch_text: str = NOT_STATED
+    spec_decode: str = NOT_STATED
+    tokens_per_step: object = NOT_STATED
+    isl_osl: str = NOT_STATED
+    latency: str = NOT_STATED            # limits such as "TTFT p99 <= 2 s; TPOT p50 <= 20 ms", or reported values
+    scenario: str = NOT_STATED           # a benchmark scenario whose latency limits apply ("MLPerf Server")
+    at_tok_s_per_user: object = NOT_STATED  # the per-user speed a per-GPU claim was made at
+    software: str = NOT_STATED
+    date: str = NOT_STATED
+    source: str = NOT_STATED
+    source_type: str = NOT_STATED
+    provenance: str = ""                 # where the registry entry was read from: "shared/specs/claims.csv:21"
+    value_qualifier: str = ""
+    model_table: str | None = None        # the models.csv entry the roofline uses (None: not in the table)
+    model_note: str = ""
+    hardware_table: str | None = None     # the hardware.csv name the roofline uses
+    what_is_unstated: str = ""
+    sol_note: str = ""
+    parts: list = field(default_factory=list)  # every number of a compound claim (see ClaimPart); [] = the value
+    path: str = ""
+
+    def number(self, name: str) -> float:
+        v = getattr(self, name)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+
+
+PART_FIELDS = ("kind", "value", "text", "at_tok_s_per_user", "n_gpus", "hardware", "precision", "scope", "baseline",
+               "baseline_scope", "axis")
+
+
+@dataclass
+class ClaimPart:
+    """One number of a claim, checked on its own: ">30,000 tok/s max throughput" is a capacity part of C01.
+
+    ``kind`` as for claims; ``hardware``/``precision``/``scope`` narrow the evidence (default: the claim's); a
+    per-GPU or per-system part with ``at_tok_s_per_user`` is read off the frontier at that interactivity, without it
+    it is compared with the measured capacity (the highest tok/s/GPU). A ratio part compares ``hardware`` with the
+    ``baseline`` generation (e.g. ``hopper``) on ``axis``: ``tok/s/user`` (fastest points) or ``tok/s/GPU`` (capacity
+    at ``at_tok_s_per_user``); any other axis (per MW, cost) is recorded as not checkable from the points table.
+    """
+
+    kind: str
+    value: float
+    text: str
+    at_tok_s_per_user: float = math.nan
+    n_gpus: float = math.nan
+    hardware: str | None = None
+    precision: str | None = None
+    scope: str | None = None
+    baseline: str | None = None        # ratio: a hardware name ("B200") or a generation ("hopper")
+    baseline_scope: str | None = None
+    axis: str | None = None
+
+
+def claim_parts(claim: "Claim") -> list[ClaimPart]:
+    """The claim's parts (the registry's ``parts`` list), or its one headline value as a single part."""
+    if not claim.parts:
+        return [ClaimPart(kind=claim.kind, value=claim.value, text=claim_title(claim),
+                          at_tok_s_per_user=claim.number("at_tok_s_per_user"), n_gpus=claim.number("n_gpus"))]
+    out = []
+    for i, d in enumerate(claim.parts):
+        where = f"{claim.path or claim.id}: parts[{i}]"
+        if not isinstance(d, dict):
+            raise ValueError(f"{where}: expected a mapping with kind, value, text")
+        unknown = sorted(set(d) - set(PART_FIELDS))
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        if d.get("kind") not in KINDS:
+            raise ValueError(f"{where}: field 'kind' must be one of {', '.join(KINDS)}, got {d.get('kind')!r}")
+        value = d.get("value")
+        value = parse_value(value)[0] if isinstance(value, str) else float(value) if value is not None else math.nan
+        if math.isnan(value):
+            raise ValueError(f"{where}: field 'value' has no number")
+        num = lambda k: float(d[k]) if isinstance(d.get(k), (int, float)) else math.nan  # noqa: E731
+        n = num("n_gpus")
+        if math.isnan(n) and d["kind"] != "ratio":
+            n = claim.number("n_gpus")
+        out.append(ClaimPart(kind=d["kind"], value=value, text=str(d.get("text") or value),
+                             at_tok_s_per_user=num("at_tok_s_per_user"), n_gpus=n, hardware=d.get("hardware"),
+                             precision=d.get("precision"), scope=d.get("scope"), baseline=d.get("baseline"),
+                             baseline_scope=d.get("baseline_scope"), axis=d.get("axis")))
+    return out
+
+
+def claim_title(claim: "Claim") -> str:
+    """The claim as one readable phrase: the published text, with the unit only when the text lacks one."""
+    text = str(claim.value_text).strip()
+    if len(text) > 100 and claim.parts:  # a long published sentence: its checked parts say it shorter
+        joined = "; ".join(str(p.get("text", "")) for p in claim.parts if isinstance(p, dict))
+        return joined if len(joined) <= 140 else str(claim.parts[0].get("text")) + "; …"
+    if re.search(r"tok/s|\d\s*[x×](?![a-z])|\bms\b|per MW|/GPU|/user", text, re.I):
+        return text
+    return f"{text} {claim.unit}"
+
+
+def check_id(claim_id, *, where: str = "") -> str:
+    """``claim_id`` as text when it is a safe file stem (letters, digits, ``.``, ``_``, ``-``); else ValueError."""
+    text = str(claim_id)
+    if not ID_PATTERN.match(text) or text in (".", ".."):
+        raise ValueError(f"{where + ': ' if where else ''}claim id {text!r} may only hold letters, digits, "
+                         "'.', '_' and '-'")
+    return text
+
+
+def _clean(v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return NOT_STATED
+    return v.strip() if isinstance(v, str) else v
+
+
+def claim_from_row(row: dict, *, where: str = "") -> Claim:
+    """A claim from one row in the columns of ``claims.csv`` (conditions parsed from their text)."""
+    row = {k: _clean(v) for k, v in row.items()}
+    missing = [c for c in ("id", "value", "unit", "model", "hardware") if c not in row or row[c] == NOT_STATED]
+    if missing:
+        raise ValueError(f"{where}: claim row lacks {', '.join(missing)}")
+    value, qual = parse_value(row["value"])
+    if math.isnan(value):
+        raise ValueError(f"{where}: field 'value': no number in {row['value']!r}")
+    model_table = specs.match_model_name(row["model"])
+    try:
+        hw_table = specs.hardware(row["hardware"]).label
+    except KeyError:
+        hw_table = None
+    n = _first_number(row.get("n_accelerators"))
+    batch = _first_number(row.get("batch_or_concurrency"))
+    spec = row.get("spec_decode", NOT_STATED)
+    if is_stated(spec) and re.match(r"(no|none)\b", str(spec).lower()):
+        spec = "none"
+    return Claim(
+        id=check_id(row["id"], where=where), value=value, value_text=str(row["value"]), value_qualifier=qual, unit=row["unit"],
+        kind=kind_from_unit(row["unit"]), model=row["model"], hardware=row["hardware"],
+        n_gpus=n if not math.isnan(n) else NOT_STATED, scope=row.get("n_accelerators", NOT_STATED),
+        precision=precision_from_text(row.get("precision")), precision_text=row.get("precision", NOT_STATED),
+        batch=batch if not math.isnan(batch) else NOT_STATED, batch_text=row.get("batch_or_concurrency", NOT_STATED),
+        spec_decode=spec, isl_osl=row.get("isl_osl", NOT_STATED), software=row.get("software", NOT_STATED),
+        date=str(row.get("date", NOT_STATED)), source=row.get("source", NOT_STATED),
+        source_type=row.get("source_type", NOT_STATED), model_table=model_table, hardware_table=hw_table,
+        what_is_unstated=row.get("what_is_unstated", ""), sol_note=row.get("sol_note", "") or "",
+        path=where,
+    )
+
+
+def read_claims_csv(path: str | Path) -> list[Claim]:
+    """Every claim in a CSV with the columns of ``shared/specs/claims.csv``."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: claim file not found")
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    absent = [c for c in ("id", "value", "unit", "model", "hardware") if c not in table.columns]
+    if absent:
+        raise ValueError(f"{path}: missing column(s) {', '.join(absent)} (expected the columns of claims.csv)")
+    return [claim_from_row(r, where=f"{path}:{i + 2}") for i, r in enumerate(table.to_dict("records"))]
+
+
+def read_claim_yaml(path: str | Path) -> Claim:
+    """One claim from a registry YAML file."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: claim file not found")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: expected a mapping of claim fields")
+    known = set(Claim.__dataclass_fields__)
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown field(s) {', '.join(unknown)}")
+    for name in ("id", "value", "unit", "kind", "model", "hardware"):
+        if doc.get(name) in (None, ""):
+            raise ValueError(f"{path}: field {name!r} is required")
+    if isinstance(doc["value"], str):
+        doc["value"], qual = parse_value(doc["value"])
+        doc.setdefault("value_qualifier", qual)
+    if doc["kind"] not in KINDS:
+        raise ValueError(f"{path}: field 'kind' must be one of {', '.join(KINDS)}, got {doc['kind']!r}")
+    doc.setdefault("value_text", str(doc["value"]))
+    doc = {k: (NOT_STATED if v is None and k in ("n_gpus", "batch", "tokens_per_step", "at_tok_s_per_user") else v)
+           for k, v in doc.items()}
+    claim = Claim(**doc)
+    claim.id = check_id(claim.id, where=str(path))
+    claim.path = str(path)
+    if claim.model_table is None:
+        claim.model_table = specs.match_model_name(claim.model)
+    return claim
+
+
+def claim_to_yaml(claim: Claim) -> str:
+    """The registry form of a claim (fields in the dataclass order, ``path`` left out)."""
+    doc = {k: v for k, v in asdict(claim).items() if k != "path"}
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=110)
+
+
+def claim_ids(claims_dir: str | Path | None = None) -> list[str]:
+    """The ids of every claim in the registry (``data/claims/*.yaml``), sorted."""
+    d = Path(claims_dir or config.CLAIMS_DIR)
+    return sorted(p.stem for p in d.glob("*.yaml"))
+
+
+def load_claim(claim: str | Path | Claim, *, claims_dir: str | Path | None = None) -> Claim:
+    """A claim from an id in the registry, a YAML file, or a CSV file (its first row, or ``file.csv#C05``)."""
+    if isinstance(claim, Claim):
+        return claim
+    text = str(claim)
+    wanted = None
+    if "#" in text and text.split("#")[0].lower().endswith(".csv"):
+        text, wanted = text.split("#", 1)
+    path = Path(text)
+    if path.suffix.lower() == ".csv":
+        rows = read_claims_csv(path)
+        if not rows:
+            raise ValueError(f"{path}: no claim rows")
+        if wanted:
+            hit = [c for c in rows if c.id == wanted]
+            if not hit:
+                raise KeyError(f"{path}: no claim with id {wanted!r}")
+            return hit[0]
+        return rows[0]
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return read_claim_yaml(path)
+    d = Path(claims_dir or config.CLAIMS_DIR)
+    check_id(text)
+    candidate = d / f"{text}.yaml"
+    if not candidate.exists():
+        raise KeyError(f"unknown claim {text!r}: no {candidate}; known: {', '.join(claim_ids(d)) or 'none'}")
+    return read_claim_yaml(candidate)
+
+
+def registry(claims_dir: str | Path | None = None) -> list[Claim]:
+    """Every claim in the registry."""
+    return [load_claim(i, claims_dir=claims_dir) for i in claim_ids(claims_dir)]
+
+

@@ -1,0 +1,148 @@
+"""Speed of light per claim: batch-1 bounds for each plausible precision, scope and speculative-decoding τ."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis import roofline, specs
+from analysis.claims.conditions import context_for, per_user_value
+from analysis.claims.labels import share
+from analysis.claims.registry import NOT_STATED, Claim
+
+ASSUMED_TAU = 2.5
+ASSUMED_VERIFY_TOKENS = 4.0
+ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
+
+SCOPES = {1: "1 GPU", 8: "8-GPU node", 72: "72-GPU rack"}
+
+def plausible_precisions(claim: Claim, model: specs.Model, hw: specs.Hardware) -> list[str]:
+    """The stated precision; else every precision from the checkpoint's down to the lowest the hardware runs."""
+    if claim.precision != NOT_STATED:
+        return [claim.precision]
+    native = model.native_precision.split(",")[0]
+    order = ["bf16", "fp8", "fp4"]
+    start = order.index(native) if native in order else 0
+    out = [p for p in order[start:] if p != "fp4" or not math.isnan(hw.dense_tflops.get("fp4", math.nan))]
+    return out or [native]
+
+
+def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
+    """1 GPU, an 8-GPU node, a 72-GPU rack where the hardware has a 72-GPU domain, and the stated count."""
+    out = {1, 8}
+    domain = hw.rack_gpus or hw.scale_up_domain_gpus
+    if domain and domain >= 72:
+        out.add(72)
+    n = claim.number("n_gpus")
+    if not math.isnan(n) and n >= 1:
+        out.add(int(n))
+    return sorted(out)
+
+
+def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
+    """τ values to show: 1 and the stated τ, or 1 and the assumed MTP-3 τ when speculation may be in use."""
+    tau = claim.number("tokens_per_step")
+    if not math.isnan(tau):
+        return sorted({1.0, tau}), {}, f"τ = {tau:g} stated"
+    if str(claim.spec_decode).lower() == "none":
+        return [1.0], {}, "no speculative decoding (stated)"
+    return [1.0, ASSUMED_TAU], {ASSUMED_TAU: ASSUMED_VERIFY_TOKENS}, ASSUMED_TAU_TEXT
+
+
+def reading_for(row: pd.Series) -> str:
+    """Plain words for one SOL row, from the datasheet bound, the achievable line and the communication floor:
+    possible, possible only at near-peak bandwidth, impossible (by bandwidth or by communication), or no fit."""
+    user = row["claim_tok_s_per_user"]
+    if not row["fits"]:
+        return "does not fit in HBM"
+    tight = row["hbm_needed_gb"] > 0.95 * row["hbm_available_gb"]
+    suffix = f"; weights fill {row['hbm_needed_gb'] / row['hbm_available_gb']:.0%} of HBM" if tight else ""
+    if math.isnan(user):
+        return "no per-user number to compare" + suffix
+    bw, comm, ach = row["sol_tok_s_per_user"], row["sol_tok_s_per_user_comm"], row["sol_tok_s_per_user_achievable_comm"]
+    if user > bw:
+        return f"impossible ({user / bw:.1f}× the bandwidth bound){suffix}"
+    if user > comm:
+        return (f"impossible with communication ({user / comm:.1f}× the bound with the communication floor; "
+                f"bandwidth alone would allow it){suffix}")
+    if user > ach:
+        return (f"above the achievable line: possible only at near-peak bandwidth ({share(user / comm)} of SOL, "
+                f"{share(user / ach)} of achievable){suffix}")
+    return f"possible ({share(user / comm)} of SOL, {share(user / ach)} of achievable){suffix}"
+
+
+def possible_at(row) -> str:
+    """"possible", "near-peak" or "impossible" for one SOL row (for the verdict)."""
+    user = row["claim_tok_s_per_user"]
+    if not row["fits"] or math.isnan(user) or user > row["sol_tok_s_per_user_comm"]:
+        return "impossible"
+    return "near-peak" if user > row["sol_tok_s_per_user_achievable_comm"] else "possible"
+
+
+def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
+    """Batch-1 SOL per plausible precision × scope × τ (datasheet and achievable), with the claim's fraction."""
+    info: dict = {}
+    if not claim.model_table:
+        info["reason"] = f"model {claim.model!r} is not in data/specs/models.csv: no roofline"
+        return pd.DataFrame(), info
+    try:
+        hw = specs.hardware(claim.hardware_table or claim.hardware)
+    except KeyError:
+        info["reason"] = f"hardware {claim.hardware!r} is not in data/specs/hardware.csv: no roofline"
+        return pd.DataFrame(), info
+    model = specs.model(claim.model_table)
+    context, context_text = context_for(claim)
+    taus, verify, tau_text = taus_for(claim)
+    precisions = plausible_precisions(claim, model, hw)
+    gpus = scopes_for(claim, hw)
+    table = roofline.sol_table(model, hw, precisions=precisions, gpus=gpus, batch=1, context=context,
+                               tokens_per_step=taus, verify_tokens=verify)
+    wide = table.pivot_table(index=["precision_asked", "gpus", "tokens_per_step"], columns="ceiling",
+                             values="tok_s_per_user").reset_index()
+    ds = table[table["ceiling"] == "datasheet"].set_index(["precision_asked", "gpus", "tokens_per_step"])
+    out = pd.DataFrame({
+        "precision": wide["precision_asked"], "gpus": wide["gpus"].astype(int),
+        "scope": wide["gpus"].map(lambda g: SCOPES.get(int(g), f"{int(g)} GPUs")),
+        "tokens_per_step": wide["tokens_per_step"],
+        "sol_tok_s_per_user": wide["datasheet"], "sol_tok_s_per_user_achievable": wide["achievable"],
+    })
+    keys = list(zip(out["precision"], out["gpus"], out["tokens_per_step"]))
+    out["bytes_per_step_gb"] = [ds.loc[k, "bytes_per_step"] / 1e9 for k in keys]
+    out["hbm_needed_gb"] = [ds.loc[k, "hbm_needed_gb"] for k in keys]
+    out["hbm_available_gb"] = [ds.loc[k, "hbm_available_gb"] for k in keys]
+    out["fits"] = [bool(ds.loc[k, "fits"]) for k in keys]
+    user = per_user_value(claim)
+    out["claim_tok_s_per_user"] = user
+    out["fraction_of_sol"] = user / out["sol_tok_s_per_user"]
+    # Multi-GPU batch-1 bounds from bandwidth alone ignore that every layer waits for its collectives.
+    floors = {g: roofline.communication_floor(model, hw, gpus=int(g)) for g in out["gpus"].unique()}
+    out["comm_floor_ms"] = out["gpus"].map(lambda g: floors[g].floor_ms)
+    out["collective_latency_us"] = out["gpus"].map(lambda g: floors[g].latency_us)
+    comm_cap = np.where(out["comm_floor_ms"] > 0, 1000.0 * out["tokens_per_step"] / out["comm_floor_ms"].where(
+        out["comm_floor_ms"] > 0, 1.0), np.inf)
+    out["sol_tok_s_per_user_comm"] = np.minimum(out["sol_tok_s_per_user"], comm_cap)
+    out["sol_tok_s_per_user_achievable_comm"] = np.minimum(out["sol_tok_s_per_user_achievable"], comm_cap)
+    out["fraction_of_sol_comm"] = user / out["sol_tok_s_per_user_comm"]
+    # The interconnect table's low and high per-collective latencies give the bound's range (high latency: low bound).
+    for end, bound in (("low", "high"), ("high", "low")):
+        fl = {g: roofline.communication_floor(model, hw, gpus=int(g), latency_us=bound).floor_ms
+              for g in out["gpus"].unique()}
+        ms = out["gpus"].map(fl)
+        cap = np.where(ms > 0, 1000.0 * out["tokens_per_step"] / ms.where(ms > 0, 1.0), np.inf)
+        out[f"sol_tok_s_per_user_comm_{end}"] = np.minimum(out["sol_tok_s_per_user"], cap)
+    out["comm_where"] = out["gpus"].map(lambda g: floors[g].where)
+    out["comm_basis"] = out["comm_where"].map(lambda w: roofline.collective_latency_basis(w) if w != "none" else "")
+    out["reading"] = out.apply(reading_for, axis=1)
+    out = out.sort_values(["precision", "gpus", "tokens_per_step"],
+                          key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)
+                          if s.name == "precision" else s).reset_index(drop=True)
+    info.update(model=model.name, hardware=hw.label, context=context, context_text=context_text,
+                tau_text=tau_text, precisions=precisions, gpus=gpus,
+                achievable_source=table.loc[table["ceiling"] == "achievable", "ceiling_source"].iloc[0],
+                comm_floor_text=roofline.COMM_FLOOR_TEXT, n_layers=model.n_layers,
+                datasheet_bandwidth_tb_s=hw.hbm_bandwidth_tb_s)
+    return out, info
+
+

@@ -1,0 +1,248 @@
+"""Sentences about a claim: speed-of-light readings, checks against the frontier, the verdict."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis import specs
+from analysis.claims.conditions import per_user_value
+from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, precision_label, share
+from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
+from analysis.claims.sol import possible_at
+
+def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
+    """Plain sentences: where a reading is impossible (by bandwidth, or by the communication floor of a
+    multi-GPU step) or possible only at near-peak bandwidth, and what speculative decoding or lower precision
+    would change."""
+    user = per_user_value(claim)
+    if sol.empty or math.isnan(user):
+        return []
+    out = []
+    base = sol[sol["tokens_per_step"] == 1.0]
+    spec = sol[sol["tokens_per_step"] > 1.0]
+    for _, r in base.iterrows():
+        where = f"{r['scope']} at {precision_label(r['precision'])}"
+        if not r["fits"]:
+            out.append(f"On {where} the weights do not fit ({r['hbm_needed_gb']:,.0f} GB needed, "
+                       f"{r['hbm_available_gb']:,.0f} GB of HBM).")
+            continue
+        state = possible_at(r)
+        if state == "possible":
+            continue
+        if state == "near-peak":
+            out.append(f"On {where} {user:,.0f} tok/s/user is above the achievable line "
+                       f"({r['sol_tok_s_per_user_achievable_comm']:,.0f}) but below the datasheet bound "
+                       f"({r['sol_tok_s_per_user_comm']:,.0f}): possible only at near-peak bandwidth.")
+            continue
+        if user > r["sol_tok_s_per_user"]:
+            text = (f"On {where} {user:,.0f} tok/s/user is above the bandwidth bound of "
+                    f"{r['sol_tok_s_per_user']:,.0f} tok/s/user (one token per step)")
+        else:
+            text = (f"On {where} {user:,.0f} tok/s/user is above the bound with the communication floor "
+                    f"({r['sol_tok_s_per_user_comm']:,.0f} tok/s/user: {r['comm_floor_ms'] * 1000:,.0f} µs of "
+                    f"collectives per step), though bandwidth alone would allow {r['sol_tok_s_per_user']:,.0f}")
+        s = spec[(spec["precision"] == r["precision"]) & (spec["gpus"] == r["gpus"])]
+        if len(s):
+            t = s.iloc[0]
+            verdict_tau = "enough" if user <= t["sol_tok_s_per_user_comm"] else "still short"
+            text += (f"; with speculative decoding at τ = {t['tokens_per_step']:g} the bound is "
+                     f"{t['sol_tok_s_per_user_comm']:,.0f} ({verdict_tau}"
+                     + ("; the verify step reads more experts" if claim.model_table and
+                        specs.model(claim.model_table).is_moe else "") + ")")
+        lower = base[(base["gpus"] == r["gpus"]) & (base["sol_tok_s_per_user_comm"] >= user) & base["fits"]]
+        if len(lower):
+            text += "; lower precision reaches it (" + ", ".join(
+                f"{precision_label(p)}: {v:,.0f}" for p, v in zip(lower["precision"], lower["sol_tok_s_per_user_comm"])) + ")"
+        out.append(text + ".")
+    return out
+
+
+def match_label(row) -> str:
+    """``direct``, ``same-model (lengths differ)`` or ``proxy (another model)`` for one comparison row."""
+    m = row.get("match") if hasattr(row, "get") else None
+    if m == "proxy":
+        return "proxy (another model)"
+    if m == "same-model":
+        what = [str(d).split(":")[0] for d in (row.get("differs") or [])]
+        return "same-model" + (f" (differs: {', '.join(what)})" if what else "")
+    return str(m or "none")
+
+
+def _versus(top, part_value, unit_is_ratio=False) -> str:
+    """", 38% of the claim" where a ratio may be computed; else why none is."""
+    r = top["measured_over_claimed"]
+    if r is not None and not pd.isna(r):
+        return f" = {share(r)} of the claimed {part_value:g}×" if unit_is_ratio else f" = {share(r)} of the claim"
+    if top.get("match") == "proxy":
+        return " (proxy evidence from another model: no percentage of the claim)"
+    return " (not at the claim's stated lengths: no percentage of the claim)"
+
+
+def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
+    """One sentence per part: the claim against the best matching measured group, with how it matches."""
+    out = []
+    for part in claim_parts(claim):
+        c = checks[checks["part"] == part.text]
+        if c.empty:
+            out.append(f"“{part.text}”: no matching measured points.")
+            continue
+        ok = c[c["measured_all"].notna()]
+        if ok.empty:
+            out.append(f"“{part.text}”: {c.iloc[0]['how']}.")
+            continue
+        top = ok.iloc[0]
+        if part.kind == "ratio":
+            spread = (f" (range {ok['measured_all'].min():.1f}–{ok['measured_all'].max():.1f}× over "
+                      f"{len(ok)} length pairs)" if len(ok) > 1 else "")
+            out.append(f"“{part.text}”: the data give {top['measured_all']:.1f}× [{match_label(top)}] "
+                       f"({top['lengths']}; {top['how']}){spread}{_versus(top, part.value, True)}.")
+            continue
+        unit = top["unit"]
+        where = (f"at {part.at_tok_s_per_user:g} tok/s/user " if part.kind != "per-user"
+                 and not math.isnan(part.at_tok_s_per_user) else "")
+        text = (f"“{part.text}”: claimed {top['claimed']:,.0f} {unit}; the best matching measured frontier "
+                f"{where}gives {top['measured_all']:,.1f} {unit} [{match_label(top)}] ({top['group']}, "
+                f"{top['lengths']}; {top['how']}){_versus(top, part.value)}")
+        if part.kind != "per-user" and not math.isnan(top["measured_decode"]) and \
+                abs(top["measured_decode"] - top["measured_all"]) > 1e-9 * max(1.0, top["measured_all"]):
+            text += f"; counting decode GPUs only it is {top['measured_decode']:,.1f}"
+        if part.kind != "per-user" and pd.notna(top.get("ttft_ms_p99")):
+            text += f"; that reading's TTFT p99 is {top['ttft_ms_p99'] / 1000:,.1f} s"
+        if top.get("limits"):
+            text += f" (only points meeting {top['limits']})"
+        if part.kind != "per-user" and "interpolated" in str(top["how"]):
+            text += f". Caveat: {SNAPSHOT_CAVEAT}"
+        if top["lengths_note"]:
+            text += f" [{top['lengths_note']}]"
+        out.append(text + ".")
+    return out
+
+
+def model_note_for(claim: Claim) -> str:
+    if not claim.model_table:
+        return f"{claim.model} is not in the model table: no roofline for it."
+    if claim.model_note:
+        return claim.model_note
+    if specs.normalize_name(claim.model) != specs.normalize_name(claim.model_table):
+        return f"{claim.model} is computed as {claim.model_table} (data/specs/models.csv)."
+    return ""
+
+
+KIND_TEXT = {"per-user": "a single-user (per-user) speed", "per-GPU": "a per-GPU throughput",
+             "per-system": "a whole-system throughput", "ratio": "a ratio between systems",
+             "latency": "a latency constraint"}
+
+
+def kinds_text(claim: Claim) -> str:
+    """"a single-user (per-user) speed and a whole-system throughput" for a compound claim."""
+    kinds = list(dict.fromkeys(p.kind for p in claim_parts(claim)))
+    many = {k for k in kinds if sum(p.kind == k for p in claim_parts(claim)) > 1}
+    words = ["ratios between systems" if k == "ratio" and k in many else KIND_TEXT[k] for k in kinds]
+    return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
+def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
+    """The smallest setting whose batch-1 bound allows the per-user speed, from the achievable line and the
+    communication floor as well as the datasheet."""
+    user = per_user_value(claim)
+    base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]].sort_values(["gpus", "sol_tok_s_per_user"])
+    states = base.apply(possible_at, axis=1) if len(base) else pd.Series(dtype=str)
+    ok = base[states == "possible"]
+    near = base[states == "near-peak"]
+    parts = []
+    if len(near) and (ok.empty or near.iloc[0]["gpus"] < ok.iloc[0]["gpus"]):
+        r = near.iloc[0]
+        parts.append(f"Without speculative decoding, {r['scope']} at {precision_label(r['precision'])} is above the "
+                     f"achievable line: possible only at near-peak bandwidth ({user:,.0f} is "
+                     f"{share(user / r['sol_tok_s_per_user_comm'])} of the datasheet bound "
+                     f"{r['sol_tok_s_per_user_comm']:,.0f} and {share(user / r['sol_tok_s_per_user_achievable_comm'])}"
+                     f" of the achievable {r['sol_tok_s_per_user_achievable_comm']:,.0f}).")
+    if len(ok):
+        r = ok.iloc[0]
+        comm = r["comm_floor_ms"] > 0
+        parts.append(f"The smallest setting whose bound comfortably allows it is {r['scope']} at "
+                     f"{precision_label(r['precision'])} (claim = {share(user / r['sol_tok_s_per_user_comm'])} of "
+                     f"{r['sol_tok_s_per_user_comm']:,.0f}"
+                     + (f", a bound set by the communication floor of {r['comm_floor_ms'] * 1000:,.0f} µs per step, "
+                        f"not by bandwidth ({r['sol_tok_s_per_user']:,.0f})" if comm and
+                        r["sol_tok_s_per_user_comm"] < r["sol_tok_s_per_user"] else "") + ").")
+    if not parts:
+        parts.append("No plausible precision and scope reaches it at batch 1 without speculative decoding.")
+    return " ".join(parts)
+
+
+def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd.DataFrame,
+            checks: pd.DataFrame | None = None) -> str:
+    """A few sentences from the computed facts: what kind of number each part is, how it compares with the
+    measured frontier at matching hardware, precision and lengths, the batch-1 bound (per-user parts only: a
+    capacity is not bounded by batch-1 speed), and what is missing."""
+    user = per_user_value(claim)
+    kinds = {p.kind for p in claim_parts(claim)}
+    parts = [f"{claim.id} (“{claim_title(claim)}”) is {kinds_text(claim)}."]
+    per_gpu = restated.set_index("axis").get("value", pd.Series(dtype=float)).get("tok/s/GPU", math.nan)
+    if claim.kind == "per-user" and (per_gpu is None or math.isnan(per_gpu)) and kinds == {"per-user"}:
+        parts.append("It cannot be restated per GPU: the batch and GPU count are not both stated.")
+    if checks is not None and len(checks):
+        parts += check_statements(claim, checks)
+    if "per-user" in kinds:
+        if not sol.empty and not math.isnan(user):
+            parts.append(_sol_sentence(claim, sol))
+        elif sol.empty:
+            parts.append("No roofline: the model or hardware is not in the spec tables.")
+        users = checks[checks["kind"] == "per-user"] if checks is not None and len(checks) else pd.DataFrame()
+        if len(users):
+            top = users.iloc[0]
+            if pd.notna(top["share_of_own_sol_comm"]):
+                share_claim = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]["fraction_of_sol_comm"].min() \
+                    if len(sol) else math.nan
+                parts.append(f"For efficiency rather than raw speed: that evidence ({top['model']}, {top['group']}, "
+                             f"{top['lengths']}) runs at {share(top['share_of_own_sol_comm'])} of its own model's "
+                             f"batch-1 bound on its {fmt_num(top['n_gpus'])} GPUs "
+                             f"({top['own_sol_comm_tok_s_per_user']:,.0f} tok/s/user with the communication floor)"
+                             + (f"; the claim needs at least {share(share_claim)} of {claim.model_table}'s bound in "
+                                "the most favourable setting above" if not math.isnan(share_claim) else "") + ".")
+            if "per-GPU" not in kinds and "per-system" not in kinds:
+                parts.append(f"At capacity the same group ({top['group']}, {top['lengths']}) gives "
+                             f"{top['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU with "
+                             f"{top['capacity_tok_s_per_user']:,.0f} tok/s per user.")
+    if not len(summary) and (checks is None or checks.empty):
+        parts.append("No similar measured points in the points table.")
+    unstated = [k for k, v in (("batch", claim.batch_text), ("GPU count", claim.n_gpus if not isinstance(
+        claim.n_gpus, (int, float)) else "x"), ("precision", claim.precision_text),
+        ("speculative decoding", claim.spec_decode)) if not is_stated(v)]
+    if unstated:
+        parts.append("Not stated: " + ", ".join(unstated) + ".")
+    return " ".join(parts)
+
+
+
+
+def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) -> str:
+    """One sentence (two at most) a reader can stop at: what the best evidence says and how well it matches, and
+    what the roofline allows for a per-user claim."""
+    head = f"{claim.id} claims {claim_title(claim)} for {claim.model} on {claim.hardware}"
+    rows = checks[checks["measured_all"].notna()] if len(checks) else checks
+    if rows.empty:
+        found = "; no measured point can check it"
+    else:
+        r = rows.iloc[0]
+        unit = "×" if r["kind"] == "ratio" else f" {r['unit']}"
+        v = f"{r['measured_all']:.2f}" if r["kind"] == "ratio" else fmt_num(r["measured_all"],
+                                                                             1 if r["measured_all"] < 1000 else 0)
+        where = f"{r['group']}, {r['lengths']}"
+        if pd.notna(r["measured_over_claimed"]):
+            found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "
+                     f"{share(r['measured_over_claimed'])} of the claim")
+        elif r.get("match") == "proxy":
+            eff = r.get("share_of_own_sol_comm")
+            found = (f"; only proxy evidence from another model exists ({r.get('model') or 'another model'}: {v}{unit}, "
+                     f"{where}" + (f", {share(eff)} of its own batch-1 bound" if pd.notna(eff) else "")
+                     + "), so no percentage of the claim is given")
+        else:
+            found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
+                     f"{v}{unit} there, not a percentage of the claim")
+    scope = answers.get("scope")
+    tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
+    return head + found + tail

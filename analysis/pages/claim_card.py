@@ -1,0 +1,191 @@
+"""The claim-card page: one object the notebook displays, answer first.
+
+Order on the page: title and source; the bottom line (one sentence); the five answers as a table (question ·
+answer · stated / inferred / not stated · evidence); one figure; then the detail — each number of the claim against
+the evidence with its match tier, the FP4/FP8 pairs (clean apart from confounded), the speed of light, the
+evidence summary and what the source leaves unstated. Tables keep short headers and move long prose into bullet
+lists below them, so they fit a 1,400 px page. Every data-derived string in Markdown goes through ``text.esc``
+(tables are escaped cell by cell by ``report.show_table``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis import claims
+from analysis.claims.answers import SHORT_QUESTIONS
+from analysis.claims.labels import precision_label, share
+from analysis.claims.words import match_label
+from analysis.text import esc, num
+
+STATUS_SHORT = {claims.STATED: "stated", claims.INFERRED: "inferred", claims.NOT_STATED: "not stated"}
+
+
+def _sources(evidence: list, limit: int = 2) -> str:
+    ids = list(dict.fromkeys(e["source"] for e in evidence))
+    more = f" +{len(ids) - limit}" if len(ids) > limit else ""
+    return ", ".join(ids[:limit]) + more
+
+
+@dataclass
+class ClaimCardPage:
+    """Everything ``notebooks/50-claim-card.ipynb`` shows, built from one :class:`analysis.claims.ClaimCard`."""
+
+    card: claims.ClaimCard
+
+    # --- the answer first ----------------------------------------------------------------------------
+    @property
+    def header_md(self) -> str:
+        c = self.card.claim
+        note = f"\n\n*Model used for the roofline:* {esc(self.card.model_note)}" if self.card.model_note else ""
+        return (f"# Claim {esc(c.id)}: {esc(claims.claim_title(c))}\n\n"
+                f"**{esc(c.model)}** on **{esc(c.hardware)}** · {esc(c.software)} · {esc(c.date)}  \n"
+                f"Source ({esc(c.source_type)}): {esc(c.source)}{note}")
+
+    @property
+    def bottom_line_md(self) -> str:
+        return f"**Bottom line.** {esc(self.card.bottom_line)}"
+
+    def answers_table(self) -> pd.DataFrame:
+        """Question · answer · stated/inferred/not stated · evidence (tier and rows), one row per question."""
+        rows = []
+        tiers = set(self.card.evidence["tier"]) if len(self.card.evidence) else set()
+        tier = "proxy (another model)" if tiers == {"proxy"} else "same-model" if tiers else ""
+        for key, a in self.card.answers.items():
+            ev = _sources(a.evidence) if a.evidence else ", ".join(a.rows[:2])
+            if key == "scope" and not a.evidence and a.status != claims.STATED:
+                ev = "roofline (SOL table below)"
+            rows.append({"question": SHORT_QUESTIONS[key], "answer": a.short or a.answer,
+                         "status": STATUS_SHORT.get(a.status, a.status),
+                         "evidence": (f"{tier}: {ev}" if ev and a.evidence and tier else ev) or "–"})
+        return pd.DataFrame(rows)
+
+    @property
+    def answers_md(self) -> str:
+        """The five answers in full, below the table."""
+        return "\n".join(f"- **{esc(SHORT_QUESTIONS[k])}** ({esc(STATUS_SHORT.get(a.status))}). "
+                         f"{esc(a.answer)}" for k, a in self.card.answers.items())
+
+    def figure(self, ax=None):
+        """The matching evidence frontier, the claim and the SOL lines; evidence tier in the legend."""
+        from analysis.plots.claims import claim_on_frontier
+
+        return claim_on_frontier(self.card, ax=ax)
+
+    # --- detail --------------------------------------------------------------------------------------
+    def comparisons_table(self) -> pd.DataFrame:
+        """Each number of the claim against one measured group: short columns; the 'how' goes below as bullets."""
+        c = self.card.checks
+        if c.empty:
+            return c
+        return pd.DataFrame({
+            "claimed": [f"{num(v)} {u}" for v, u in zip(c["claimed"], c["unit"])],
+            "match": [match_label(r) for r in c.to_dict("records")],
+            "measured group": c["group"], "ISL/OSL": c["lengths"],
+            "at tok/s/user": c["tok_s_per_user"].map(num),
+            "measured": c["measured_all"].map(num),
+            "decode GPUs only": c["measured_decode"].map(num),
+            "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else share(f)),
+            "share of own SOL": c["share_of_own_sol_comm"].map(lambda f: "–" if pd.isna(f) else share(f)),
+            "TTFT p99 s": c["ttft_ms_p99"].map(lambda v: "–" if pd.isna(v) else f"{v / 1000:,.1f}"),
+        })
+
+    @property
+    def comparisons_md(self) -> str:
+        c = self.card.checks
+        lines = [f"Checked on {esc(self.card.checked_on)}. A percentage of the claim is given only for direct or "
+                 "same-model evidence at the claim's lengths; proxy evidence (another model) is compared as a share "
+                 "of its own speed of light instead. A per-GPU number stated at a tok/s/user is read off the "
+                 "frontier at that interactivity (log-log between measured points: "
+                 f"{esc(claims.SNAPSHOT_CAVEAT)})."]
+        for r in c.to_dict("records"):
+            extra = f" Differs: {esc('; '.join(r['differs']))}." if r.get("differs") else ""
+            lim = f" Limits: {esc(r['limits'])}." if r.get("limits") else ""
+            lines.append(f"- *{esc(r['part'])}* — {esc(r['group'] or 'no group')}: {esc(r['how'])}.{extra}{lim}")
+        return "\n".join(lines)
+
+    def pairs_table(self, clean: bool = True) -> pd.DataFrame:
+        """FP4/FP8 pairs: clean ones (the headline) or confounded ones (listed apart, with their confounders)."""
+        pairs = self.card.pairs[0 if clean else 1]
+        return pd.DataFrame([{
+            "model": p["a"]["model"], "hardware": p["a"]["hardware"],
+            "ISL/OSL": f"{num(p['a']['isl'])}/{num(p['a']['osl'])}",
+            "FP4 spec / framework": f"{p['a']['spec_decode']} / {p['a']['framework']}",
+            "FP8 spec / framework": f"{p['b']['spec_decode']} / {p['b']['framework']}",
+            "FP4 tok/s/user": num(p["a"]["tok_s_per_user"]), "FP8 tok/s/user": num(p["b"]["tok_s_per_user"]),
+            "FP4/FP8": f"{p['ratio']:.2f}×",
+            "roofline FP4/FP8": "–" if p["roofline_ratio"] is None else f"{p['roofline_ratio']:.2f}×",
+            "note": ("above the roofline's ratio" if p["above_roofline"] else "") if clean else
+                    "confounded: " + ", ".join(p["confounders"]),
+        } for p in pairs])
+
+    def sol_table(self) -> pd.DataFrame:
+        """Batch-1 speed of light per precision × scope × τ, short columns (the range is the interconnect
+        table's low–high collective latency)."""
+        s = self.card.sol
+        if s.empty:
+            return s
+        return pd.DataFrame({
+            "precision": s["precision"].map(precision_label), "scope": s["scope"], "τ": s["tokens_per_step"],
+            "bandwidth only": s["sol_tok_s_per_user"].map(num),
+            "comm floor µs": (s["comm_floor_ms"] * 1000).map(lambda v: f"{v:,.0f}"),
+            "with comm": s["sol_tok_s_per_user_comm"].map(num),
+            "range": [("–" if w == "none" else f"{num(lo)}–{num(hi)}") for w, lo, hi in
+                      zip(s["comm_where"], s["sol_tok_s_per_user_comm_low"], s["sol_tok_s_per_user_comm_high"])],
+            "achievable": s["sol_tok_s_per_user_achievable_comm"].map(num),
+            "HBM GB need / have": [f"{a:,.0f} / {b:,.0f}" for a, b in zip(s["hbm_needed_gb"], s["hbm_available_gb"])],
+            "claim / SOL": s["fraction_of_sol_comm"].map(lambda f: "–" if math.isnan(f) else share(f)),
+            "reading": s["reading"],
+        })
+
+    @property
+    def sol_md(self) -> str:
+        info = self.card.sol_info
+        if self.card.sol.empty:
+            return f"## Speed of light\n\nNo roofline: {esc(info.get('reason', 'no spec data'))}."
+        basis = set(self.card.sol["comm_basis"]) - {""}
+        assumed = (" **Every collective latency in that table is an assumption, not a measurement** (no measured "
+                   "small-message figure is in the shared material)." if "assumption" in basis else "")
+        return (f"## Speed of light at batch 1\n\n{esc(info['model'])} on {esc(info['hardware'])}, context "
+                f"{esc(info['context_text'])}; {esc(info['tau_text'])}. tok/s/user per column: bandwidth only "
+                f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the {esc(info['comm_floor_text'])}"
+                f" ({info['n_layers']} layers here); its range over the low and high latencies of "
+                f"`data/specs/interconnect.csv`;{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
+                "weights and KV only.")
+
+    @property
+    def sol_statements_md(self) -> str:
+        return "\n".join(f"- {esc(s)}" for s in self.card.sol_statements)
+
+    def evidence_table(self) -> pd.DataFrame:
+        e = self.card.evidence_summary
+        if e.empty:
+            return e
+        tiers = dict(zip(self.card.evidence["model"], self.card.evidence["tier"]))
+        return pd.DataFrame({
+            "tier": e["model"].map(lambda m: tiers.get(m, "proxy")), "model": e["model"], "hardware": e["hardware"],
+            "precision": e["precision"].str.upper(), "ISL/OSL": e["lengths"].str.replace("ISL ", "").str.replace(
+                " / OSL ", "/"), "points": e["n_points"],
+            "fastest tok/s/user": e["fastest_tok_s_per_user"].map(num),
+            "share of own SOL": e["fastest_share_of_own_sol_comm"].map(lambda f: "–" if pd.isna(f) else share(f)),
+            "max tok/s/GPU": e["max_tok_s_per_gpu"].map(num),
+            "at tok/s/user": e["tok_s_per_user_at_max"].map(num),
+        })
+
+    @property
+    def closing_md(self) -> str:
+        c = self.card.claim
+        return (f"## What the source leaves unstated\n\n{esc(c.what_is_unstated or 'nothing recorded')}\n\n"
+                f"## Verdict in full\n\n{esc(self.card.verdict)}")
+
+    def results(self) -> dict:
+        return self.card.results()
+
+
+def claim_card_page(claim, points_path=None) -> ClaimCardPage:
+    """The page for ``claim`` (an id, a claim file, or ``file.csv#ID``) against the points table at
+    ``points_path`` (default ``data/processed/points.parquet``)."""
+    return ClaimCardPage(claims.claim_card(claim, claims.load_points(points_path)))

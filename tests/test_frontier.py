@@ -337,3 +337,161 @@ def test_frontier_figure_draws_slow_ttft_points_hollow_and_labels_gpu_counts_wit
     # ... and not along MI300X's (always 8): plain concurrency
     assert all("/" not in t.get_text() for t in by_title["MI300X"].texts)
     plt.close(fig)
+
+
+# --- frontiers on cost and energy axes -------------------------------------------------------------------
+def brute_force_lower_front(u, c) -> set[int]:
+    """Indices no other point beats by being at least as fast per user AND at most as costly (one strictly)."""
+    keep = set()
+    for i in range(len(u)):
+        dominated = any(u[j] >= u[i] and c[j] <= c[i] and (u[j] > u[i] or c[j] < c[i]) for j in range(len(u)))
+        if not dominated:
+            keep.add(i)
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cost_frontier_is_the_lower_envelope(seed):
+    from analysis import cost
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    hw = rng.choice(["B200", "H200 SXM"], n)  # two prices in one group: cost, not tok/s/GPU, decides
+    pts = to_points([dict(format="inferencex-api", hardware=h, n_gpus=8, tok_s_per_user=float(u),
+                          output_tok_s=float(o)) for h, u, o in
+                     zip(hw, np.round(rng.lognormal(4, 0.7, n), 1), np.round(rng.lognormal(8, 1, n), -1))])
+    prices = cost.load_prices()
+    fronts = fr.metric_frontier(pts, metric="usd_per_mtok", by=[], prices=prices)
+    price = np.where(hw == "B200", 1.95, 1.41)
+    c = price * 1e6 / (3600 * pts["output_tok_s"].to_numpy() / 8)
+    expected = brute_force_lower_front(pts["tok_s_per_user"].to_list(), list(c))
+    assert sorted(fronts["usd_per_mtok"]) == pytest.approx(sorted(c[list(expected)]))
+    # the upper envelope of tok/s/GPU is a different set here, because the prices differ
+    fronts_tpg = fr.metric_frontier(pts, metric="tok_s_per_gpu", by=[])
+    assert len(fronts_tpg) == len(brute_force_front(pts["tok_s_per_user"].to_list(),
+                                                    (pts["output_tok_s"] / 8).to_list()))
+
+
+def test_cost_at_equal_interactivity_is_the_price_over_capacity(snapshot):
+    # One price per hardware: $/M at a level = price × 1e6 / (3600 × tok/s/GPU at that level), the same
+    # log-log interpolation read the other way up; below the measured range the slowest point's cost is a ceiling.
+    from analysis import cost
+
+    by = ["hardware", "precision", "scope", "isl", "osl"]
+    cap = fr.capacity_table(fr.frontier(snapshot, by=by), targets=[50, 100, 200], by=by)
+    usd = fr.metric_table(fr.metric_frontier(snapshot, metric="usd_per_mtok", by=by), targets=[50, 100, 200],
+                          metric="usd_per_mtok", by=by)
+    assert set(usd["hardware"]) == {"B200", "GB200 NVL72", "GB300 NVL72", "H100 SXM", "H200 SXM"}
+    merged = usd.merge(cap, on=by, suffixes=("", "_cap"))
+    assert len(merged) == len(usd) == len(cap[cap["hardware"].isin(usd["hardware"])])
+    checked = 0
+    for _, r in merged.iterrows():
+        price = cost.price_for(cost.load_prices(), r["hardware"]).usd_per_gpu_hour
+        assert r["usd_per_gpu_hour"] == price and r["price_source"].startswith("https://")
+        for t in (50, 100, 200):
+            want = price * 1e6 / (3600 * r[fr.target_column(t)])
+            got = r["usd_per_mtok_at_" + f"{t}"]
+            assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-9)
+            assert r[f"reading_at_{t}"] == r[f"reading_at_{t}_cap"]
+            if r[f"reading_at_{t}"] == "lower bound":
+                assert r[fr.metric_bound_column("usd_per_mtok", t)] == pytest.approx(
+                    price * 1e6 / (3600 * r[fr.lower_bound_column(t)]))
+            checked += np.isfinite(want)
+    assert checked > 40
+
+
+def test_energy_frontier_uses_only_points_with_measured_power(snapshot):
+    by = ["hardware", "precision", "isl", "osl"]
+    fronts = fr.metric_frontier(snapshot, metric="tok_s_per_mw", by=by)
+    assert set(fronts["hardware"]) == {"MI355X"} and (fronts["power_scope"] == "GPU power only").all()
+    mi = fronts[(fronts["precision"] == "fp8") & (fronts["isl"] == 8192)]
+    # points with power there: 8, 4 (sglang), 8, 64, 256 (atom) and the 24-GPU disaggregated 2048 one
+    assert mi["n_points"].iloc[0] == 6
+    pts = snapshot[(snapshot["hardware"] == "MI355X") & (snapshot["precision"] == "fp8")
+                   & (snapshot["isl"] == 8192) & snapshot["power_w"].notna()]
+    mw = (1e6 * pts["output_tok_s"] / (pts["power_w"] * pts["n_gpus"])).to_list()
+    expected = brute_force_front(pts["tok_s_per_user"].to_list(), mw)
+    assert sorted(mi["tok_s_per_mw"]) == pytest.approx(sorted(mw[i] for i in expected))
+    j = fr.metric_frontier(snapshot, metric="j_per_output_token", by=by)
+    assert sorted(1e6 / j["j_per_output_token"]) == pytest.approx(sorted(fronts["tok_s_per_mw"]))
+
+
+def test_efficiency_at_gives_value_match_and_price(snapshot):
+    e = fr.efficiency_at(snapshot, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
+                         metric="usd_per_mtok", denominator="all", scope="node")
+    front = fr.frontier(fr.select(snapshot, isl=1024, osl=1024).query("hardware == 'B200' and precision == 'fp4' "
+                                                                     "and scope == 'node'"), by=[])
+    assert e.value == pytest.approx(1.95e6 / (3600 * fr.capacity_at(front, [50])[0]))
+    assert e.reading in ("interpolated", "measured") and e.reason is None and e.checkable
+    assert e.price.usd_per_gpu_hour == 1.95 and "SemiAnalysis" in e.price.basis
+    assert len(e.points) == 2 and (e.points["tok_s_per_user"].min() <= 50 <= e.points["tok_s_per_user"].max())
+    assert e.selection == {"model": None, "hardware": "B200", "precision": "fp4", "scope": "node", "isl": 1024.0,
+                           "osl": 1024.0}
+    no_price = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp4", isl=1024, osl=1024, level=100,
+                                metric="usd_per_mtok", denominator="all")
+    assert math.isnan(no_price.value) and "MI355X" in no_price.reason and no_price.price is None
+    no_power = fr.efficiency_at(snapshot, hardware="B200", precision="fp4", isl=1024, osl=1024, level=100,
+                                metric="tok_s_per_mw", denominator="all")
+    b200 = _trusted(snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4")
+                             & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024)])
+    assert math.isnan(no_power.value) and no_power.n_points == len(b200) == 20
+    assert no_power.reason == "none of the 20 points for B200 fp4 at 1024/1024 tokens has measured GPU power"
+    mw = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024, level=50,
+                          metric="tok_s_per_mw", denominator="all")
+    assert mw.power_scope == "GPU power only" and mw.n_with_metric == 6 and np.isfinite(mw.value)
+    lo, hi = sorted(mw.points["tok_s_per_mw"])
+    assert lo <= mw.value <= hi
+    disagg = snapshot[(snapshot["hardware"] == "MI355X") & (snapshot["concurrency"] == 2048)
+                      & snapshot["power_w"].notna()].iloc[0]
+    decode = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024,
+                              level=disagg["tok_s_per_user"], metric="j_per_output_token", denominator="decode")
+    assert decode.value == pytest.approx(0.685255, rel=1e-5) and decode.reading == "measured"  # InferenceX's figure
+    slower = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024, level=15,
+                              metric="j_per_output_token", denominator="decode")
+    # below the frontier's slowest point (17.2 tok/s/user) J/token has a ceiling, not a value
+    assert math.isnan(slower.value) and slower.reading == "lower bound"
+    assert slower.bound == pytest.approx(0.685255, rel=1e-5) and "only a bound" in slower.reason
+
+
+def test_cli_frontier_metric_columns_price_and_messages(snapshot, tmp_path, capsys):
+    path = tmp_path / "points.parquet"
+    snapshot.to_parquet(path)
+    assert cli.main(["frontier", str(path), "--metric", "usd_per_mtok", "--at", "50,100",
+                     "--by", "hardware,precision,scope,isl,osl"]) == 0
+    out = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(out.out))
+    assert list(table.columns[-6:]) == ["usd_per_mtok_at_50", "usd_per_mtok_at_100", "usd_per_gpu_hour",
+                                        "price_basis", "price_source", "price_date"]
+    assert "no price per GPU-hour for B300, MI300X, MI325X, MI355X" in out.err
+    row = table[(table["hardware"] == "H200 SXM") & (table["scope"] == "node") & (table["isl"] == 1024)
+                & (table["osl"] == 1024)].iloc[0]
+    front = fr.frontier(snapshot[(snapshot["hardware"] == "H200 SXM") & (snapshot["scope"] == "node")
+                                 & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024)], by=[])
+    assert row["usd_per_mtok_at_50"] == pytest.approx(1.41e6 / (3600 * fr.capacity_at(front, [50])[0]), rel=1e-5)
+    # a price given on the command line brings MI355X in and is named as its source
+    assert cli.main(["frontier", str(path), "--metric", "usd_per_mtok", "--at", "100", "--by", "hardware",
+                     "--price", "MI355X=2.10"]) == 0
+    out = capsys.readouterr()
+    mi = pd.read_csv(io.StringIO(out.out)).set_index("hardware").loc["MI355X"]
+    assert mi["usd_per_gpu_hour"] == 2.10 and mi["price_source"] == "--price" and "MI355X" not in out.err
+    assert cli.main(["frontier", str(path), "--metric", "tok_s_per_mw", "--at", "50,100", "--by",
+                     "hardware,precision,isl,osl"]) == 0
+    out = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(out.out))
+    assert list(table.columns[-3:]) == ["tok_s_per_mw_at_50", "tok_s_per_mw_at_100", "power_scope"]
+    assert set(table["hardware"]) == {"MI355X"} and (table["power_scope"] == "GPU power only").all()
+    assert "have no measured GPU power" in out.err
+
+
+def test_cli_frontier_ttft_max_ms(snapshot, tmp_path, capsys):
+    path = tmp_path / "points.parquet"
+    snapshot.to_parquet(path)
+    by = "hardware,precision,scope,isl,osl"
+    assert cli.main(["frontier", str(path), "--at", "50", "--by", by, "--ttft-max-ms", "10000"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    want = fr.capacity_table(fr.frontier(snapshot, by=by.split(","), ttft_max_ms=10_000), targets=[50],
+                             by=by.split(","))
+    assert table["n_frontier"].sum() == want["n_frontier"].sum()
+    b200 = table[(table["hardware"] == "B200") & (table["precision"] == "fp8") & (table["scope"] == "multi-node")
+                 & (table["isl"] == 8192)].iloc[0]
+    assert b200["fastest_ttft_ms_p50"] <= 10_000 and b200["fastest_tok_s_per_user"] < 154

@@ -270,14 +270,6 @@ def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap
     return pd.DataFrame(rows)
 
 
-def _range_text(values: pd.Series, fmt: str = "{:.0f}") -> str:
-    values = values.dropna()
-    if values.empty:
-        return "n/a"
-    lo, hi = values.min(), values.max()
-    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}–{fmt.format(hi)}"
-
-
 def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequence[str] | None = None,
                    ttft_limit_s: float = TTFT_LIMIT_S, wide_gap: float = WIDE_GAP) -> pd.DataFrame:
     """One row per group: GPU counts, measured tok/s/user range, TTFT, tok/s/GPU at each target (with how it was
@@ -662,100 +654,6 @@ def gpus_text(lo: float, hi: float) -> str:
     return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
 
 
-def _seconds(s: float) -> str:
-    return f"{s:.2g}" if s < 10 else f"{s:,.0f}"
-
-
-def _ttft_text(ms: float) -> str:
-    if ms is None or not np.isfinite(ms):
-        return "TTFT n/a"
-    return f"TTFT p50 {_seconds(ms / 1000.0)} s"
-
-
-def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) -> str:
-    """One table cell for tok/s/GPU at a target: the number, ``≥ X (lower bound)`` below the measured range,
-    ``X (gap N×)`` when read across a wide gap, ``above range`` when faster than anything measured."""
-    if reading == "lower bound":
-        return f"≥ {_num(lower_bound)} (lower bound)"
-    if reading == "wide gap":
-        return f"{_num(value)} (gap {gap:.1f}×)"
-    if reading in ("measured", "interpolated"):
-        return _num(value)
-    return reading
-
-
-def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.DataFrame:
-    """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
-    out = pd.DataFrame({
-        "group": table["label"],
-        "n_gpus": [gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
-        "measured points": table["n_points"],
-        "frontier points": table["n_frontier"],
-        "tok_s_per_user range": [f"{_num(a)}–{_num(b)}" for a, b in
-                                 zip(table["tok_s_per_user_min"], table["tok_s_per_user_max"])],
-        "TTFT p50 range (s)": [f"{_seconds(a)}–{_seconds(b)}" if np.isfinite(a) else "n/a"
-                               for a, b in zip(table["ttft_s_p50_min"], table["ttft_s_p50_max"])],
-        "frontier points over TTFT limit": table["n_over_ttft_limit"],
-    })
-    for t in targets:
-        out[f"tok_s_per_gpu at {t:g} tok/s/user"] = [
-            capacity_cell(v, r, lb, g) for v, r, lb, g in zip(
-                table[target_column(t)], table[reading_column(t)], table[lower_bound_column(t)],
-                table[f"gap_at_{t:g}"])]
-    return out.sort_values("group", ignore_index=True)
-
-
-def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denominator: str,
-                       ttft_limit_s: float = TTFT_LIMIT_S) -> str:
-    """Markdown prose built from the capacity table: who reaches each target, the best capacity there, lower
-    bounds where a frontier starts faster, frontier points stuck behind a long TTFT, and the fastest per-user
-    points."""
-    if table.empty:
-        return "No usable points (tok/s/user and tok/s/GPU) in this selection."
-    n_front = int(table["n_frontier"].sum())
-    n_slow = int(table["n_over_ttft_limit"].sum())
-    lines = [f"tok/s/GPU divides system output tok/s by **{DENOMINATOR_TEXT[denominator]}**. "
-             f"{len(table)} hardware × precision × scope groups; values between measured frontier points are "
-             "interpolated in log-log space and never extrapolated.",
-             f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
-             "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
-             f"that long for its first token. They are drawn hollow in the figure."]
-    for t in targets:
-        col = table[target_column(t)]
-        reached = table[col.notna()]
-        floors = table[table[reading_column(t)] == "lower bound"]
-        rough = table[table[reading_column(t)] == "wide gap"]
-        if reached.empty:
-            text = f"- At {t:g} tok/s/user: no group's measured range covers this level"
-        else:
-            best = reached.loc[reached[target_column(t)].idxmax()]
-            worst = reached.loc[reached[target_column(t)].idxmin()]
-            text = (f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
-                    f"{best[target_column(t)]:,.0f} tok/s/GPU ({best['label']}), lowest "
-                    f"{worst[target_column(t)]:,.0f} ({worst['label']})")
-            if len(rough):
-                text += f"; {len(rough)} of these read across a gap wider than {WIDE_GAP:g}× (rough)"
-        if len(floors):
-            text += (f". {len(floors)} more only measured faster than this, so they serve it with at least their "
-                     "slowest point's tok/s/GPU: " + ", ".join(
-                         f"{r['label']} ≥ {_num(r[lower_bound_column(t)])}" for _, r in floors.iterrows()))
-        lines.append(text + ".")
-    fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
-    share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
-    lines.append(f"- Fastest per-user point of all: {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
-                 f"({fastest['label']}, {_point_text(fastest['fastest_concurrency'], fastest['fastest_n_gpus'])}, "
-                 f"{_ttft_text(fastest['fastest_ttft_ms_p50'])}), at {fastest['fastest_tok_s_per_gpu']:,.0f} "
-                 f"tok/s/GPU — {share:.1%} of that group's best measured capacity "
-                 f"({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at {fastest['capacity_tok_s_per_user']:,.0f} "
-                 "tok/s/user).")
-    return "\n".join(lines)
-
-
-def _point_text(concurrency: float, n_gpus: float) -> str:
-    who = "one user (concurrency 1)" if concurrency == 1 else f"concurrency {_num(concurrency)}"
-    return f"{who} on {_num(n_gpus)} GPUs"
-
-
 def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> pd.DataFrame:
     """The fastest per-user point of each group's frontier (concurrency, GPUs, median TTFT) next to its capacity
     end, with the share of capacity kept. ``note`` says "single user" only at concurrency 1 and names a TTFT above
@@ -774,53 +672,3 @@ def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -
         notes.append("; ".join(note))
     ends["note"] = notes
     return ends.sort_values("fastest_tok_s_per_user", ascending=False, ignore_index=True)
-
-
-def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> str:
-    """Markdown: what the fastest per-user points ran at, which wait long for a first token, and how much of its
-    best tok/s/GPU each frontier keeps there."""
-    if ends.empty:
-        return ""
-    single = ends[ends["fastest_concurrency"] == 1]
-    conc = ends.loc[ends["fastest_concurrency"] != 1, "fastest_concurrency"]
-    parts = [f"{len(single)} of {len(ends)} fastest per-user points were measured with a single user "
-             "(concurrency 1)" + (f"; the others ran at concurrency {_range_text(conc)}, so they show how fast "
-                                  "each of many concurrent users was served, not a single-user peak." if len(conc)
-                                  else ".")]
-    slow = ends[ends["fastest_ttft_s_p50"] > ttft_limit_s]
-    if len(slow):
-        parts.append(f"{len(slow)} of these points {'waits' if len(slow) == 1 else 'wait'} more than "
-                     f"{ttft_limit_s:g} s for the first token (median TTFT): "
-                     + "; ".join(f"{r['label']} {r['fastest_tok_s_per_user']:,.0f} tok/s/user at concurrency "
-                                 f"{_num(r['fastest_concurrency'])} with TTFT p50 {r['fastest_ttft_s_p50']:,.0f} s"
-                                 for _, r in slow.iterrows())
-                     + ". Decode is fast there, but requests queue for prefill first.")
-    multi = ends[ends["n_frontier"] >= 2]
-    lonely = ends[ends["n_frontier"] < 2]
-    if len(multi):
-        lo = multi.loc[multi["fastest_share_of_capacity"].idxmin()]
-        hi = multi.loc[multi["fastest_share_of_capacity"].idxmax()]
-        parts.append(f"At its fastest per-user point a frontier keeps between {lo['fastest_share_of_capacity']:.1%} "
-                     f"({lo['label']}) and {hi['fastest_share_of_capacity']:.1%} ({hi['label']}) of its best "
-                     f"measured tok/s/GPU (median {multi['fastest_share_of_capacity'].median():.1%}): a per-user "
-                     "peak and server capacity are different numbers.")
-    if len(lonely):
-        parts.append(f"{', '.join(lonely['label'])}: one frontier point only, so no trade-off can be read.")
-    return "\n\n".join(parts)
-
-
-def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
-    """``fastest_points`` as a reader sees it: readable headers, the share of capacity in percent."""
-    out = pd.DataFrame({
-        "group": ends["label"],
-        "fastest tok/s/user": ends["fastest_tok_s_per_user"],
-        "concurrency": ends["fastest_concurrency"],
-        "GPUs": ends["fastest_n_gpus"],
-        "TTFT p50 (s)": ends["fastest_ttft_s_p50"],
-        "tok/s/GPU there": ends["fastest_tok_s_per_gpu"],
-        "best tok/s/GPU (capacity end)": ends["capacity_tok_s_per_gpu"],
-        "tok/s/user at capacity end": ends["capacity_tok_s_per_user"],
-        "share of capacity kept (%)": 100.0 * ends["fastest_share_of_capacity"],
-        "note": ends["note"],
-    })
-    return out

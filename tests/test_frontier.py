@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import cli, frontier as fr
+from analysis.pages import frontier as page
 from analysis.schema import to_points
 
 BY = ["hardware", "precision", "scope", "isl", "osl"]
@@ -229,7 +230,7 @@ def test_below_the_measured_range_the_table_gives_a_lower_bound_but_capacity_at_
     assert row[fr.reading_column(50)] == "lower bound"
     assert row[fr.lower_bound_column(50)] == pytest.approx(slowest["output_tok_s"] / slowest["n_gpus"])
     assert row[fr.reading_column(200)] == "above range" and math.isnan(row[fr.lower_bound_column(200)])
-    assert fr.capacity_cell(row[fr.target_column(50)], "lower bound", row[fr.lower_bound_column(50)], math.nan) \
+    assert page.capacity_cell(row[fr.target_column(50)], "lower bound", row[fr.lower_bound_column(50)], math.nan) \
         == "≥ 787 (lower bound)"
     assert row[fr.reading_column(100)] in ("interpolated", "measured")
 
@@ -241,7 +242,7 @@ def test_capacity_readings_flag_wide_gaps_from_the_bracketing_points():
     assert r["gap"].iloc[2] == pytest.approx(2.0) and r["gap"].iloc[3] == pytest.approx(5.0)
     assert r["lower_bound_tok_s_per_gpu"].iloc[0] == 1000.0
     np.testing.assert_allclose(r["tok_s_per_gpu"], fr.capacity_at(front, [5, 10, 15, 50, 200]))
-    assert fr.capacity_cell(r["tok_s_per_gpu"].iloc[3], "wide gap", math.nan, 5.0).endswith("(gap 5.0×)")
+    assert page.capacity_cell(r["tok_s_per_gpu"].iloc[3], "wide gap", math.nan, 5.0).endswith("(gap 5.0×)")
 
 
 def test_ttft_max_ms_keeps_only_points_under_the_limit(snapshot):
@@ -269,10 +270,10 @@ def test_fastest_points_call_single_user_only_at_concurrency_1_and_name_long_ttf
     b200 = ends[ends["label"] == "B200 · fp8 · multi-node"].iloc[0]
     assert b200["fastest_concurrency"] == 256 and b200["fastest_ttft_s_p50"] == pytest.approx(79.3, abs=0.1)
     assert "long TTFT (79 s > 10 s)" in b200["note"]
-    text = fr.describe_fastest_points(ends)
+    text = page.describe_fastest_points(ends)
     assert f"{single.sum()} of {len(ends)} fastest per-user points were measured with a single user" in text
     assert "B200 · fp8 · multi-node 154 tok/s/user at concurrency 256 with TTFT p50 79 s" in text
-    prose = fr.describe_frontiers(table, targets=[50, 100], denominator="all")
+    prose = page.describe_frontiers(table, targets=[50, 100], denominator="all")
     assert f"{int(table['n_over_ttft_limit'].sum())} of {int(table['n_frontier'].sum())} frontier points have a " \
            "median TTFT above 10 s" in prose
     assert "single-user end" not in prose and "single-user end" not in text
@@ -314,6 +315,7 @@ def test_frontier_figure_draws_slow_ttft_points_hollow_and_labels_gpu_counts_wit
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
+    from matplotlib.transforms import Bbox
 
     from analysis.plots import frontier as plots
 
@@ -323,19 +325,66 @@ def test_frontier_figure_draws_slow_ttft_points_hollow_and_labels_gpu_counts_wit
     fig = axes.flat[0].figure
     renderer = fig.canvas.get_renderer()
     by_title = {ax.get_title(): ax for ax in axes.flat if ax.get_visible()}
+    # one legend for the figure, outside every panel, naming the hollow markers and the dotted guides
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert "hollow marker: TTFT p50 > 10 s" in texts and "dotted: 50, 100 tok/s/user" in texts
+    legend_box = legend.get_window_extent(renderer)
+    assert not any(legend_box.overlaps(ax.get_window_extent(renderer)) for ax in by_title.values())
+    kept = 0
     for hw, ax in by_title.items():
         front = fronts[fronts["hardware"] == hw]
         hollow = sum(len(c.get_offsets()) for c in ax.collections
                      if len(c.get_facecolors()) and tuple(c.get_facecolors()[0]) == to_rgba("white"))
         assert hollow == int((front["ttft_ms_p50"] > 10_000).sum()), hw
-        assert any("TTFT p50 > 10 s" in t.get_text() for t in ax.get_legend().get_texts())
-        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert ax.get_xscale() == ax.get_yscale() == "log"
+        labels = [t for t in ax.texts if t.get_gid() == plots.LABEL_GID]
+        kept += len(labels)
+        boxes = [t.get_window_extent(renderer) for t in labels]
         assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), hw
+        # no label covers a frontier marker (markers are 5 pt across) and every label stays inside its panel
+        xy = ax.transData.transform(front[["tok_s_per_user", "tok_s_per_gpu"]].to_numpy(float))
+        half = 2.5 * fig.dpi / 72
+        markers = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in xy]
+        assert not any(b.overlaps(m) for b in boxes for m in markers), hw
+        frame = ax.get_window_extent(renderer)
+        assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+        # the dotted guides are labelled with their tok/s/user above the panel
+        guides = sorted(t.get_text() for t in ax.texts if t.get_gid() == plots.GUIDE_GID)
+        assert guides == ["100", "50"], hw
+    assert plots.labels_drawn(axes) == kept and len(fronts) - 10 <= kept <= len(fronts)
+    assert "log scale" in axes[-1, 0].get_xlabel() and "log scale" in axes[0, 0].get_ylabel()
     # GPU counts vary along the GB300 NVL72 fp4 rack frontier (20–72 GPUs): labels say how many
     gb300 = [t.get_text() for t in by_title["GB300 NVL72"].texts]
-    assert "3228/34g" in gb300 and "5/34g" in gb300
+    assert "5/34g" in gb300 and any(t.endswith("/72g") for t in gb300)
     # ... and not along MI300X's (always 8): plain concurrency
-    assert all("/" not in t.get_text() for t in by_title["MI300X"].texts)
+    assert all("/" not in t.get_text() for t in by_title["MI300X"].texts if t.get_gid() == plots.LABEL_GID)
+    plt.close(fig)
+
+
+def test_place_labels_moves_a_label_to_a_free_side_and_drops_one_with_no_room():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import frontier as plots
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    fig.canvas.draw()
+    # two labels on the same point: the second goes below instead of on top of the first; a third and fourth
+    # take the left side; a fifth has nowhere left and is dropped
+    dropped = plots.place_labels(ax, [(50, 50, f"label{i}", "k") for i in range(5)])
+    labels = [t for t in ax.texts if t.get_gid() == plots.LABEL_GID]
+    assert dropped == 1 and len(labels) == 4 == plots.labels_drawn(np.array([ax]))
+    assert sorted((t.get_position()[0] > 0, t.get_position()[1] > 0) for t in labels) == [
+        (False, False), (False, True), (True, False), (True, True)]
+    # a label that would leave the axes is moved inside: at the right edge it goes to the left of its point
+    plots.place_labels(ax, [(99, 50, "edge", "k")])
+    edge = [t for t in ax.texts if t.get_text() == "edge"][0]
+    assert edge.get_position()[0] < 0
     plt.close(fig)
 
 

@@ -544,3 +544,58 @@ def test_cli_frontier_ttft_max_ms(snapshot, tmp_path, capsys):
     b200 = table[(table["hardware"] == "B200") & (table["precision"] == "fp8") & (table["scope"] == "multi-node")
                  & (table["isl"] == 8192)].iloc[0]
     assert b200["fastest_ttft_ms_p50"] <= 10_000 and b200["fastest_tok_s_per_user"] < 154
+
+
+# --- the frontier page's words and the cost chart -------------------------------------------------------------
+def test_page_words_shares_cells_and_escaping():
+    assert [page.share_text(f) for f in (0.00393, 0.0152, 0.22, 1.0)] == ["0.39%", "1.5%", "22%", "100%"]
+    assert page.efficiency_cell("usd_per_mtok", math.nan, "lower bound", 0.3612, math.nan) == "≤ $0.36 (ceiling)"
+    assert page.efficiency_cell("tok_s_per_mw", math.nan, "lower bound", 274822.4, math.nan) == "≥ 274,822 (floor)"
+    assert page.efficiency_cell("j_per_output_token", 5.617, "wide gap", math.nan, 4.04) == "5.62 J (gap 4.0×)"
+    assert page.efficiency_cell("usd_per_mtok", math.nan, "above range", math.nan, math.nan) == "above range"
+    assert page.dollars_md("$1 to $2") == "&#36;1 to &#36;2"
+    # a hostile hardware name reaches the Markdown only escaped, in the headline and the price caption
+    rows = [dict(format="inferencex-api", model="M", hardware="<img src=x>", precision="fp8", n_gpus=8, isl=1024,
+                 osl=1024, tok_s_per_user=u, output_tok_s=o, concurrency=c, ttft_ms_p50=100.0, power_w=700.0)
+            for u, o, c in ((30.0, 8000.0, 64), (60.0, 4000.0, 16), (120.0, 800.0, 1))]
+    pts = to_points(rows)
+    p = page.build(pts, model="M", isl=1024, osl=1024, prices={"<img src=x>": {"usd_per_gpu_hour": 2.0,
+                                                                                "source": "[x](javascript:y)"}})
+    for md in (p.headline, p.price_caption, p.energy_caption, p.title_md):
+        assert "<img" not in md and "](javascript" not in md
+    assert "&#60;img src=x&#62;" in p.headline
+    r = p.results()
+    # $2/GPU-hour over the tok/s/GPU frontier read at each level (e.g. 500 tok/s/GPU at 60 tok/s/user: $1.11/M)
+    assert r["usd_per_mtok"]["<img src=x> · fp8 · node"]["50"] == pytest.approx(
+        2.0 * 1e6 / (3600 * fr.capacity_at(fr.frontier(pts, by=[]), [50])[0]))
+    assert r["usd_per_mtok"]["<img src=x> · fp8 · node"]["100"] == pytest.approx(
+        2.0 * 1e6 / (3600 * fr.capacity_at(fr.frontier(pts, by=[]), [100])[0]))
+    # J/token = GPU power × GPUs ÷ output tok/s (1.4 J at 60, 7 J at 120 tok/s/user), log-log read at 100
+    j = 700.0 * 8 / np.array([4000.0, 800.0])
+    want = math.exp(np.interp(math.log(100), np.log([60, 120]), np.log(j)))
+    assert r["j_per_output_token"]["<img src=x> · fp8 · node"]["100"] == pytest.approx(want)
+    assert r["title"] == "M frontiers, 1,024 in / 1,024 out: tok/s/user against tok/s/GPU, cost and energy"
+    assert "(prefill + decode)" in r["headline"] and "$" in r["headline"] and "&#" not in r["headline"]
+
+
+def test_cost_chart_orders_best_first_marks_bounds_and_leaves_out_empty_groups():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import frontier as plots
+
+    long = pd.DataFrame({
+        "label": ["a", "a", "b", "b", "c", "c", "d", "d"],
+        "level": [50.0, 100.0] * 4,
+        "value": [2.0, 4.0, 1.0, 3.0, math.nan, 5.0, math.nan, math.nan],
+        "reading": ["interpolated", "interpolated", "wide gap", "measured", "lower bound", "interpolated",
+                    "above range", "above range"],
+        "bound": [math.nan, math.nan, math.nan, math.nan, 1.5, math.nan, math.nan, math.nan],
+    })
+    ax = plots.efficiency_dots(long, xlabel="$ per million output tokens", title="t")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "c", "a"]  # cheapest at 50 on top; d has nothing
+    assert sorted(t.get_text() for t in ax.texts) == ["~", "≤"]
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
+    plt.close(ax.figure)

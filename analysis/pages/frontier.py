@@ -283,15 +283,21 @@ class FrontierPage:
         return (f"{self.model} frontiers, {self.isl:,.0f} in / {self.osl:,.0f} out: tok/s/user against tok/s/GPU, "
                 "cost and energy")
 
-    def _best_at(self, t: float) -> pd.Series | None:
+    def _best_at(self, t: float, *, solid: bool = False) -> pd.Series | None:
+        """The group with the most tok/s/GPU at ``t`` (``solid``: only values not read across a wide gap)."""
         col = frontier.target_column(t)
         reached = self.table[self.table[col].notna()]
+        if solid:
+            reached = reached[reached[frontier.reading_column(t)] != "wide gap"]
         return None if reached.empty else reached.loc[reached[col].idxmax()]
 
-    def _cheapest_at(self, t: float) -> pd.Series | None:
+    def _cheapest_at(self, t: float, *, solid: bool = False) -> pd.Series | None:
+        """The group with the lowest $/M output tokens at ``t`` (``solid``: not read across a wide gap)."""
         table = self.efficiency.get("usd_per_mtok", pd.DataFrame())
         if table.empty or frontier.metric_column("usd_per_mtok", t) not in table:
             return None
+        if solid:
+            table = table[table[frontier.reading_column(t)] != "wide gap"]
         col = table[frontier.metric_column("usd_per_mtok", t)]
         return None if col.notna().sum() == 0 else table.loc[col.idxmin()]
 
@@ -319,10 +325,14 @@ class FrontierPage:
         best = self._best_at(t)
         if best is not None:
             rough = best[frontier.reading_column(t)] == "wide gap"
-            found.append(("Capacity", f"at {t:g} tok/s/user the most measured is "
-                          f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(best['label'])}"
-                          + (f"; rough, read between frontier points {best[f'gap_at_{t:g}']:.1f}× apart"
-                             if rough else "") + ")."))
+            text = (f"at {t:g} tok/s/user the most measured is {best[frontier.target_column(t)]:,.0f} tok/s/GPU "
+                    f"({e(best['label'])}" + (f"; rough, read between frontier points {best[f'gap_at_{t:g}']:.1f}× "
+                                              "apart" if rough else "") + ")")
+            solid = self._best_at(t, solid=True)
+            if rough and solid is not None:
+                text += (f"; the most read between close points is {solid[frontier.target_column(t)]:,.0f} "
+                         f"({e(solid['label'])})")
+            found.append(("Capacity", text + "."))
         else:
             found.append(("Capacity", f"no group's measured range covers {t:g} tok/s/user."))
         fastest = self.table.loc[self.table["fastest_tok_s_per_user"].idxmax()]
@@ -335,11 +345,16 @@ class FrontierPage:
         no_price = f" No price, so no cost figure, for {names(self.no_price)}." if self.no_price else ""
         if cheap is not None:
             rough = cheap[frontier.reading_column(level)] == "wide gap"
-            found.append(("Cost", f"lowest at {level:g} tok/s/user is "
-                          f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
-                          f"({e(cheap['label'])} at ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour total cost of "
-                          "ownership" + (f"; rough, read between frontier points {cheap[f'gap_at_{level:g}']:.1f}× "
-                                         "apart" if rough else "") + ")." + no_price))
+            text = (f"lowest at {level:g} tok/s/user is "
+                    f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
+                    f"({e(cheap['label'])} at ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour total cost of ownership"
+                    + (f"; rough, read between frontier points {cheap[f'gap_at_{level:g}']:.1f}× apart"
+                       if rough else "") + ")")
+            solid = self._cheapest_at(level, solid=True)
+            if rough and solid is not None:
+                text += (f"; the lowest read between close points is "
+                         f"{_usd(solid[frontier.metric_column('usd_per_mtok', level)])} ({e(solid['label'])})")
+            found.append(("Cost", text + "." + no_price))
         else:
             found.append(("Cost", f"no priced group is measured at {level:g} tok/s/user." + no_price))
         found.append(("Energy (GPU power only)", f"measured on {self.n_with_power} of {len(self.data)} points"
@@ -430,6 +445,23 @@ class FrontierPage:
                                           if lab in cap.index and col in cap else "n/a" for lab in table["label"]]
             out[f"$/M output tokens at {t:g} tok/s/user"] = _cells(table, "usd_per_mtok", t)
         return out
+
+    def efficiency_long(self, metric: str) -> pd.DataFrame:
+        """One row per group × efficiency level: ``label``, ``level``, ``value``, ``reading``, ``bound`` (for the
+        dot chart)."""
+        table = self.efficiency.get(metric, pd.DataFrame())
+        rows = []
+        for _, r in table.iterrows():
+            for t in self.levels:
+                rows.append({"label": r["label"], "level": float(t), "value": r[frontier.metric_column(metric, t)],
+                             "reading": r[frontier.reading_column(t)],
+                             "bound": r[frontier.metric_bound_column(metric, t)]})
+        return pd.DataFrame(rows, columns=["label", "level", "value", "reading", "bound"])
+
+    @property
+    def cost_figure_title(self) -> str:
+        return (f"{self.model} {self.isl:g}/{self.osl:g}: $ per million output tokens at equal tok/s/user "
+                f"(price per GPU-hour × {self.denominator} GPUs; lower is better)")
 
     @property
     def price_caption(self) -> str:

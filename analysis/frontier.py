@@ -10,6 +10,10 @@ frontier with the concurrency, GPU count and time to first token (TTFT) it was m
 and frontiers can be restricted to points under a TTFT limit. The GPU denominator is explicit: ``all`` GPUs of the
 deployment, or ``decode`` GPUs only for disaggregated serving (what InferenceX's ``output_tput_per_gpu`` divides
 by).
+
+The same frontiers are read on cost and energy axes (``metric_frontier``, ``metric_table``, ``efficiency_at``):
+$ per million output tokens and J per output token are lower-is-better, so their frontier is the lower envelope;
+output tok/s per MW is higher-is-better. The per-point figures and prices come from :mod:`analysis.cost`.
 """
 
 from __future__ import annotations

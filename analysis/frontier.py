@@ -530,7 +530,9 @@ def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: f
                   prices: pd.DataFrame | None = None, ttft_max_ms: float | None = None) -> Efficiency:
     """``metric`` of one hardware × precision frontier at ``level`` tok/s/user and the stated lengths.
 
-    Without ``scope`` the frontier is the envelope over every scope measured for that hardware and precision.
+    ``points`` should hold one model, or pass ``model``: a frontier over several models answers nothing, so that
+    case returns no value and says why. Without ``scope`` the frontier is the envelope over every scope measured
+    for that hardware and precision.
     Returns the value (NaN when it cannot be read), how it was read (``measured``, ``interpolated``, ``wide
     gap``, ``lower bound``, ``above range`` or ``no data``), the bound below the measured range, the frontier
     points it was read from (``points``: the bracketing pair or the slowest point), the price used (cost) and a
@@ -554,6 +556,11 @@ def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: f
     what = f"{hardware} {precision} at {isl:g}/{osl:g} tokens" + (f" ({scope})" if scope else "")
     if n_points == 0:
         return Efficiency(**empty, reading="no data", reason=f"no usable measured points for {what}")
+    models = sorted(sel["model"].dropna().astype(str).unique())
+    if model is None and len(models) > 1:
+        return Efficiency(**empty, reading="no data",
+                          reason=f"the points for {what} hold {len(models)} models ({', '.join(models)}); "
+                                 "pass model= so one model's frontier is read")
     if metric in cost.COST_METRICS and price is None:
         return Efficiency(**empty, reading="no data", reason=cost.no_price_message([hardware]))
     if data.empty:

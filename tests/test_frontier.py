@@ -490,6 +490,14 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
     assert mw.power_scope == "GPU power only" and mw.n_with_metric == 6 and np.isfinite(mw.value)
     lo, hi = sorted(mw.points["tok_s_per_mw"])
     assert lo <= mw.value <= hi
+    # two models in the points and no model named: no frontier is read across them
+    two = pd.concat([snapshot, snapshot[snapshot["hardware"] == "B200"].assign(model="Other-Model")])
+    mixed = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
+                             metric="usd_per_mtok")
+    assert math.isnan(mixed.value) and "2 models" in mixed.reason and "pass model=" in mixed.reason
+    named = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
+                             metric="usd_per_mtok", scope="node", model="DeepSeek-R1-0528")
+    assert named.value == pytest.approx(e.value)
     disagg = snapshot[(snapshot["hardware"] == "MI355X") & (snapshot["concurrency"] == 2048)
                       & snapshot["power_w"].notna()].iloc[0]
     decode = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024,

@@ -107,6 +107,57 @@ def log_gpu_label(denominator: str) -> str:
     return f"output tok/s per GPU (log scale)\n(÷ {DENOMINATOR_TEXT.get(denominator, denominator)})"
 
 
+LEVEL_MARKERS = ["o", "s", "D", "^", "v"]
+
+
+def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_better: bool = True):
+    """One row per group, the value at each tok/s/user level as a dot on a log axis (``long``: columns ``label``,
+    ``level``, ``value``, ``reading``, ``bound``). A group only measured faster than a level gets a hollow marker
+    at its bound with ``≤`` (lower-is-better metric) or ``≥``; one read across a wide gap is marked ``~``.
+    Rows are ordered by the value at the first level, best on top; groups with nothing to draw are left out; the
+    legend sits right of the axes. Returns Axes."""
+    drawn = np.isfinite(long["value"].astype(float)) | np.isfinite(long["bound"].astype(float))
+    long = long[long["label"].isin(long.loc[drawn, "label"])]  # groups with nothing to draw are left out
+    levels = sorted(long["level"].unique())
+    first = long[long["level"] == levels[0]].set_index("label")
+    key = first["value"].fillna(first["bound"])
+    order = key.sort_values(ascending=lower_is_better, na_position="last").index.tolist()
+    order += [lab for lab in dict.fromkeys(long["label"]) if lab not in order]
+    fig, ax = plt.subplots(figsize=(9.5, 1.6 + 0.32 * len(order)))
+    ypos = {lab: i for i, lab in enumerate(order)}
+    side = "≤" if lower_is_better else "≥"
+    for j, level in enumerate(levels):
+        at = long[long["level"] == level]
+        color, marker = f"C{j}", LEVEL_MARKERS[j % len(LEVEL_MARKERS)]
+        y = at["label"].map(ypos).to_numpy(float) + (j - (len(levels) - 1) / 2) * 0.22
+        value, bound = at["value"].to_numpy(float), at["bound"].to_numpy(float)
+        ax.scatter(value, y, color=color, marker=marker, s=36, zorder=3, label=f"at {level:g} tok/s/user")
+        ax.scatter(bound, y, facecolors="white", edgecolors=color, marker=marker, s=36, zorder=3)
+        for v, b, yy, r in zip(value, bound, y, at["reading"]):
+            if np.isfinite(b) and not np.isfinite(v):
+                ax.annotate(side, (b, yy), textcoords="offset points", xytext=(-6 if lower_is_better else 6, 0),
+                            ha="right" if lower_is_better else "left", va="center", fontsize=8, color=color)
+            elif r == "wide gap":
+                ax.annotate("~", (v, yy), textcoords="offset points", xytext=(6, 0), ha="left", va="center",
+                            fontsize=9, color=color)
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(order, fontsize=8)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel(xlabel + " (log scale)")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    handles, texts = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#444444"))
+    texts.append(f"hollow, {side}: bound (only measured faster)")
+    handles.append(Line2D([], [], linestyle=""))
+    texts.append("~: read across a wide gap (rough)")
+    ax.legend(handles, texts, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return ax
+
+
 def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *, panel: str = "hardware",
                     denominator: str = "all", targets: Sequence[float] = (), ncols: int = 3,
                     label_concurrency: bool = True, ttft_limit_s: float = TTFT_LIMIT_S, title: str | None = None):
@@ -187,57 +238,6 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
         boxes = [b for xs, ys in pending[ax]["points"] for b in _marker_boxes(ax, xs, ys)]
         place_labels(ax, pending[ax]["labels"], obstacles=boxes)
     return axes
-
-
-LEVEL_MARKERS = ["o", "s", "D", "^", "v"]
-
-
-def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_better: bool = True):
-    """One row per group, the value at each tok/s/user level as a dot on a log axis (``long``: columns ``label``,
-    ``level``, ``value``, ``reading``, ``bound``). A group only measured faster than a level gets a hollow marker
-    at its bound with ``≤`` (lower-is-better metric) or ``≥``; one read across a wide gap is marked ``~``.
-    Rows are ordered by the value at the first level, best on top; groups with nothing to draw are left out; the
-    legend sits right of the axes. Returns Axes."""
-    drawn = np.isfinite(long["value"].astype(float)) | np.isfinite(long["bound"].astype(float))
-    long = long[long["label"].isin(long.loc[drawn, "label"])]  # groups with nothing to draw are left out
-    levels = sorted(long["level"].unique())
-    first = long[long["level"] == levels[0]].set_index("label")
-    key = first["value"].fillna(first["bound"])
-    order = key.sort_values(ascending=lower_is_better, na_position="last").index.tolist()
-    order += [lab for lab in dict.fromkeys(long["label"]) if lab not in order]
-    fig, ax = plt.subplots(figsize=(9.5, 1.6 + 0.32 * len(order)))
-    ypos = {lab: i for i, lab in enumerate(order)}
-    side = "≤" if lower_is_better else "≥"
-    for j, level in enumerate(levels):
-        at = long[long["level"] == level]
-        color, marker = f"C{j}", LEVEL_MARKERS[j % len(LEVEL_MARKERS)]
-        y = at["label"].map(ypos).to_numpy(float) + (j - (len(levels) - 1) / 2) * 0.22
-        value, bound = at["value"].to_numpy(float), at["bound"].to_numpy(float)
-        ax.scatter(value, y, color=color, marker=marker, s=36, zorder=3, label=f"at {level:g} tok/s/user")
-        ax.scatter(bound, y, facecolors="white", edgecolors=color, marker=marker, s=36, zorder=3)
-        for v, b, yy, r in zip(value, bound, y, at["reading"]):
-            if np.isfinite(b) and not np.isfinite(v):
-                ax.annotate(side, (b, yy), textcoords="offset points", xytext=(-6 if lower_is_better else 6, 0),
-                            ha="right" if lower_is_better else "left", va="center", fontsize=8, color=color)
-            elif r == "wide gap":
-                ax.annotate("~", (v, yy), textcoords="offset points", xytext=(6, 0), ha="left", va="center",
-                            fontsize=9, color=color)
-    ax.set_yticks(range(len(order)))
-    ax.set_yticklabels(order, fontsize=8)
-    ax.set_ylim(len(order) - 0.5, -0.5)
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel(xlabel + " (log scale)")
-    ax.grid(True, axis="x", which="both", alpha=0.3)
-    handles, texts = ax.get_legend_handles_labels()
-    handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#444444"))
-    texts.append(f"hollow, {side}: bound (only measured faster)")
-    handles.append(Line2D([], [], linestyle=""))
-    texts.append("~: read across a wide gap (rough)")
-    ax.legend(handles, texts, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return ax
 
 
 def _wrap(label: str, width: int = 8) -> str:

@@ -258,6 +258,10 @@ def with_efficiency(points: pd.DataFrame, prices: pd.DataFrame | None, *, denomi
     for col, attr in (("price_basis", "basis"), ("price_source", "source"), ("price_date", "date")):
         out[col] = out["hardware"].map(lambda h, a=attr: getattr(found[h], a) if found.get(h) else "")
     per_gpu = out["output_tok_s"].astype(float) / gpu_count(points, denominator=denominator)
+    if "tok_s_per_gpu" in out and "gpu_denominator" in out:
+        # some tools give only a per-GPU figure; use it when it already has the asked-for denominator
+        given = per_gpu.isna() & (out["gpu_denominator"] == denominator)
+        per_gpu = per_gpu.where(~given, out["tok_s_per_gpu"].astype(float))
     out["usd_per_mtok"] = usd_per_mtok(per_gpu.to_numpy(), out["usd_per_gpu_hour"].to_numpy())
     out["power_scope"] = np.where(out["j_per_output_token"].notna(), POWER_SCOPE, "")
     return out

@@ -115,6 +115,16 @@ def test_decode_denominator_counts_only_decode_gpus_in_the_cost():
     assert decode == pytest.approx(3.6 * 8 / (8000 * 3600) * 1e6)  # 1.00 $/M
 
 
+def test_a_tool_that_gives_only_tok_s_per_gpu_still_gets_a_cost_under_its_own_denominator():
+    pts = to_points([dict(format="x", hardware="B200", n_gpus=8, tok_s_per_gpu=500.0, gpu_denominator="all",
+                          tok_s_per_user=40.0)])
+    assert pts["output_tok_s"].isna().all()
+    prices = cost.load_prices()
+    assert cost.with_efficiency(pts, prices).iloc[0]["usd_per_mtok"] == pytest.approx(1.95e6 / (3600 * 500.0))
+    # ... but not under the other denominator, which that figure does not have
+    assert math.isnan(cost.with_efficiency(pts, prices, denominator="decode").iloc[0]["usd_per_mtok"])
+
+
 # --- no power, no energy; no price, no cost ------------------------------------------------------------------
 def test_a_point_without_power_gets_no_energy_figure(api_points, prices):
     b200 = api_points[api_points["hardware"] == "B200"]

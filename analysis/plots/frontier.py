@@ -145,6 +145,8 @@ def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_bet
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    # a range within one decade would show one or no major tick: label the 2s and 5s as well
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
     ax.set_xlabel(xlabel + " (log scale)")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     handles, texts = ax.get_legend_handles_labels()

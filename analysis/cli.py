@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--at", type=_floats, default=[50.0, 100.0, 200.0])
     s.add_argument("--by", type=_cols)
     s.add_argument("--denominator", choices=["all", "decode"], default="all")
+    s.add_argument("--metric", choices=["tok_s_per_gpu", "usd_per_mtok", "tok_s_per_mw", "j_per_output_token"],
+                   default="tok_s_per_gpu", help="what to read at equal tok/s/user; $/M tokens and J/token: lower "
+                   "is better (the lower envelope); energy is GPU power only")
+    s.add_argument("--ttft-max-ms", type=float, help="only points with median TTFT at most this compete")
+    s.add_argument("--prices", type=Path, help="your own price CSV (hardware,usd_per_gpu_hour,basis,source,date)")
+    s.add_argument("--price", action="append", default=[], help='one price, e.g. "MI355X=2.10" ($/GPU-hour)')
 
     s = sub.add_parser("history", help="like-for-like results over dates per configuration, and the changes "
                                         "larger than the run-to-run noise")
@@ -121,7 +127,9 @@ def _dispatch(args) -> int:
     if args.command == "frontier":
         from analysis import frontier
 
-        return frontier.cli_frontier(args.points, at=args.at, by=args.by, denominator=args.denominator)
+        return frontier.cli_frontier(args.points, at=args.at, by=args.by, denominator=args.denominator,
+                                     ttft_max_ms=args.ttft_max_ms, metric=args.metric, prices_path=args.prices,
+                                     price=args.price)
     if args.command == "history":
         return _history(args)
     if args.command == "sol":

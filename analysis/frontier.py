@@ -10,18 +10,23 @@ frontier with the concurrency, GPU count and time to first token (TTFT) it was m
 and frontiers can be restricted to points under a TTFT limit. The GPU denominator is explicit: ``all`` GPUs of the
 deployment, or ``decode`` GPUs only for disaggregated serving (what InferenceX's ``output_tput_per_gpu`` divides
 by).
+
+The same frontiers are read on cost and energy axes (``metric_frontier``, ``metric_table``, ``efficiency_at``):
+$ per million output tokens and J per output token are lower-is-better, so their frontier is the lower envelope;
+output tok/s per MW is higher-is-better. The per-point figures and prices come from :mod:`analysis.cost`.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from analysis import config
+from analysis import config, cost
 from analysis.schema import has_flag, trusted
 
 DEFAULT_BY = ["model", "hardware", "precision", "scope", "isl", "osl", "context_len"]
@@ -269,14 +274,6 @@ def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap
     return pd.DataFrame(rows)
 
 
-def _range_text(values: pd.Series, fmt: str = "{:.0f}") -> str:
-    values = values.dropna()
-    if values.empty:
-        return "n/a"
-    lo, hi = values.min(), values.max()
-    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}–{fmt.format(hi)}"
-
-
 def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequence[str] | None = None,
                    ttft_limit_s: float = TTFT_LIMIT_S, wide_gap: float = WIDE_GAP) -> pd.DataFrame:
     """One row per group: GPU counts, measured tok/s/user range, TTFT, tok/s/GPU at each target (with how it was
@@ -374,25 +371,261 @@ def group_label(row: pd.Series | dict, by: Sequence[str]) -> str:
     return " · ".join(parts)
 
 
+# --- frontiers on energy and cost axes -------------------------------------------------------------------
+METRICS = tuple(cost.METRICS)
+DEFAULT_METRIC = "tok_s_per_gpu"
+PRICE_COLUMNS = ["usd_per_gpu_hour", "price_basis", "price_source", "price_date"]
+
+
+def metric_column(metric: str, target: float) -> str:
+    """``<metric>_at_<level>``: the frontier's value of ``metric`` at ``target`` tok/s/user."""
+    return f"{cost.check_metric(metric)}_at_{target:g}"
+
+
+def metric_bound_column(metric: str, target: float) -> str:
+    """A floor (higher-is-better metric) or ceiling (lower-is-better) below the measured range."""
+    side = "upper" if cost.lower_is_better(metric) else "lower"
+    return f"{metric}_{side}_bound_at_{target:g}"
+
+
+def metric_points(points: pd.DataFrame, *, metric: str = DEFAULT_METRIC, denominator: str = "all",
+                  ttft_max_ms: float | None = None, prices: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Usable points (see ``usable``) with a finite positive ``metric``. For energy metrics only points with
+    measured GPU power, for cost only points whose hardware has a price (``prices``, default the shipped table);
+    the price and ``power_scope`` ride along on each row."""
+    cost.check_metric(metric)
+    data = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
+    if metric == DEFAULT_METRIC:
+        return data
+    data = cost.with_efficiency(data, cost.load_prices() if prices is None else prices, denominator=denominator)
+    ok = np.isfinite(data[metric].astype(float)) & (data[metric].astype(float) > 0)
+    return data[ok]
+
+
+def _goodness(values: pd.Series | np.ndarray, metric: str) -> np.ndarray:
+    """Values turned so that higher is better (1/x for a lower-is-better metric): one frontier rule for all."""
+    v = np.asarray(values, dtype=float)
+    return 1.0 / v if cost.lower_is_better(metric) else v
+
+
+def metric_frontier(points: pd.DataFrame, *, metric: str = DEFAULT_METRIC, by: Sequence[str] | None = None,
+                    denominator: str = "all", ttft_max_ms: float | None = None,
+                    prices: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Frontier points per group on tok/s/user against ``metric``: the upper envelope for tok/s/GPU and tok/s/MW,
+    the lower envelope for $/M tokens and J/token (nobody faster *and* cheaper). ``n_points`` counts the group's
+    points that have the metric. ``tok_s_per_gpu`` gives exactly :func:`frontier`."""
+    if metric == DEFAULT_METRIC:
+        return frontier(points, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms)
+    by = _check_by(points, DEFAULT_BY if by is None else by)
+    data = metric_points(points, metric=metric, denominator=denominator, ttft_max_ms=ttft_max_ms, prices=prices)
+    extra = [metric, "tok_s_per_gpu", "gpu_denominator", "j_per_output_token", "tok_s_per_mw", "usd_per_mtok",
+             "power_scope"] + PRICE_COLUMNS
+    keep_cols = by + ["tok_s_per_user"] + list(dict.fromkeys(extra)) + [
+        c for c in CONFIG_COLUMNS if c in data.columns and c not in by]
+    parts = []
+    for _, group in _groups(data, by):
+        mask = pareto_mask(group["tok_s_per_user"].to_numpy(), _goodness(group[metric], metric))
+        front = group[mask].sort_values("tok_s_per_user")
+        parts.append(front[keep_cols].assign(n_points=len(group)))
+    if not parts:
+        return pd.DataFrame(columns=keep_cols + ["n_points"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def metric_readings(front: pd.DataFrame, targets: Iterable[float], *, metric: str = DEFAULT_METRIC,
+                    wide_gap: float = WIDE_GAP) -> pd.DataFrame:
+    """``capacity_readings`` for any metric: one row per target with ``value`` (log-log interpolation between
+    frontier points, NaN outside the measured range), ``reading``, ``gap`` and ``bound`` (below the measured
+    range: the slowest frontier point's value, a floor for a higher-is-better metric and a ceiling for cost or
+    J/token — a deployment that serves every user faster also meets the slower level)."""
+    cost.check_metric(metric)
+    turned = front.assign(tok_s_per_gpu=_goodness(front[metric], metric)) if len(front) else \
+        pd.DataFrame({"tok_s_per_user": [], "tok_s_per_gpu": []})
+    r = capacity_readings(turned, targets, wide_gap=wide_gap)
+    back = (lambda v: 1.0 / v) if cost.lower_is_better(metric) else (lambda v: v)
+    return pd.DataFrame({"target_tok_s_per_user": r["target_tok_s_per_user"],
+                         "value": back(r["tok_s_per_gpu"].to_numpy(float)), "reading": r["reading"],
+                         "gap": r["gap"], "bound": back(r["lower_bound_tok_s_per_gpu"].to_numpy(float))})
+
+
+def metric_at(front: pd.DataFrame, targets: Iterable[float], *, metric: str = DEFAULT_METRIC) -> np.ndarray:
+    """``capacity_at`` for any metric: the frontier's value at each target tok/s/user, NaN outside the range."""
+    return metric_readings(front, targets, metric=metric)["value"].to_numpy(float)
+
+
+def metric_table(fronts: pd.DataFrame, *, targets: Iterable[float], metric: str = DEFAULT_METRIC,
+                 by: Sequence[str] | None = None, wide_gap: float = WIDE_GAP) -> pd.DataFrame:
+    """One row per group: GPU counts, measured tok/s/user range, ``<metric>_at_<level>`` with how it was read
+    and its bound, and what the figures rest on (the price for cost, ``power_scope`` for energy). For
+    ``tok_s_per_gpu`` this is :func:`capacity_table`."""
+    by = list(DEFAULT_BY if by is None else by)
+    targets = list(targets)
+    if metric == DEFAULT_METRIC:
+        return capacity_table(fronts, targets=targets, by=by, wide_gap=wide_gap)
+    rows = []
+    for key, front in _groups(fronts, by):
+        row = dict(zip(by, key))
+        row.update({
+            "gpu_denominator": front["gpu_denominator"].iloc[0],
+            "n_points": int(front["n_points"].iloc[0]),
+            "n_frontier": len(front),
+            "n_gpus_min": front["n_gpus"].min() if "n_gpus" in front else np.nan,
+            "n_gpus_max": front["n_gpus"].max() if "n_gpus" in front else np.nan,
+            "tok_s_per_user_min": front["tok_s_per_user"].min(),
+            "tok_s_per_user_max": front["tok_s_per_user"].max(),
+        })
+        readings = metric_readings(front, targets, metric=metric, wide_gap=wide_gap)
+        for t, r in zip(targets, readings.itertuples()):
+            row[metric_column(metric, t)] = r.value
+            row[reading_column(t)] = r.reading
+            row[metric_bound_column(metric, t)] = r.bound
+            row[f"gap_at_{t:g}"] = r.gap
+        if metric in cost.COST_METRICS:
+            for col in PRICE_COLUMNS:
+                values = front[col].dropna().unique()
+                row[col] = values[0] if len(values) == 1 else "; ".join(map(str, values))
+        else:
+            row["power_scope"] = cost.POWER_SCOPE
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def no_metric_groups(points: pd.DataFrame, fronts: pd.DataFrame, *, metric: str, by: Sequence[str],
+                     denominator: str = "all", ttft_max_ms: float | None = None) -> pd.DataFrame:
+    """Groups with usable points but no frontier on ``metric`` (no measured power, no price), one row each."""
+    by = list(by)
+    every = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
+    if every.empty:
+        return pd.DataFrame(columns=by)
+    have = set(map(tuple, fronts[by].astype(str).to_numpy())) if len(fronts) else set()
+    groups = every[by].drop_duplicates()
+    return groups[[tuple(map(str, r)) not in have for r in groups.to_numpy()]].reset_index(drop=True)
+
+
+@dataclass
+class Efficiency:
+    """One efficiency figure at equal interactivity, with what it rests on (for claim cards and reports)."""
+
+    metric: str
+    level: float
+    value: float
+    reading: str
+    bound: float
+    denominator: str
+    selection: dict
+    n_points: int
+    n_with_metric: int
+    points: pd.DataFrame
+    price: "cost.Price | None"
+    power_scope: str
+    reason: str | None
+
+    @property
+    def checkable(self) -> bool:
+        return bool(np.isfinite(self.value))
+
+
+def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: float, osl: float, level: float,
+                  metric: str, denominator: str = "all", model: str | None = None, scope: str | None = None,
+                  prices: pd.DataFrame | None = None, ttft_max_ms: float | None = None) -> Efficiency:
+    """``metric`` of one hardware × precision frontier at ``level`` tok/s/user and the stated lengths.
+
+    ``points`` should hold one model, or pass ``model``: a frontier over several models answers nothing, so that
+    case returns no value and says why. Without ``scope`` the frontier is the envelope over every scope measured
+    for that hardware and precision.
+    Returns the value (NaN when it cannot be read), how it was read (``measured``, ``interpolated``, ``wide
+    gap``, ``lower bound``, ``above range`` or ``no data``), the bound below the measured range, the frontier
+    points it was read from (``points``: the bracketing pair or the slowest point), the price used (cost) and a
+    ``reason`` when there is no value: no points at these lengths, no measured power, no price for the hardware.
+    """
+    cost.check_metric(metric)
+    selection = {"model": model, "hardware": hardware, "precision": precision, "scope": scope, "isl": float(isl),
+                 "osl": float(osl)}
+    sel = select(points, model=model, isl=isl, osl=osl)
+    sel = sel[(sel["hardware"] == hardware) & (sel["precision"] == precision)]
+    if scope is not None:
+        sel = sel[sel["scope"] == scope]
+    prices = cost.load_prices() if prices is None else prices
+    price = cost.price_for(prices, hardware) if metric in cost.COST_METRICS else None
+    n_points = len(usable(sel, denominator=denominator, ttft_max_ms=ttft_max_ms))
+    data = metric_points(sel, metric=metric, denominator=denominator, ttft_max_ms=ttft_max_ms, prices=prices)
+    power_scope = cost.POWER_SCOPE if metric in cost.ENERGY_METRICS else ""
+    empty = dict(metric=metric, level=float(level), value=np.nan, bound=np.nan, denominator=denominator,
+                 selection=selection, n_points=n_points, n_with_metric=len(data), points=data.iloc[0:0],
+                 price=price, power_scope=power_scope)
+    what = f"{hardware} {precision} at {isl:g}/{osl:g} tokens" + (f" ({scope})" if scope else "")
+    if n_points == 0:
+        return Efficiency(**empty, reading="no data", reason=f"no usable measured points for {what}")
+    models = sorted(sel["model"].dropna().astype(str).unique())
+    if model is None and len(models) > 1:
+        return Efficiency(**empty, reading="no data",
+                          reason=f"the points for {what} hold {len(models)} models ({', '.join(models)}); "
+                                 "pass model= so one model's frontier is read")
+    if metric in cost.COST_METRICS and price is None:
+        return Efficiency(**empty, reading="no data", reason=cost.no_price_message([hardware]))
+    if data.empty:
+        return Efficiency(**empty, reading="no data",
+                          reason=f"none of the {n_points} points for {what} has measured GPU power")
+    front = metric_frontier(data, metric=metric, by=[], denominator=denominator, prices=prices)
+    r = metric_readings(front, [level], metric=metric).iloc[0]
+    if r["reading"] == "lower bound":
+        used = front.loc[[front["tok_s_per_user"].idxmin()]]
+    else:
+        f = front.assign(tok_s_per_gpu=_goodness(front[metric], metric))
+        used = front.loc[bracketing_points(f, float(level)).index]
+    reason = None
+    if not np.isfinite(r["value"]):
+        reason = (f"{what}: the frontier starts at {front['tok_s_per_user'].min():,.0f} tok/s/user, faster than "
+                  f"{level:g}; only a bound can be read" if r["reading"] == "lower bound" else
+                  f"{what}: no frontier point as fast as {level:g} tok/s/user (fastest "
+                  f"{front['tok_s_per_user'].max():,.0f})")
+    return Efficiency(**{**empty, "value": float(r["value"]), "bound": float(r["bound"]), "points": used},
+                      reading=str(r["reading"]), reason=reason)
+
+
 # --- command line -----------------------------------------------------------------------------------
 CLI_END_COLUMNS = ["fastest_tok_s_per_user", "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
                    "fastest_ttft_ms_p50"]
 
 
 def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, denominator: str,
-                 ttft_max_ms: float | None = None) -> int:
-    """``perfclaims frontier``: per group tok/s/GPU at each ``at`` tok/s/user and the fastest per-user point (with
-    its concurrency, GPU count and median TTFT), as CSV."""
+                 ttft_max_ms: float | None = None, metric: str = DEFAULT_METRIC,
+                 prices_path: str | Path | None = None, price: Sequence[str] = ()) -> int:
+    """``perfclaims frontier``: per group ``<metric>_at_<level>`` at each ``at`` tok/s/user, as CSV. For
+    tok/s/GPU also the fastest per-user point (its concurrency, GPU count and median TTFT); for $/M tokens the
+    price each row used, and on stderr the hardware left out for want of a price; for energy ``power_scope``
+    (GPU power only) and on stderr the groups left out for want of measured power."""
     points = load_points(points_path)
     by = _check_by(points, DEFAULT_BY if not by else by)
-    fronts = frontier(points, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms)
+    prices = None
+    if metric in cost.COST_METRICS:
+        prices = cost.load_prices(extra=prices_path, overrides=cost.parse_price_args(price))
+    fronts = metric_frontier(points, metric=metric, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms,
+                             prices=prices)
+    notes = []
+    if metric in cost.COST_METRICS:
+        missing = cost.missing_prices(prices, usable(points, denominator=denominator)["hardware"])
+        if missing:
+            notes.append(cost.no_price_message(missing))
+    elif metric in cost.ENERGY_METRICS:
+        left = no_metric_groups(points, fronts, metric=metric, by=by, denominator=denominator,
+                                ttft_max_ms=ttft_max_ms)
+        if len(left):
+            notes.append(f"{len(left)} group(s) have no measured GPU power and no energy figure")
+    for note in notes:
+        print(f"perfclaims frontier: {note}", file=sys.stderr)
     if fronts.empty:
-        print(f"perfclaims frontier: {points_path}: no usable points (need tok/s/user and tok/s/GPU)",
+        print(f"perfclaims frontier: {points_path}: no usable points (need tok/s/user and {metric})",
               file=sys.stderr)
         return 1
-    table = capacity_table(fronts, targets=at, by=by)
+    table = metric_table(fronts, targets=at, metric=metric, by=by)
     cols = by + ["gpu_denominator", "n_points", "n_frontier", "n_gpus_min", "n_gpus_max", "tok_s_per_user_min",
-                 "tok_s_per_user_max"] + [target_column(t) for t in at] + CLI_END_COLUMNS
+                 "tok_s_per_user_max"]
+    if metric == DEFAULT_METRIC:
+        cols += [target_column(t) for t in at] + CLI_END_COLUMNS
+    else:
+        cols += [metric_column(metric, t) for t in at]
+        cols += PRICE_COLUMNS if metric in cost.COST_METRICS else ["power_scope"]
     text = table[cols].to_csv(index=False, float_format="%.6g")
     try:
         sys.stdout.write(text)
@@ -432,100 +665,6 @@ def gpus_text(lo: float, hi: float) -> str:
     return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
 
 
-def _seconds(s: float) -> str:
-    return f"{s:.2g}" if s < 10 else f"{s:,.0f}"
-
-
-def _ttft_text(ms: float) -> str:
-    if ms is None or not np.isfinite(ms):
-        return "TTFT n/a"
-    return f"TTFT p50 {_seconds(ms / 1000.0)} s"
-
-
-def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) -> str:
-    """One table cell for tok/s/GPU at a target: the number, ``≥ X (lower bound)`` below the measured range,
-    ``X (gap N×)`` when read across a wide gap, ``above range`` when faster than anything measured."""
-    if reading == "lower bound":
-        return f"≥ {_num(lower_bound)} (lower bound)"
-    if reading == "wide gap":
-        return f"{_num(value)} (gap {gap:.1f}×)"
-    if reading in ("measured", "interpolated"):
-        return _num(value)
-    return reading
-
-
-def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.DataFrame:
-    """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
-    out = pd.DataFrame({
-        "group": table["label"],
-        "n_gpus": [gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
-        "measured points": table["n_points"],
-        "frontier points": table["n_frontier"],
-        "tok_s_per_user range": [f"{_num(a)}–{_num(b)}" for a, b in
-                                 zip(table["tok_s_per_user_min"], table["tok_s_per_user_max"])],
-        "TTFT p50 range (s)": [f"{_seconds(a)}–{_seconds(b)}" if np.isfinite(a) else "n/a"
-                               for a, b in zip(table["ttft_s_p50_min"], table["ttft_s_p50_max"])],
-        "frontier points over TTFT limit": table["n_over_ttft_limit"],
-    })
-    for t in targets:
-        out[f"tok_s_per_gpu at {t:g} tok/s/user"] = [
-            capacity_cell(v, r, lb, g) for v, r, lb, g in zip(
-                table[target_column(t)], table[reading_column(t)], table[lower_bound_column(t)],
-                table[f"gap_at_{t:g}"])]
-    return out.sort_values("group", ignore_index=True)
-
-
-def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denominator: str,
-                       ttft_limit_s: float = TTFT_LIMIT_S) -> str:
-    """Markdown prose built from the capacity table: who reaches each target, the best capacity there, lower
-    bounds where a frontier starts faster, frontier points stuck behind a long TTFT, and the fastest per-user
-    points."""
-    if table.empty:
-        return "No usable points (tok/s/user and tok/s/GPU) in this selection."
-    n_front = int(table["n_frontier"].sum())
-    n_slow = int(table["n_over_ttft_limit"].sum())
-    lines = [f"tok/s/GPU divides system output tok/s by **{DENOMINATOR_TEXT[denominator]}**. "
-             f"{len(table)} hardware × precision × scope groups; values between measured frontier points are "
-             "interpolated in log-log space and never extrapolated.",
-             f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
-             "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
-             f"that long for its first token. They are drawn hollow in the figure."]
-    for t in targets:
-        col = table[target_column(t)]
-        reached = table[col.notna()]
-        floors = table[table[reading_column(t)] == "lower bound"]
-        rough = table[table[reading_column(t)] == "wide gap"]
-        if reached.empty:
-            text = f"- At {t:g} tok/s/user: no group's measured range covers this level"
-        else:
-            best = reached.loc[reached[target_column(t)].idxmax()]
-            worst = reached.loc[reached[target_column(t)].idxmin()]
-            text = (f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
-                    f"{best[target_column(t)]:,.0f} tok/s/GPU ({best['label']}), lowest "
-                    f"{worst[target_column(t)]:,.0f} ({worst['label']})")
-            if len(rough):
-                text += f"; {len(rough)} of these read across a gap wider than {WIDE_GAP:g}× (rough)"
-        if len(floors):
-            text += (f". {len(floors)} more only measured faster than this, so they serve it with at least their "
-                     "slowest point's tok/s/GPU: " + ", ".join(
-                         f"{r['label']} ≥ {_num(r[lower_bound_column(t)])}" for _, r in floors.iterrows()))
-        lines.append(text + ".")
-    fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
-    share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
-    lines.append(f"- Fastest per-user point of all: {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
-                 f"({fastest['label']}, {_point_text(fastest['fastest_concurrency'], fastest['fastest_n_gpus'])}, "
-                 f"{_ttft_text(fastest['fastest_ttft_ms_p50'])}), at {fastest['fastest_tok_s_per_gpu']:,.0f} "
-                 f"tok/s/GPU — {share:.1%} of that group's best measured capacity "
-                 f"({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at {fastest['capacity_tok_s_per_user']:,.0f} "
-                 "tok/s/user).")
-    return "\n".join(lines)
-
-
-def _point_text(concurrency: float, n_gpus: float) -> str:
-    who = "one user (concurrency 1)" if concurrency == 1 else f"concurrency {_num(concurrency)}"
-    return f"{who} on {_num(n_gpus)} GPUs"
-
-
 def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> pd.DataFrame:
     """The fastest per-user point of each group's frontier (concurrency, GPUs, median TTFT) next to its capacity
     end, with the share of capacity kept. ``note`` says "single user" only at concurrency 1 and names a TTFT above
@@ -544,53 +683,3 @@ def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -
         notes.append("; ".join(note))
     ends["note"] = notes
     return ends.sort_values("fastest_tok_s_per_user", ascending=False, ignore_index=True)
-
-
-def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> str:
-    """Markdown: what the fastest per-user points ran at, which wait long for a first token, and how much of its
-    best tok/s/GPU each frontier keeps there."""
-    if ends.empty:
-        return ""
-    single = ends[ends["fastest_concurrency"] == 1]
-    conc = ends.loc[ends["fastest_concurrency"] != 1, "fastest_concurrency"]
-    parts = [f"{len(single)} of {len(ends)} fastest per-user points were measured with a single user "
-             "(concurrency 1)" + (f"; the others ran at concurrency {_range_text(conc)}, so they show how fast "
-                                  "each of many concurrent users was served, not a single-user peak." if len(conc)
-                                  else ".")]
-    slow = ends[ends["fastest_ttft_s_p50"] > ttft_limit_s]
-    if len(slow):
-        parts.append(f"{len(slow)} of these points {'waits' if len(slow) == 1 else 'wait'} more than "
-                     f"{ttft_limit_s:g} s for the first token (median TTFT): "
-                     + "; ".join(f"{r['label']} {r['fastest_tok_s_per_user']:,.0f} tok/s/user at concurrency "
-                                 f"{_num(r['fastest_concurrency'])} with TTFT p50 {r['fastest_ttft_s_p50']:,.0f} s"
-                                 for _, r in slow.iterrows())
-                     + ". Decode is fast there, but requests queue for prefill first.")
-    multi = ends[ends["n_frontier"] >= 2]
-    lonely = ends[ends["n_frontier"] < 2]
-    if len(multi):
-        lo = multi.loc[multi["fastest_share_of_capacity"].idxmin()]
-        hi = multi.loc[multi["fastest_share_of_capacity"].idxmax()]
-        parts.append(f"At its fastest per-user point a frontier keeps between {lo['fastest_share_of_capacity']:.1%} "
-                     f"({lo['label']}) and {hi['fastest_share_of_capacity']:.1%} ({hi['label']}) of its best "
-                     f"measured tok/s/GPU (median {multi['fastest_share_of_capacity'].median():.1%}): a per-user "
-                     "peak and server capacity are different numbers.")
-    if len(lonely):
-        parts.append(f"{', '.join(lonely['label'])}: one frontier point only, so no trade-off can be read.")
-    return "\n\n".join(parts)
-
-
-def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
-    """``fastest_points`` as a reader sees it: readable headers, the share of capacity in percent."""
-    out = pd.DataFrame({
-        "group": ends["label"],
-        "fastest tok/s/user": ends["fastest_tok_s_per_user"],
-        "concurrency": ends["fastest_concurrency"],
-        "GPUs": ends["fastest_n_gpus"],
-        "TTFT p50 (s)": ends["fastest_ttft_s_p50"],
-        "tok/s/GPU there": ends["fastest_tok_s_per_gpu"],
-        "best tok/s/GPU (capacity end)": ends["capacity_tok_s_per_gpu"],
-        "tok/s/user at capacity end": ends["capacity_tok_s_per_user"],
-        "share of capacity kept (%)": 100.0 * ends["fastest_share_of_capacity"],
-        "note": ends["note"],
-    })
-    return out

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import cli, frontier as fr
+from analysis.pages import frontier as page
 from analysis.schema import to_points
 
 BY = ["hardware", "precision", "scope", "isl", "osl"]
@@ -229,7 +230,7 @@ def test_below_the_measured_range_the_table_gives_a_lower_bound_but_capacity_at_
     assert row[fr.reading_column(50)] == "lower bound"
     assert row[fr.lower_bound_column(50)] == pytest.approx(slowest["output_tok_s"] / slowest["n_gpus"])
     assert row[fr.reading_column(200)] == "above range" and math.isnan(row[fr.lower_bound_column(200)])
-    assert fr.capacity_cell(row[fr.target_column(50)], "lower bound", row[fr.lower_bound_column(50)], math.nan) \
+    assert page.capacity_cell(row[fr.target_column(50)], "lower bound", row[fr.lower_bound_column(50)], math.nan) \
         == "≥ 787 (lower bound)"
     assert row[fr.reading_column(100)] in ("interpolated", "measured")
 
@@ -241,7 +242,7 @@ def test_capacity_readings_flag_wide_gaps_from_the_bracketing_points():
     assert r["gap"].iloc[2] == pytest.approx(2.0) and r["gap"].iloc[3] == pytest.approx(5.0)
     assert r["lower_bound_tok_s_per_gpu"].iloc[0] == 1000.0
     np.testing.assert_allclose(r["tok_s_per_gpu"], fr.capacity_at(front, [5, 10, 15, 50, 200]))
-    assert fr.capacity_cell(r["tok_s_per_gpu"].iloc[3], "wide gap", math.nan, 5.0).endswith("(gap 5.0×)")
+    assert page.capacity_cell(r["tok_s_per_gpu"].iloc[3], "wide gap", math.nan, 5.0).endswith("(gap 5.0×)")
 
 
 def test_ttft_max_ms_keeps_only_points_under_the_limit(snapshot):
@@ -269,10 +270,10 @@ def test_fastest_points_call_single_user_only_at_concurrency_1_and_name_long_ttf
     b200 = ends[ends["label"] == "B200 · fp8 · multi-node"].iloc[0]
     assert b200["fastest_concurrency"] == 256 and b200["fastest_ttft_s_p50"] == pytest.approx(79.3, abs=0.1)
     assert "long TTFT (79 s > 10 s)" in b200["note"]
-    text = fr.describe_fastest_points(ends)
+    text = page.describe_fastest_points(ends)
     assert f"{single.sum()} of {len(ends)} fastest per-user points were measured with a single user" in text
     assert "B200 · fp8 · multi-node 154 tok/s/user at concurrency 256 with TTFT p50 79 s" in text
-    prose = fr.describe_frontiers(table, targets=[50, 100], denominator="all")
+    prose = page.describe_frontiers(table, targets=[50, 100], denominator="all")
     assert f"{int(table['n_over_ttft_limit'].sum())} of {int(table['n_frontier'].sum())} frontier points have a " \
            "median TTFT above 10 s" in prose
     assert "single-user end" not in prose and "single-user end" not in text
@@ -314,6 +315,7 @@ def test_frontier_figure_draws_slow_ttft_points_hollow_and_labels_gpu_counts_wit
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
+    from matplotlib.transforms import Bbox
 
     from analysis.plots import frontier as plots
 
@@ -323,17 +325,285 @@ def test_frontier_figure_draws_slow_ttft_points_hollow_and_labels_gpu_counts_wit
     fig = axes.flat[0].figure
     renderer = fig.canvas.get_renderer()
     by_title = {ax.get_title(): ax for ax in axes.flat if ax.get_visible()}
+    # one legend for the figure, outside every panel, naming the hollow markers and the dotted guides
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert "hollow marker: TTFT p50 > 10 s" in texts and "dotted: 50, 100 tok/s/user" in texts
+    legend_box = legend.get_window_extent(renderer)
+    assert not any(legend_box.overlaps(ax.get_window_extent(renderer)) for ax in by_title.values())
+    kept = 0
     for hw, ax in by_title.items():
         front = fronts[fronts["hardware"] == hw]
         hollow = sum(len(c.get_offsets()) for c in ax.collections
                      if len(c.get_facecolors()) and tuple(c.get_facecolors()[0]) == to_rgba("white"))
         assert hollow == int((front["ttft_ms_p50"] > 10_000).sum()), hw
-        assert any("TTFT p50 > 10 s" in t.get_text() for t in ax.get_legend().get_texts())
-        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert ax.get_xscale() == ax.get_yscale() == "log"
+        labels = [t for t in ax.texts if t.get_gid() == plots.LABEL_GID]
+        kept += len(labels)
+        boxes = [t.get_window_extent(renderer) for t in labels]
         assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), hw
+        # no label covers a frontier marker (markers are 5 pt across) and every label stays inside its panel
+        xy = ax.transData.transform(front[["tok_s_per_user", "tok_s_per_gpu"]].to_numpy(float))
+        half = 2.5 * fig.dpi / 72
+        markers = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in xy]
+        assert not any(b.overlaps(m) for b in boxes for m in markers), hw
+        frame = ax.get_window_extent(renderer)
+        assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+        # the dotted guides are labelled with their tok/s/user above the panel
+        guides = sorted(t.get_text() for t in ax.texts if t.get_gid() == plots.GUIDE_GID)
+        assert guides == ["100", "50"], hw
+    assert plots.labels_drawn(axes) == kept and len(fronts) - 10 <= kept <= len(fronts)
+    assert "log scale" in axes[-1, 0].get_xlabel() and "log scale" in axes[0, 0].get_ylabel()
     # GPU counts vary along the GB300 NVL72 fp4 rack frontier (20–72 GPUs): labels say how many
     gb300 = [t.get_text() for t in by_title["GB300 NVL72"].texts]
-    assert "3228/34g" in gb300 and "5/34g" in gb300
+    assert "5/34g" in gb300 and any(t.endswith("/72g") for t in gb300)
     # ... and not along MI300X's (always 8): plain concurrency
-    assert all("/" not in t.get_text() for t in by_title["MI300X"].texts)
+    assert all("/" not in t.get_text() for t in by_title["MI300X"].texts if t.get_gid() == plots.LABEL_GID)
     plt.close(fig)
+
+
+def test_place_labels_moves_a_label_to_a_free_side_and_drops_one_with_no_room():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import frontier as plots
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    fig.canvas.draw()
+    # two labels on the same point: the second goes below instead of on top of the first; a third and fourth
+    # take the left side; a fifth has nowhere left and is dropped
+    dropped = plots.place_labels(ax, [(50, 50, f"label{i}", "k") for i in range(5)])
+    labels = [t for t in ax.texts if t.get_gid() == plots.LABEL_GID]
+    assert dropped == 1 and len(labels) == 4 == plots.labels_drawn(np.array([ax]))
+    assert sorted((t.get_position()[0] > 0, t.get_position()[1] > 0) for t in labels) == [
+        (False, False), (False, True), (True, False), (True, True)]
+    # a label that would leave the axes is moved inside: at the right edge it goes to the left of its point
+    plots.place_labels(ax, [(99, 50, "edge", "k")])
+    edge = [t for t in ax.texts if t.get_text() == "edge"][0]
+    assert edge.get_position()[0] < 0
+    plt.close(fig)
+
+
+# --- frontiers on cost and energy axes -------------------------------------------------------------------
+def brute_force_lower_front(u, c) -> set[int]:
+    """Indices no other point beats by being at least as fast per user AND at most as costly (one strictly)."""
+    keep = set()
+    for i in range(len(u)):
+        dominated = any(u[j] >= u[i] and c[j] <= c[i] and (u[j] > u[i] or c[j] < c[i]) for j in range(len(u)))
+        if not dominated:
+            keep.add(i)
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cost_frontier_is_the_lower_envelope(seed):
+    from analysis import cost
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    hw = rng.choice(["B200", "H200 SXM"], n)  # two prices in one group: cost, not tok/s/GPU, decides
+    pts = to_points([dict(format="inferencex-api", hardware=h, n_gpus=8, tok_s_per_user=float(u),
+                          output_tok_s=float(o)) for h, u, o in
+                     zip(hw, np.round(rng.lognormal(4, 0.7, n), 1), np.round(rng.lognormal(8, 1, n), -1))])
+    prices = cost.load_prices()
+    fronts = fr.metric_frontier(pts, metric="usd_per_mtok", by=[], prices=prices)
+    price = np.where(hw == "B200", 1.95, 1.41)
+    c = price * 1e6 / (3600 * pts["output_tok_s"].to_numpy() / 8)
+    expected = brute_force_lower_front(pts["tok_s_per_user"].to_list(), list(c))
+    assert sorted(fronts["usd_per_mtok"]) == pytest.approx(sorted(c[list(expected)]))
+    # the upper envelope of tok/s/GPU is a different set here, because the prices differ
+    fronts_tpg = fr.metric_frontier(pts, metric="tok_s_per_gpu", by=[])
+    assert len(fronts_tpg) == len(brute_force_front(pts["tok_s_per_user"].to_list(),
+                                                    (pts["output_tok_s"] / 8).to_list()))
+
+
+def test_cost_at_equal_interactivity_is_the_price_over_capacity(snapshot):
+    # One price per hardware: $/M at a level = price × 1e6 / (3600 × tok/s/GPU at that level), the same
+    # log-log interpolation read the other way up; below the measured range the slowest point's cost is a ceiling.
+    from analysis import cost
+
+    by = ["hardware", "precision", "scope", "isl", "osl"]
+    cap = fr.capacity_table(fr.frontier(snapshot, by=by), targets=[50, 100, 200], by=by)
+    usd = fr.metric_table(fr.metric_frontier(snapshot, metric="usd_per_mtok", by=by), targets=[50, 100, 200],
+                          metric="usd_per_mtok", by=by)
+    assert set(usd["hardware"]) == {"B200", "GB200 NVL72", "GB300 NVL72", "H100 SXM", "H200 SXM"}
+    merged = usd.merge(cap, on=by, suffixes=("", "_cap"))
+    assert len(merged) == len(usd) == len(cap[cap["hardware"].isin(usd["hardware"])])
+    checked = 0
+    for _, r in merged.iterrows():
+        price = cost.price_for(cost.load_prices(), r["hardware"]).usd_per_gpu_hour
+        assert r["usd_per_gpu_hour"] == price and r["price_source"].startswith("https://")
+        for t in (50, 100, 200):
+            want = price * 1e6 / (3600 * r[fr.target_column(t)])
+            got = r["usd_per_mtok_at_" + f"{t}"]
+            assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-9)
+            assert r[f"reading_at_{t}"] == r[f"reading_at_{t}_cap"]
+            if r[f"reading_at_{t}"] == "lower bound":
+                assert r[fr.metric_bound_column("usd_per_mtok", t)] == pytest.approx(
+                    price * 1e6 / (3600 * r[fr.lower_bound_column(t)]))
+            checked += np.isfinite(want)
+    assert checked > 40
+
+
+def test_energy_frontier_uses_only_points_with_measured_power(snapshot):
+    by = ["hardware", "precision", "isl", "osl"]
+    fronts = fr.metric_frontier(snapshot, metric="tok_s_per_mw", by=by)
+    assert set(fronts["hardware"]) == {"MI355X"} and (fronts["power_scope"] == "GPU power only").all()
+    mi = fronts[(fronts["precision"] == "fp8") & (fronts["isl"] == 8192)]
+    # points with power there: 8, 4 (sglang), 8, 64, 256 (atom) and the 24-GPU disaggregated 2048 one
+    assert mi["n_points"].iloc[0] == 6
+    pts = snapshot[(snapshot["hardware"] == "MI355X") & (snapshot["precision"] == "fp8")
+                   & (snapshot["isl"] == 8192) & snapshot["power_w"].notna()]
+    mw = (1e6 * pts["output_tok_s"] / (pts["power_w"] * pts["n_gpus"])).to_list()
+    expected = brute_force_front(pts["tok_s_per_user"].to_list(), mw)
+    assert sorted(mi["tok_s_per_mw"]) == pytest.approx(sorted(mw[i] for i in expected))
+    j = fr.metric_frontier(snapshot, metric="j_per_output_token", by=by)
+    assert sorted(1e6 / j["j_per_output_token"]) == pytest.approx(sorted(fronts["tok_s_per_mw"]))
+
+
+def test_efficiency_at_gives_value_match_and_price(snapshot):
+    e = fr.efficiency_at(snapshot, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
+                         metric="usd_per_mtok", denominator="all", scope="node")
+    front = fr.frontier(fr.select(snapshot, isl=1024, osl=1024).query("hardware == 'B200' and precision == 'fp4' "
+                                                                     "and scope == 'node'"), by=[])
+    assert e.value == pytest.approx(1.95e6 / (3600 * fr.capacity_at(front, [50])[0]))
+    assert e.reading in ("interpolated", "measured") and e.reason is None and e.checkable
+    assert e.price.usd_per_gpu_hour == 1.95 and "SemiAnalysis" in e.price.basis
+    assert len(e.points) == 2 and (e.points["tok_s_per_user"].min() <= 50 <= e.points["tok_s_per_user"].max())
+    assert e.selection == {"model": None, "hardware": "B200", "precision": "fp4", "scope": "node", "isl": 1024.0,
+                           "osl": 1024.0}
+    no_price = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp4", isl=1024, osl=1024, level=100,
+                                metric="usd_per_mtok", denominator="all")
+    assert math.isnan(no_price.value) and "MI355X" in no_price.reason and no_price.price is None
+    no_power = fr.efficiency_at(snapshot, hardware="B200", precision="fp4", isl=1024, osl=1024, level=100,
+                                metric="tok_s_per_mw", denominator="all")
+    b200 = _trusted(snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4")
+                             & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024)])
+    assert math.isnan(no_power.value) and no_power.n_points == len(b200) == 20
+    assert no_power.reason == "none of the 20 points for B200 fp4 at 1024/1024 tokens has measured GPU power"
+    mw = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024, level=50,
+                          metric="tok_s_per_mw", denominator="all")
+    assert mw.power_scope == "GPU power only" and mw.n_with_metric == 6 and np.isfinite(mw.value)
+    lo, hi = sorted(mw.points["tok_s_per_mw"])
+    assert lo <= mw.value <= hi
+    # two models in the points and no model named: no frontier is read across them
+    two = pd.concat([snapshot, snapshot[snapshot["hardware"] == "B200"].assign(model="Other-Model")])
+    mixed = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
+                             metric="usd_per_mtok")
+    assert math.isnan(mixed.value) and "2 models" in mixed.reason and "pass model=" in mixed.reason
+    named = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
+                             metric="usd_per_mtok", scope="node", model="DeepSeek-R1-0528")
+    assert named.value == pytest.approx(e.value)
+    disagg = snapshot[(snapshot["hardware"] == "MI355X") & (snapshot["concurrency"] == 2048)
+                      & snapshot["power_w"].notna()].iloc[0]
+    decode = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024,
+                              level=disagg["tok_s_per_user"], metric="j_per_output_token", denominator="decode")
+    assert decode.value == pytest.approx(0.685255, rel=1e-5) and decode.reading == "measured"  # InferenceX's figure
+    slower = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024, level=15,
+                              metric="j_per_output_token", denominator="decode")
+    # below the frontier's slowest point (17.2 tok/s/user) J/token has a ceiling, not a value
+    assert math.isnan(slower.value) and slower.reading == "lower bound"
+    assert slower.bound == pytest.approx(0.685255, rel=1e-5) and "only a bound" in slower.reason
+
+
+def test_cli_frontier_metric_columns_price_and_messages(snapshot, tmp_path, capsys):
+    path = tmp_path / "points.parquet"
+    snapshot.to_parquet(path)
+    assert cli.main(["frontier", str(path), "--metric", "usd_per_mtok", "--at", "50,100",
+                     "--by", "hardware,precision,scope,isl,osl"]) == 0
+    out = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(out.out))
+    assert list(table.columns[-6:]) == ["usd_per_mtok_at_50", "usd_per_mtok_at_100", "usd_per_gpu_hour",
+                                        "price_basis", "price_source", "price_date"]
+    assert "no price per GPU-hour for B300, MI300X, MI325X, MI355X" in out.err
+    row = table[(table["hardware"] == "H200 SXM") & (table["scope"] == "node") & (table["isl"] == 1024)
+                & (table["osl"] == 1024)].iloc[0]
+    front = fr.frontier(snapshot[(snapshot["hardware"] == "H200 SXM") & (snapshot["scope"] == "node")
+                                 & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024)], by=[])
+    assert row["usd_per_mtok_at_50"] == pytest.approx(1.41e6 / (3600 * fr.capacity_at(front, [50])[0]), rel=1e-5)
+    # a price given on the command line brings MI355X in and is named as its source
+    assert cli.main(["frontier", str(path), "--metric", "usd_per_mtok", "--at", "100", "--by", "hardware",
+                     "--price", "MI355X=2.10"]) == 0
+    out = capsys.readouterr()
+    mi = pd.read_csv(io.StringIO(out.out)).set_index("hardware").loc["MI355X"]
+    assert mi["usd_per_gpu_hour"] == 2.10 and mi["price_source"] == "--price" and "MI355X" not in out.err
+    assert cli.main(["frontier", str(path), "--metric", "tok_s_per_mw", "--at", "50,100", "--by",
+                     "hardware,precision,isl,osl"]) == 0
+    out = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(out.out))
+    assert list(table.columns[-3:]) == ["tok_s_per_mw_at_50", "tok_s_per_mw_at_100", "power_scope"]
+    assert set(table["hardware"]) == {"MI355X"} and (table["power_scope"] == "GPU power only").all()
+    assert "have no measured GPU power" in out.err
+
+
+def test_cli_frontier_ttft_max_ms(snapshot, tmp_path, capsys):
+    path = tmp_path / "points.parquet"
+    snapshot.to_parquet(path)
+    by = "hardware,precision,scope,isl,osl"
+    assert cli.main(["frontier", str(path), "--at", "50", "--by", by, "--ttft-max-ms", "10000"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    want = fr.capacity_table(fr.frontier(snapshot, by=by.split(","), ttft_max_ms=10_000), targets=[50],
+                             by=by.split(","))
+    assert table["n_frontier"].sum() == want["n_frontier"].sum()
+    b200 = table[(table["hardware"] == "B200") & (table["precision"] == "fp8") & (table["scope"] == "multi-node")
+                 & (table["isl"] == 8192)].iloc[0]
+    assert b200["fastest_ttft_ms_p50"] <= 10_000 and b200["fastest_tok_s_per_user"] < 154
+
+
+# --- the frontier page's words and the cost chart -------------------------------------------------------------
+def test_page_words_shares_cells_and_escaping():
+    assert [page.share_text(f) for f in (0.00393, 0.0152, 0.22, 1.0)] == ["0.39%", "1.5%", "22%", "100%"]
+    assert page.efficiency_cell("usd_per_mtok", math.nan, "lower bound", 0.3612, math.nan) == "≤ $0.36 (ceiling)"
+    assert page.efficiency_cell("tok_s_per_mw", math.nan, "lower bound", 274822.4, math.nan) == "≥ 274,822 (floor)"
+    assert page.efficiency_cell("j_per_output_token", 5.617, "wide gap", math.nan, 4.04) == "5.62 J (gap 4.0×)"
+    assert page.efficiency_cell("usd_per_mtok", math.nan, "above range", math.nan, math.nan) == "above range"
+    assert page.dollars_md("$1 to $2") == "&#36;1 to &#36;2"
+    # a hostile hardware name reaches the Markdown only escaped, in the headline and the price caption
+    rows = [dict(format="inferencex-api", model="M", hardware="<img src=x>", precision="fp8", n_gpus=8, isl=1024,
+                 osl=1024, tok_s_per_user=u, output_tok_s=o, concurrency=c, ttft_ms_p50=100.0, power_w=700.0)
+            for u, o, c in ((30.0, 8000.0, 64), (60.0, 4000.0, 16), (120.0, 800.0, 1))]
+    pts = to_points(rows)
+    p = page.build(pts, model="M", isl=1024, osl=1024, prices={"<img src=x>": {"usd_per_gpu_hour": 2.0,
+                                                                                "source": "[x](javascript:y)"}})
+    for md in (p.headline, p.price_caption, p.energy_caption, p.title_md):
+        assert "<img" not in md and "](javascript" not in md
+    assert "&#60;img src=x&#62;" in p.headline
+    r = p.results()
+    # $2/GPU-hour over the tok/s/GPU frontier read at each level (e.g. 500 tok/s/GPU at 60 tok/s/user: $1.11/M)
+    assert r["usd_per_mtok"]["<img src=x> · fp8 · node"]["50"] == pytest.approx(
+        2.0 * 1e6 / (3600 * fr.capacity_at(fr.frontier(pts, by=[]), [50])[0]))
+    assert r["usd_per_mtok"]["<img src=x> · fp8 · node"]["100"] == pytest.approx(
+        2.0 * 1e6 / (3600 * fr.capacity_at(fr.frontier(pts, by=[]), [100])[0]))
+    # J/token = GPU power × GPUs ÷ output tok/s (1.4 J at 60, 7 J at 120 tok/s/user), log-log read at 100
+    j = 700.0 * 8 / np.array([4000.0, 800.0])
+    want = math.exp(np.interp(math.log(100), np.log([60, 120]), np.log(j)))
+    assert r["j_per_output_token"]["<img src=x> · fp8 · node"]["100"] == pytest.approx(want)
+    assert r["title"] == "M frontiers, 1,024 in / 1,024 out: tok/s/user against tok/s/GPU, cost and energy"
+    assert "(prefill + decode)" in r["headline"] and "$" in r["headline"] and "&#" not in r["headline"]
+
+
+def test_cost_chart_orders_best_first_marks_bounds_and_leaves_out_empty_groups():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import frontier as plots
+
+    long = pd.DataFrame({
+        "label": ["a", "a", "b", "b", "c", "c", "d", "d"],
+        "level": [50.0, 100.0] * 4,
+        "value": [2.0, 4.0, 1.0, 3.0, math.nan, 5.0, math.nan, math.nan],
+        "reading": ["interpolated", "interpolated", "wide gap", "measured", "lower bound", "interpolated",
+                    "above range", "above range"],
+        "bound": [math.nan, math.nan, math.nan, math.nan, 1.5, math.nan, math.nan, math.nan],
+    })
+    ax = plots.efficiency_dots(long, xlabel="$ per million output tokens", title="t")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "c", "a"]  # cheapest at 50 on top; d has nothing
+    assert sorted(t.get_text() for t in ax.texts) == ["~", "≤"]
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
+    plt.close(ax.figure)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from test_frontier import brute_force_front, log_interp
+from test_frontier import brute_force_front, brute_force_lower_front, log_interp
 
 TARGETS = [50, 100, 200]
 
@@ -38,6 +38,58 @@ def expected_groups(points, *, isl, osl, denominator):
     return out
 
 
+PRICES = {"H100 SXM": 1.30, "H200 SXM": 1.41, "B200": 1.95, "GB200 NVL72": 2.21, "GB300 NVL72": 2.65}
+
+
+def expected_efficiency(points, *, isl, osl, denominator, prices=PRICES, levels=(50, 100)):
+    """Per group: $/M output tokens at each level from the price and the brute-force tok/s/GPU frontier, and J per
+    output token on the lower envelope of the points with measured power (GPU power × GPUs ÷ output tok/s)."""
+    sel = points[(points["format"] == "inferencex-api") & (points["model"] == "DeepSeek-R1-0528")
+                 & (points["isl"] == isl) & (points["osl"] == osl) & points["output_tok_s"].notna()
+                 & ~points["flags"].str.contains("failed-run|inconsistent-throughput")]
+    usd, joules = {}, {}
+    for (hw, prec, scope), grp in sel.groupby(["hardware", "precision", "scope"]):
+        label = f"{hw} · {prec} · {scope}"
+        gpus = grp["n_gpus"]
+        if denominator == "decode":
+            gpus = gpus.where(~grp["disagg"].astype(bool), grp["n_decode_gpus"])
+        u, g = grp["tok_s_per_user"].to_list(), (grp["output_tok_s"] / gpus).to_list()
+        front = sorted(brute_force_front(u, g))
+        if hw in prices:
+            usd[label] = {f"{t}": prices[hw] * 1e6 / (3600 * log_interp([u[i] for i in front],
+                                                                       [g[i] for i in front], t)) for t in levels}
+        power = grp[grp["power_w"].notna()]
+        if len(power):
+            pu = power["tok_s_per_user"].to_list()
+            j = (power["power_w"] * power["n_gpus"] / power["output_tok_s"]).to_list()
+            if denominator == "decode":
+                j = [jr if d else ja for ja, jr, d in zip(j, power["joules_per_output_token"], power["disagg"])]
+            low = sorted(brute_force_lower_front(pu, j))
+            joules[label] = {f"{t}": 1.0 / log_interp([pu[i] for i in low], [1.0 / j[i] for i in low], t)
+                             for t in levels}
+    return usd, joules
+
+
+def _check_efficiency(results, usd, joules):
+    assert sorted(results["usd_per_mtok"]) == sorted(usd)
+    assert sorted(results["j_per_output_token"]) == sorted(joules)
+    n = 0
+    for got_all, want_all in ((results["usd_per_mtok"], usd), (results["j_per_output_token"], joules)):
+        for label, want in want_all.items():
+            for t, value in want.items():
+                got = got_all[label][t]
+                if math.isnan(value):
+                    assert got is None, (label, t)
+                else:
+                    assert got == pytest.approx(value, rel=1e-9), (label, t)
+                    n += 1
+    for label, want in joules.items():
+        for t, value in want.items():
+            if not math.isnan(value):
+                assert results["tok_s_per_mw"][label][t] == pytest.approx(1e6 / value, rel=1e-9)
+    return n
+
+
 def _check(results, expected):
     assert sorted(results["groups"]) == sorted(expected)
     reached = 0
@@ -64,7 +116,7 @@ def _check(results, expected):
     n_over = sum(e["n_over_ttft"] for e in expected.values())
     n_front = sum(e["n_frontier"] for e in expected.values())
     assert results["n_frontier_over_ttft_limit"] == n_over and results["n_frontier_points"] == n_front
-    assert f"{n_over} of {n_front} frontier points wait more than 10 s" in results["headline"]
+    assert f"{n_over} of {n_front} frontier points have a median TTFT above 10 s" in results["prose"]
     return reached
 
 
@@ -92,13 +144,56 @@ def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(note
     assert results["capacity_reading"]["B300 · fp4 · node"]["50"] == "lower bound"
     assert "B300 · fp4 · node ≥ 787" in results["prose"]
     assert results["n_gpus_range"]["GB300 NVL72 · fp4 · rack"] == [12, 48]
+    # the page says what it is about
+    assert results["model"] == "DeepSeek-R1-0528" and results["title"].startswith("DeepSeek-R1-0528 frontiers, 1,024")
+    assert results["hardware"] == ["B200", "B300", "GB200 NVL72", "GB300 NVL72", "H100 SXM", "H200 SXM", "MI300X",
+                                   "MI325X", "MI355X"]
+    # shares are fractions in the numbers and percentages with a sign in the text: 0.39%, not 0.393
+    grp = raw_points[(raw_points["format"] == "inferencex-api") & (raw_points["hardware"] == "B200")
+                     & (raw_points["precision"] == "fp4") & (raw_points["scope"] == "multi-node")
+                     & (raw_points["isl"] == 1024) & (raw_points["osl"] == 1024)]
+    share = results["fastest_share_of_capacity"]["B200 · fp4 · multi-node"]
+    assert share == pytest.approx(expected["B200 · fp4 · multi-node"]["fastest_point"]["tok_s_per_gpu"]
+                                  / (grp["output_tok_s"] / grp["n_gpus"]).max(), rel=1e-9)
+    assert 0.0038 < share < 0.0040
+    assert "keeps 0.39% of that group's best tok/s/GPU" in results["headline"]
+
+    # cost and energy at 50 and 100 tok/s/user, recomputed from the prices and the raw power
+    usd, joules = expected_efficiency(raw_points, isl=1024, osl=1024, denominator="all")
+    # 12 priced groups × 2 levels, less 3 above their measured range, and MI355X fp4/fp8 node at 100 tok/s/user
+    assert _check_efficiency(results, usd, joules) == 21 + 2
+    assert sorted(joules) == ["MI355X · fp4 · node", "MI355X · fp8 · node"]
+    assert results["no_price"] == ["B300", "MI300X", "MI325X", "MI355X"]
+    assert results["prices_used"]["B200"]["usd_per_gpu_hour"] == 1.95
+    assert results["prices_used"]["B200"]["source"].startswith("https://inferencex.semianalysis.com/")
+    assert results["n_points_with_power"] == 7 and results["power_scope"] == "GPU power only"
+    # MI355X fp4 node: its points with power start at 88.8 tok/s/user, so at 50 only a ceiling: 3.64 J
+    assert results["j_per_output_token_reading"]["MI355X · fp4 · node"]["50"] == "lower bound"
+    assert results["tok_s_per_mw_floor"]["MI355X · fp4 · node"]["50"] == pytest.approx(1e6 / 3.638711, rel=1e-5)
+    cheapest = min((v["50"], k) for k, v in usd.items() if not math.isnan(v["50"]))
+    assert cheapest[1] == "GB300 NVL72 · fp4 · rack"
+    assert f"Cost: lowest at 50 tok/s/user is ${cheapest[0]:.2f} per million output tokens (GB300 NVL72 · fp4 · " \
+           "rack at $2.65/GPU-hour" in results["headline"]
+    assert "no cost figure, for B300, MI300X, MI325X, MI355X" in results["headline"]
+    assert "Energy (GPU power only): measured on 7 of 169 points, all on MI355X" in results["headline"]
 
 
 def test_frontier_notebook_with_decode_denominator_8k1k(notebook_runner, raw_points, points_file):
     results = notebook_runner("20-frontier", points_path=str(points_file), isl=8192, osl=1024,
-                              denominator="decode")
+                              denominator="decode", prices={"MI355X": {"usd_per_gpu_hour": 2.0,
+                                                                       "source": "a quote"}})
     expected = expected_groups(raw_points, isl=8192, osl=1024, denominator="decode")
     assert _check(results, expected) > 20
+    # a price given as a parameter brings MI355X into the cost view and is named as its source
+    usd, joules = expected_efficiency(raw_points, isl=8192, osl=1024, denominator="decode",
+                                      prices={**PRICES, "MI355X": 2.0})
+    assert _check_efficiency(results, usd, joules) > 20
+    assert "MI355X · fp8 · multi-node" in results["usd_per_mtok"]
+    assert results["prices_used"]["MI355X"] == {"hardware": "MI355X", "usd_per_gpu_hour": 2.0,
+                                                "basis": "as given by the user", "source": "a quote", "date": ""}
+    assert results["no_price"] == ["B300", "MI300X", "MI325X"]
+    # with decode GPUs only, the disaggregated MI355X point's J/token is InferenceX's own decode figure (0.685 J)
+    assert "MI355X · fp8 · multi-node" in joules
     assert "decode GPUs only" in results["headline"]
     # the fastest B200 fp8 multi-node point decodes at 154 tok/s/user but waits 79 s for its first token
     assert "B200 · fp8 · multi-node 154 tok/s/user at concurrency 256 with TTFT p50 79 s" in \

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
 from analysis.frontier import DENOMINATOR_TEXT, TTFT_LIMIT_S
 
@@ -57,70 +58,187 @@ def drop_overlapping_labels(ax, labels: list) -> int:
     return removed
 
 
+LABEL_GID = "concurrency-label"
+GUIDE_GID = "target-guide-label"
+# Where a point label may go, tried in order: above right, below right, above left, below left (offset points).
+_LABEL_SPOTS = [((4, 4), "left", "bottom"), ((4, -4), "left", "top"), ((-4, 4), "right", "bottom"),
+                ((-4, -4), "right", "top")]
+
+
+def place_labels(ax, items: list[tuple[float, float, str, str]], obstacles: list | None = None) -> int:
+    """Annotate points ``(x, y, text, colour)`` in order, each at the first of four spots beside its point that
+    overlaps no label already placed, no point marker (``obstacles``: display-space boxes) and stays inside the
+    axes; a label with no free spot is left out. Returns how many were left out. Call after the layout is final."""
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    taken = list(obstacles or [])
+    dropped = 0
+    for x, y, label, color in items:
+        for offset, ha, va in _LABEL_SPOTS:
+            ann = ax.annotate(label, (x, y), textcoords="offset points", xytext=offset, ha=ha, va=va, fontsize=7,
+                              color=color, gid=LABEL_GID)
+            box = ann.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in taken):
+                taken.append(box.expanded(1.08, 1.15))
+                break
+            ann.remove()
+        else:
+            dropped += 1
+    return dropped
+
+
+def labels_drawn(axes) -> int:
+    """How many point labels the frontier panels kept (the rest were left out to avoid overlaps)."""
+    return sum(1 for ax in np.ravel(axes) for t in ax.texts if t.get_gid() == LABEL_GID)
+
+
+def _marker_boxes(ax, xs, ys, size_pt: float = 6.0) -> list:
+    """Display-space boxes of the markers at ``xs``, ``ys`` (``size_pt`` across, in points like the markers; keep
+    it below twice the label offset, or a label would always touch its own marker)."""
+    from matplotlib.transforms import Bbox
+
+    pts = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
+    h = size_pt * ax.figure.dpi / 72.0 / 2
+    return [Bbox([[px - h, py - h], [px + h, py + h]]) for px, py in pts if np.isfinite(px) and np.isfinite(py)]
+
+
+def log_gpu_label(denominator: str) -> str:
+    return f"output tok/s per GPU (log scale)\n(÷ {DENOMINATOR_TEXT.get(denominator, denominator)})"
+
+
+LEVEL_MARKERS = ["o", "s", "D", "^", "v"]
+
+
+def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_better: bool = True):
+    """One row per group, the value at each tok/s/user level as a dot on a log axis (``long``: columns ``label``,
+    ``level``, ``value``, ``reading``, ``bound``). A group only measured faster than a level gets a hollow marker
+    at its bound with ``≤`` (lower-is-better metric) or ``≥``; one read across a wide gap is marked ``~``.
+    Rows are ordered by the value at the first level, best on top; groups with nothing to draw are left out; the
+    legend sits right of the axes. Returns Axes."""
+    drawn = np.isfinite(long["value"].astype(float)) | np.isfinite(long["bound"].astype(float))
+    long = long[long["label"].isin(long.loc[drawn, "label"])]  # groups with nothing to draw are left out
+    levels = sorted(long["level"].unique())
+    first = long[long["level"] == levels[0]].set_index("label")
+    key = first["value"].fillna(first["bound"])
+    order = key.sort_values(ascending=lower_is_better, na_position="last").index.tolist()
+    order += [lab for lab in dict.fromkeys(long["label"]) if lab not in order]
+    fig, ax = plt.subplots(figsize=(9.5, 1.6 + 0.32 * len(order)))
+    ypos = {lab: i for i, lab in enumerate(order)}
+    side = "≤" if lower_is_better else "≥"
+    for j, level in enumerate(levels):
+        at = long[long["level"] == level]
+        color, marker = f"C{j}", LEVEL_MARKERS[j % len(LEVEL_MARKERS)]
+        y = at["label"].map(ypos).to_numpy(float) + (j - (len(levels) - 1) / 2) * 0.22
+        value, bound = at["value"].to_numpy(float), at["bound"].to_numpy(float)
+        ax.scatter(value, y, color=color, marker=marker, s=36, zorder=3, label=f"at {level:g} tok/s/user")
+        ax.scatter(bound, y, facecolors="white", edgecolors=color, marker=marker, s=36, zorder=3)
+        for v, b, yy, r in zip(value, bound, y, at["reading"]):
+            if np.isfinite(b) and not np.isfinite(v):
+                ax.annotate(side, (b, yy), textcoords="offset points", xytext=(-6 if lower_is_better else 6, 0),
+                            ha="right" if lower_is_better else "left", va="center", fontsize=8, color=color)
+            elif r == "wide gap":
+                ax.annotate("~", (v, yy), textcoords="offset points", xytext=(6, 0), ha="left", va="center",
+                            fontsize=9, color=color)
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(order, fontsize=8)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    # a range within one decade would show one or no major tick: label the 2s and 5s as well
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+    ax.set_xlabel(xlabel + " (log scale)")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    handles, texts = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#444444"))
+    texts.append(f"hollow, {side}: bound (only measured faster)")
+    handles.append(Line2D([], [], linestyle=""))
+    texts.append("~: read across a wide gap (rough)")
+    ax.legend(handles, texts, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return ax
+
+
 def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *, panel: str = "hardware",
                     denominator: str = "all", targets: Sequence[float] = (), ncols: int = 3,
                     label_concurrency: bool = True, ttft_limit_s: float = TTFT_LIMIT_S, title: str | None = None):
     """One log-log panel per ``panel`` value: every measured point faint, each precision × scope frontier as a line,
     frontier points labelled with their concurrency (plus GPU count, ``8192/12g``, where it varies within the
-    frontier), points whose median TTFT exceeds ``ttft_limit_s`` drawn hollow, dotted verticals at the targets.
+    frontier), points whose median TTFT exceeds ``ttft_limit_s`` drawn hollow, dotted verticals at the targets,
+    labelled with their tok/s/user above each panel. One legend for the figure, below the panels.
 
-    Labels that would overlap one already drawn are skipped. ``points`` must already carry ``tok_s_per_gpu`` under
+    A point label goes beside its point where it overlaps no other label and no marker; where no such spot exists
+    it is left out (``labels_drawn`` counts the kept ones). ``points`` must already carry ``tok_s_per_gpu`` under
     the same denominator (``frontier.usable``). Returns the array of Axes.
     """
     names = sorted(fronts[panel].unique())
     nrows = max(1, math.ceil(len(names) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows), sharex=True, sharey=True,
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows + 0.9), sharex=True, sharey=True,
                              squeeze=False)
     limit_ms = ttft_limit_s * 1000.0
-    labels_by_ax = {}
+    legend = {}
+    pending = {}
     for ax, name in zip(axes.flat, names):
         if points is not None:
             mine = points[points[panel] == name]
-            ax.scatter(mine["tok_s_per_user"], mine["tok_s_per_gpu"], s=10, color="#bbbbbb", zorder=1,
-                       label="measured point (not on frontier)")
+            h = ax.scatter(mine["tok_s_per_user"], mine["tok_s_per_gpu"], s=10, color="#bbbbbb", zorder=1)
+            legend.setdefault("measured point (beaten on both axes)", h)
         front = fronts[fronts[panel] == name]
-        labels = labels_by_ax.setdefault(ax, [])
+        items = pending.setdefault(ax, {"labels": [], "points": []})
         for (precision, scope), grp in front.groupby(["precision", "scope"], sort=True):
             style, marker = SCOPE_STYLES.get(scope, SCOPE_STYLES["unknown"])
             color = PRECISION_COLORS.get(precision, "#444444")
             grp = grp.sort_values("tok_s_per_user")
-            ax.plot(grp["tok_s_per_user"], grp["tok_s_per_gpu"], linestyle=style, color=color, zorder=3,
-                    marker=marker, markersize=5, markerfacecolor=color, markevery=[], label=f"{precision} · {scope}")
+            (line,) = ax.plot(grp["tok_s_per_user"], grp["tok_s_per_gpu"], linestyle=style, color=color, zorder=3,
+                              marker=marker, markersize=5, markerfacecolor=color)
+            legend.setdefault(f"{precision} · {scope}", line)
             ttft = grp["ttft_ms_p50"].astype(float) if "ttft_ms_p50" in grp else pd.Series(np.nan, index=grp.index)
             slow = (ttft > limit_ms).to_numpy()
-            ax.scatter(grp["tok_s_per_user"][~slow], grp["tok_s_per_gpu"][~slow], marker=marker, s=28, color=color,
-                       zorder=4)
             ax.scatter(grp["tok_s_per_user"][slow], grp["tok_s_per_gpu"][slow], marker=marker, s=34,
                        facecolors="white", edgecolors=color, linewidths=1.3, zorder=4)
+            items["points"].append((grp["tok_s_per_user"], grp["tok_s_per_gpu"]))
             if label_concurrency:
                 gpus = grp["n_gpus"] if "n_gpus" in grp else pd.Series(np.nan, index=grp.index)
                 varies = gpus.nunique() > 1
-                # fastest point first: the single-user end is the label a reader looks for
-                for u, g, c, n in list(zip(grp["tok_s_per_user"], grp["tok_s_per_gpu"], grp["concurrency"], gpus))[::-1]:
-                    labels.append(ax.annotate(_point_label(c, n, varies), (u, g), textcoords="offset points",
-                                              xytext=(3, 3), fontsize=7, color=color))
+                # fastest point first: the per-user end is the label a reader looks for
+                for u, g, c, n in list(zip(grp["tok_s_per_user"], grp["tok_s_per_gpu"], grp["concurrency"],
+                                           gpus))[::-1]:
+                    items["labels"].append((u, g, _point_label(c, n, varies), color))
         for t in targets:
             ax.axvline(t, color="#999999", linestyle=":", linewidth=0.8, zorder=0)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(str(name), fontsize=10)
-        handles, texts = ax.get_legend_handles_labels()
-        handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#444444"))
-        texts.append(f"hollow: TTFT p50 > {ttft_limit_s:g} s")
-        ax.legend(handles, texts, fontsize=7, loc="lower left", frameon=False)
+        ax.set_title(str(name), fontsize=10, pad=12)
         ax.grid(True, which="major", alpha=0.3)
+    legend[f"hollow marker: TTFT p50 > {ttft_limit_s:g} s"] = Line2D(
+        [], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#444444")
+    if targets:
+        legend[f"dotted: {', '.join(f'{t:g}' for t in targets)} tok/s/user"] = Line2D(
+            [], [], color="#999999", linestyle=":")
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
     for ax in axes[-1, :]:
-        ax.set_xlabel(USER_LABEL)
+        ax.set_xlabel(USER_LABEL + ", log scale")
     for ax in axes[:, 0]:
-        ax.set_ylabel(gpu_label(denominator))
+        ax.set_ylabel(log_gpu_label(denominator))
     fig.suptitle(title or "Pareto frontiers: numbers next to points are client concurrency (/Ng: GPU count where it "
                           f"varies); hollow: median TTFT > {ttft_limit_s:g} s; dotted lines mark target tok/s/user",
                  fontsize=11)
-    fig.tight_layout()
-    for ax, labels in labels_by_ax.items():
-        drop_overlapping_labels(ax, labels)
+    fig.legend(list(legend.values()), list(legend.keys()), loc="lower center", ncol=min(4, len(legend)),
+               fontsize=8, frameon=False, bbox_to_anchor=(0.5, 0.0))
+    bottom = (0.35 + 0.22 * math.ceil(len(legend) / 4)) / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 0.98))
+    fig.canvas.draw()
+    for ax in axes.flat[:len(names)]:
+        # the axes' x range is final now: the guide labels sit just above the panel, over their dotted line
+        lo, hi = ax.get_xlim()
+        for t in targets:
+            if lo <= t <= hi:
+                ax.text(t, 1.005, f"{t:g}", transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                        fontsize=7, color="#777777", gid=GUIDE_GID)
+        boxes = [b for xs, ys in pending[ax]["points"] for b in _marker_boxes(ax, xs, ys)]
+        place_labels(ax, pending[ax]["labels"], obstacles=boxes)
     return axes
 
 

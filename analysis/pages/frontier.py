@@ -1,0 +1,602 @@
+"""The frontier report (``notebooks/20-frontier.ipynb``): one object holding every table, figure input and sentence
+the notebook shows, and the numbers it saves.
+
+:func:`build` selects one model and one input/output length pair, computes the tok/s/user × tok/s/GPU frontiers
+of every hardware × precision × scope group, reads them at equal interactivity, and reads the same frontiers on
+cost ($ per million output tokens, from the price table) and energy (J per output token and output tok/s per MW,
+GPU power only) at the efficiency levels. Every data-derived string in the Markdown it returns has passed
+:func:`analysis.text.esc`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis import cost, frontier
+from analysis.schema import has_flag
+from analysis.text import esc
+
+EFFICIENCY_LEVELS = (50, 100)
+
+
+# --- number words ------------------------------------------------------------------------------------------
+def _num(x) -> str:
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
+
+
+def _usd(x) -> str:
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}" if x >= 0.1 else f"${x:.2g}"
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2g}" if s < 10 else f"{s:,.0f}"
+
+
+def _ttft_text(ms: float) -> str:
+    if ms is None or not np.isfinite(ms):
+        return "TTFT n/a"
+    return f"TTFT p50 {_seconds(ms / 1000.0)} s"
+
+
+def share_text(fraction: float) -> str:
+    """A share as a percentage with its sign and sensible digits: ``0.00393`` -> ``0.39%``, ``0.22`` -> ``22%``."""
+    if fraction is None or not np.isfinite(fraction):
+        return "n/a"
+    pct = 100.0 * fraction
+    return f"{pct:.2f}%" if pct < 1 else f"{pct:.1f}%" if pct < 10 else f"{pct:.0f}%"
+
+
+def _range_text(values: pd.Series) -> str:
+    values = values.dropna()
+    if values.empty:
+        return "n/a"
+    lo, hi = values.min(), values.max()
+    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
+
+
+def _point_text(concurrency: float, n_gpus: float) -> str:
+    who = "one user (concurrency 1)" if concurrency == 1 else f"concurrency {_num(concurrency)}"
+    return f"{who} on {_num(n_gpus)} GPUs"
+
+
+def dollars_md(text: str) -> str:
+    """Dollar signs made literal for Markdown: two ``$`` in one paragraph would open a math span."""
+    return text.replace("$", "&#36;")
+
+
+def _names(values) -> str:
+    return ", ".join(esc(v) for v in values)
+
+
+# --- the tok/s/GPU tables and their prose -----------------------------------------------------------------
+def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) -> str:
+    """One table cell for tok/s/GPU at a target: the number, ``≥ X (lower bound)`` below the measured range,
+    ``X (gap N×)`` when read across a wide gap, ``above range`` when faster than anything measured."""
+    if reading == "lower bound":
+        return f"≥ {_num(lower_bound)} (lower bound)"
+    if reading == "wide gap":
+        return f"{_num(value)} (gap {gap:.1f}×)"
+    if reading in ("measured", "interpolated"):
+        return _num(value)
+    return reading
+
+
+def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.DataFrame:
+    """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
+    out = pd.DataFrame({
+        "group": table["label"],
+        "GPUs": [frontier.gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
+        "points (frontier)": [f"{a} ({b})" for a, b in zip(table["n_points"], table["n_frontier"])],
+        "tok/s/user range": [f"{_num(a)}–{_num(b)}" for a, b in
+                             zip(table["tok_s_per_user_min"], table["tok_s_per_user_max"])],
+        "TTFT p50 range (s)": [f"{_seconds(a)}–{_seconds(b)}" if np.isfinite(a) else "n/a"
+                               for a, b in zip(table["ttft_s_p50_min"], table["ttft_s_p50_max"])],
+        "frontier points over TTFT limit": table["n_over_ttft_limit"],
+    })
+    for t in targets:
+        out[f"tok/s/GPU at {t:g} tok/s/user"] = [
+            capacity_cell(v, r, lb, g) for v, r, lb, g in zip(
+                table[frontier.target_column(t)], table[frontier.reading_column(t)],
+                table[frontier.lower_bound_column(t)], table[f"gap_at_{t:g}"])]
+    return out.sort_values("group", ignore_index=True)
+
+
+def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denominator: str,
+                       ttft_limit_s: float = frontier.TTFT_LIMIT_S) -> str:
+    """Markdown prose built from the capacity table: who reaches each target, the best capacity there, lower
+    bounds where a frontier starts faster, frontier points stuck behind a long TTFT, and the fastest per-user
+    points."""
+    if table.empty:
+        return "No usable points (tok/s/user and tok/s/GPU) in this selection."
+    n_front = int(table["n_frontier"].sum())
+    n_slow = int(table["n_over_ttft_limit"].sum())
+    lines = [f"tok/s/GPU divides system output tok/s by **{frontier.DENOMINATOR_TEXT[denominator]}**. "
+             f"{len(table)} hardware × precision × scope groups; values between measured frontier points are "
+             "interpolated in log-log space and never extrapolated.",
+             f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
+             "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
+             "that long for its first token. They are drawn hollow in the figure."]
+    for t in targets:
+        col = table[frontier.target_column(t)]
+        reached = table[col.notna()]
+        floors = table[table[frontier.reading_column(t)] == "lower bound"]
+        rough = table[table[frontier.reading_column(t)] == "wide gap"]
+        if reached.empty:
+            text = f"- At {t:g} tok/s/user: no group's measured range covers this level"
+        else:
+            best = reached.loc[reached[frontier.target_column(t)].idxmax()]
+            worst = reached.loc[reached[frontier.target_column(t)].idxmin()]
+            text = (f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
+                    f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({esc(best['label'])}), lowest "
+                    f"{worst[frontier.target_column(t)]:,.0f} ({esc(worst['label'])})")
+            if len(rough):
+                text += f"; {len(rough)} of these read across a gap wider than {frontier.WIDE_GAP:g}× (rough)"
+        if len(floors):
+            text += (f". {len(floors)} more only measured faster than this, so they serve it with at least their "
+                     "slowest point's tok/s/GPU: " + ", ".join(
+                         f"{esc(r['label'])} ≥ {_num(r[frontier.lower_bound_column(t)])}"
+                         for _, r in floors.iterrows()))
+        lines.append(text + ".")
+    fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
+    share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
+    lines.append(f"- Fastest per-user point of all: {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
+                 f"({esc(fastest['label'])}, "
+                 f"{_point_text(fastest['fastest_concurrency'], fastest['fastest_n_gpus'])}, "
+                 f"{_ttft_text(fastest['fastest_ttft_ms_p50'])}), at {fastest['fastest_tok_s_per_gpu']:,.0f} "
+                 f"tok/s/GPU — {share_text(share)} of that group's best measured capacity "
+                 f"({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at {fastest['capacity_tok_s_per_user']:,.0f} "
+                 "tok/s/user).")
+    return "\n".join(lines)
+
+
+def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = frontier.TTFT_LIMIT_S) -> str:
+    """Markdown: what the fastest per-user points ran at, which wait long for a first token, and how much of its
+    best tok/s/GPU each frontier keeps there."""
+    if ends.empty:
+        return ""
+    single = ends[ends["fastest_concurrency"] == 1]
+    conc = ends.loc[ends["fastest_concurrency"] != 1, "fastest_concurrency"]
+    parts = [f"{len(single)} of {len(ends)} fastest per-user points were measured with a single user "
+             "(concurrency 1)" + (f"; the others ran at concurrency {_range_text(conc)}, so they show how fast "
+                                  "each of many concurrent users was served, not a single-user peak." if len(conc)
+                                  else ".")]
+    slow = ends[ends["fastest_ttft_s_p50"] > ttft_limit_s]
+    if len(slow):
+        parts.append(f"{len(slow)} of these points {'waits' if len(slow) == 1 else 'wait'} more than "
+                     f"{ttft_limit_s:g} s for the first token (median TTFT): "
+                     + "; ".join(f"{esc(r['label'])} {r['fastest_tok_s_per_user']:,.0f} tok/s/user at concurrency "
+                                 f"{_num(r['fastest_concurrency'])} with TTFT p50 {r['fastest_ttft_s_p50']:,.0f} s"
+                                 for _, r in slow.iterrows())
+                     + ". Decode is fast there, but requests queue for prefill first.")
+    multi = ends[ends["n_frontier"] >= 2]
+    lonely = ends[ends["n_frontier"] < 2]
+    if len(multi):
+        lo = multi.loc[multi["fastest_share_of_capacity"].idxmin()]
+        hi = multi.loc[multi["fastest_share_of_capacity"].idxmax()]
+        parts.append(f"At its fastest per-user point a frontier keeps between "
+                     f"{share_text(lo['fastest_share_of_capacity'])} ({esc(lo['label'])}) and "
+                     f"{share_text(hi['fastest_share_of_capacity'])} ({esc(hi['label'])}) of its best measured "
+                     f"tok/s/GPU (median {share_text(multi['fastest_share_of_capacity'].median())}): a per-user "
+                     "peak and server capacity are different numbers.")
+    if len(lonely):
+        parts.append(f"{_names(lonely['label'])}: one frontier point only, so no trade-off can be read.")
+    return "\n\n".join(parts)
+
+
+def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
+    """``fastest_points`` as a reader sees it: readable headers, the share of capacity as a percentage."""
+    return pd.DataFrame({
+        "group": ends["label"],
+        "fastest tok/s/user": ends["fastest_tok_s_per_user"],
+        "concurrency": ends["fastest_concurrency"],
+        "GPUs": ends["fastest_n_gpus"],
+        "TTFT p50 (s)": ends["fastest_ttft_s_p50"],
+        "tok/s/GPU there": ends["fastest_tok_s_per_gpu"],
+        "best tok/s/GPU (capacity end)": ends["capacity_tok_s_per_gpu"],
+        "tok/s/user at capacity end": ends["capacity_tok_s_per_user"],
+        "share of best tok/s/GPU kept": [share_text(f) for f in ends["fastest_share_of_capacity"]],
+        "note": ends["note"],
+    })
+
+
+# --- cost and energy at equal interactivity -----------------------------------------------------------------
+def efficiency_cell(metric: str, value: float, reading: str, bound: float, gap: float) -> str:
+    """One cell of the cost or energy table: the value with its unit, ``≤``/``≥`` a bound below the measured
+    range (a ceiling for $/M and J/token, a floor for tok/s/MW), ``(gap N×)`` when rough, else why not."""
+    fmt = {"usd_per_mtok": _usd, "j_per_output_token": lambda v: f"{v:.3g} J",
+           "tok_s_per_mw": lambda v: f"{v:,.3g}" if v < 1000 else f"{v:,.0f}", "tok_s_per_gpu": _num}[metric]
+    if reading == "lower bound":
+        if cost.lower_is_better(metric):
+            return f"≤ {fmt(bound)} (ceiling)"
+        return f"≥ {fmt(bound)} (floor)"
+    if reading == "wide gap":
+        return f"{fmt(value)} (gap {gap:.1f}×)"
+    if reading in ("measured", "interpolated"):
+        return fmt(value)
+    return reading
+
+
+def efficiency_tables(points: pd.DataFrame, *, levels: Sequence[float], denominator: str, prices: pd.DataFrame,
+                      by: Sequence[str] = frontier.REPORT_BY, ttft_max_ms: float | None = None) -> dict:
+    """Per metric (``usd_per_mtok``, ``j_per_output_token``, ``tok_s_per_mw``) the frontier table at ``levels``
+    with a ``label`` column; empty tables where no group has the metric."""
+    out = {}
+    for metric in ("usd_per_mtok", "j_per_output_token", "tok_s_per_mw"):
+        fronts = frontier.metric_frontier(points, metric=metric, by=by, denominator=denominator,
+                                          ttft_max_ms=ttft_max_ms, prices=prices)
+        table = frontier.metric_table(fronts, targets=levels, metric=metric, by=by) if len(fronts) else \
+            pd.DataFrame()
+        if len(table):
+            table.insert(0, "label", [frontier.group_label(r, by) for _, r in table.iterrows()])
+            table = table.sort_values("label", ignore_index=True)
+        out[metric] = table
+    return out
+
+
+def _cells(table: pd.DataFrame, metric: str, t: float) -> list[str]:
+    return [efficiency_cell(metric, v, r, b, g) for v, r, b, g in zip(
+        table[frontier.metric_column(metric, t)], table[frontier.reading_column(t)],
+        table[frontier.metric_bound_column(metric, t)], table[f"gap_at_{t:g}"])]
+
+
+@dataclass
+class FrontierPage:
+    """Everything 20-frontier shows for one model and length pair (see :func:`build`)."""
+
+    model: str
+    isl: float
+    osl: float
+    targets: list
+    denominator: str
+    source_format: str | None
+    ttft_limit_s: float
+    ttft_max_ms: float | None
+    levels: list
+    points: pd.DataFrame
+    data: pd.DataFrame
+    fronts: pd.DataFrame
+    table: pd.DataFrame
+    ends: pd.DataFrame
+    prices: pd.DataFrame
+    efficiency: dict = field(default_factory=dict)
+
+    # --- words -------------------------------------------------------------------------------------------
+    @property
+    def hardware(self) -> list[str]:
+        return sorted(self.table["hardware"].unique())
+
+    @property
+    def title_md(self) -> str:
+        """The title for a Markdown heading (the model name escaped)."""
+        return esc(self.title)
+
+    @property
+    def title(self) -> str:
+        return (f"{self.model} frontiers, {self.isl:,.0f} in / {self.osl:,.0f} out: tok/s/user against tok/s/GPU, "
+                "cost and energy")
+
+    def _best_at(self, t: float, *, solid: bool = False) -> pd.Series | None:
+        """The group with the most tok/s/GPU at ``t`` (``solid``: only values not read across a wide gap)."""
+        col = frontier.target_column(t)
+        reached = self.table[self.table[col].notna()]
+        if solid:
+            reached = reached[reached[frontier.reading_column(t)] != "wide gap"]
+        return None if reached.empty else reached.loc[reached[col].idxmax()]
+
+    def _cheapest_at(self, t: float, *, solid: bool = False) -> pd.Series | None:
+        """The group with the lowest $/M output tokens at ``t`` (``solid``: not read across a wide gap)."""
+        table = self.efficiency.get("usd_per_mtok", pd.DataFrame())
+        if table.empty or frontier.metric_column("usd_per_mtok", t) not in table:
+            return None
+        if solid:
+            table = table[table[frontier.reading_column(t)] != "wide gap"]
+        col = table[frontier.metric_column("usd_per_mtok", t)]
+        return None if col.notna().sum() == 0 else table.loc[col.idxmin()]
+
+    @property
+    def no_price(self) -> list[str]:
+        return cost.missing_prices(self.prices, self.data["hardware"])
+
+    @property
+    def n_with_power(self) -> int:
+        return int(cost.j_per_output_token(self.data, denominator=self.denominator).notna().sum())
+
+    @property
+    def power_hardware(self) -> list[str]:
+        has = cost.j_per_output_token(self.data, denominator=self.denominator).notna()
+        return sorted(self.data.loc[has, "hardware"].unique())
+
+    def _headline(self, md: bool) -> tuple[str, list[tuple[str, str]]]:
+        """The lead line and (topic, finding) pairs; ``md``: data-derived words escaped for Markdown."""
+        e = esc if md else str
+        names = (lambda v: _names(v)) if md else (lambda v: ", ".join(map(str, v)))
+        t = self.targets[0]
+        lead = (f"{e(self.model)}, {self.isl:,.0f}/{self.osl:,.0f} tokens in/out; tok/s/GPU counts "
+                f"{frontier.DENOMINATOR_TEXT[self.denominator]}.")
+        found = []
+        best = self._best_at(t)
+        if best is not None:
+            rough = best[frontier.reading_column(t)] == "wide gap"
+            text = (f"at {t:g} tok/s/user the most measured is {best[frontier.target_column(t)]:,.0f} tok/s/GPU "
+                    f"({e(best['label'])}" + (f"; rough, read between frontier points {best[f'gap_at_{t:g}']:.1f}× "
+                                              "apart" if rough else "") + ")")
+            solid = self._best_at(t, solid=True)
+            if rough and solid is not None:
+                text += (f"; the most read between close points is {solid[frontier.target_column(t)]:,.0f} "
+                         f"({e(solid['label'])})")
+            found.append(("Capacity", text + "."))
+        else:
+            found.append(("Capacity", f"no group's measured range covers {t:g} tok/s/user."))
+        fastest = self.table.loc[self.table["fastest_tok_s_per_user"].idxmax()]
+        share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
+        found.append(("Per-user speed", f"the fastest point, {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
+                      f"({e(fastest['label'])}, concurrency {_num(fastest['fastest_concurrency'])}), keeps "
+                      f"{share_text(share)} of that group's best tok/s/GPU."))
+        level = self.levels[0]
+        cheap = self._cheapest_at(level)
+        no_price = f" No price, so no cost figure, for {names(self.no_price)}." if self.no_price else ""
+        if cheap is not None:
+            rough = cheap[frontier.reading_column(level)] == "wide gap"
+            text = (f"lowest at {level:g} tok/s/user is "
+                    f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
+                    f"({e(cheap['label'])} at ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour total cost of ownership"
+                    + (f"; rough, read between frontier points {cheap[f'gap_at_{level:g}']:.1f}× apart"
+                       if rough else "") + ")")
+            solid = self._cheapest_at(level, solid=True)
+            if rough and solid is not None:
+                text += (f"; the lowest read between close points is "
+                         f"{_usd(solid[frontier.metric_column('usd_per_mtok', level)])} ({e(solid['label'])})")
+            found.append(("Cost", text + "." + no_price))
+        else:
+            found.append(("Cost", f"no priced group is measured at {level:g} tok/s/user." + no_price))
+        found.append(("Energy (GPU power only)", f"measured on {self.n_with_power} of {len(self.data)} points"
+                      + (f", all on {names(self.power_hardware)}." if self.power_hardware else
+                         "; no energy figure on this page.")))
+        return lead, found
+
+    @property
+    def headline(self) -> str:
+        """Markdown: the page's answer, true without its footnotes (a lead line and four short findings)."""
+        lead, found = self._headline(md=True)
+        return dollars_md("\n".join([f"**{lead}**"] + [f"- **{topic}:** {text}" for topic, text in found]))
+
+    @property
+    def headline_text(self) -> str:
+        """The same answer as plain text (for the index page and saved results)."""
+        lead, found = self._headline(md=False)
+        return " ".join([lead] + [f"{topic}: {text}" for topic, text in found])
+
+    @property
+    def prose(self) -> str:
+        return describe_frontiers(self.table, targets=self.targets, denominator=self.denominator,
+                                  ttft_limit_s=self.ttft_limit_s)
+
+    @property
+    def left_out(self) -> str:
+        n_failed = int(has_flag(self.points, "failed-run").sum())
+        n_bad = int(has_flag(self.points, "inconsistent-throughput").sum())
+        text = (f"Left out: {n_failed} failed run{'' if n_failed == 1 else 's'} and {n_bad} "
+                f"point{'' if n_bad == 1 else 's'} flagged `inconsistent-throughput` (output tok/s, tok/s/user and "
+                "concurrency break Little's law — the number of streams decoding at once implied by output tok/s ÷ "
+                "tok/s/user is off by more than 2× from the client concurrency — so one of the fields is wrong).")
+        if self.ttft_max_ms is not None:
+            text += f" Only points with median TTFT ≤ {self.ttft_max_ms:,.0f} ms compete for the frontiers."
+        return text
+
+    @property
+    def figure_title(self) -> str:
+        return (f"{self.model} {self.isl:g}/{self.osl:g}: Pareto frontiers per hardware (labels: concurrency[/GPUs]; "
+                f"hollow: TTFT p50 > {self.ttft_limit_s:g} s; tok/s/GPU ÷ {self.denominator} GPUs)")
+
+    def label_note(self, n_drawn: int) -> str:
+        """How many concurrency labels the figure shows and how many were left out to avoid overlaps."""
+        n = len(self.fronts)
+        dropped = n - int(n_drawn)
+        if dropped <= 0:
+            return f"All {n} frontier points carry their concurrency label."
+        return (f"{n_drawn} of {n} frontier points carry their concurrency label; {dropped} "
+                f"{'was' if dropped == 1 else 'were'} left out because no spot beside the point was free of other "
+                "labels and markers (their values are in the tables below).")
+
+    def capacity_display(self) -> pd.DataFrame:
+        return capacity_display(self.table, targets=self.targets)
+
+    def fastest_display(self) -> pd.DataFrame:
+        return fastest_display(self.ends)
+
+    @property
+    def fastest_prose(self) -> str:
+        return describe_fastest_points(self.ends, ttft_limit_s=self.ttft_limit_s)
+
+    @property
+    def uncertain_note(self) -> str:
+        uncertain = self.fronts[has_flag(self.fronts, "gpu-accounting-uncertain")]
+        explain = ("`gpu-accounting-uncertain` marks disaggregated points whose per-GPU throughputs do not add up "
+                   "under InferenceX's documented accounting (total = output per decode GPU × decode GPUs + input "
+                   "per prefill GPU × prefill GPUs), so their GPU counts or per-GPU figures may be off.")
+        if uncertain.empty:
+            return "No frontier point carries `gpu-accounting-uncertain`. " + explain
+        return (f"{len(uncertain)} frontier point{'s carry' if len(uncertain) > 1 else ' carries'} "
+                "`gpu-accounting-uncertain`: "
+                + ", ".join(f"{esc(r.hardware)} {esc(r.precision)} {esc(r.scope)} at concurrency "
+                            f"{r.concurrency:.0f}" for r in uncertain.itertuples()) + ". " + explain)
+
+    # --- cost and energy -----------------------------------------------------------------------------------
+    def cost_display(self) -> pd.DataFrame:
+        table = self.efficiency.get("usd_per_mtok", pd.DataFrame())
+        if table.empty:
+            return pd.DataFrame()
+        out = pd.DataFrame({"group": table["label"],
+                            "$/GPU-hour": [f"${p:.2f}" for p in table["usd_per_gpu_hour"]]})
+        cap = self.table.set_index("label")
+        for t in self.levels:
+            col = frontier.target_column(t)
+            out[f"tok/s/GPU at {t:g}"] = [capacity_cell(*cap.loc[lab, [col, frontier.reading_column(t),
+                                                                        frontier.lower_bound_column(t),
+                                                                        f"gap_at_{t:g}"]])
+                                          if lab in cap.index and col in cap else "n/a" for lab in table["label"]]
+            out[f"$/M output tokens at {t:g} tok/s/user"] = _cells(table, "usd_per_mtok", t)
+        return out
+
+    def efficiency_long(self, metric: str) -> pd.DataFrame:
+        """One row per group × efficiency level: ``label``, ``level``, ``value``, ``reading``, ``bound`` (for the
+        dot chart)."""
+        table = self.efficiency.get(metric, pd.DataFrame())
+        rows = []
+        for _, r in table.iterrows():
+            for t in self.levels:
+                rows.append({"label": r["label"], "level": float(t), "value": r[frontier.metric_column(metric, t)],
+                             "reading": r[frontier.reading_column(t)],
+                             "bound": r[frontier.metric_bound_column(metric, t)]})
+        return pd.DataFrame(rows, columns=["label", "level", "value", "reading", "bound"])
+
+    @property
+    def cost_figure_title(self) -> str:
+        return (f"{self.model} {self.isl:g}/{self.osl:g}: $ per million output tokens at equal tok/s/user "
+                f"(price per GPU-hour × {self.denominator} GPUs; lower is better)")
+
+    @property
+    def price_caption(self) -> str:
+        """Markdown: the prices every cost figure used (value, basis, source), and the hardware without one."""
+        used = [cost.price_for(self.prices, h) for h in self.hardware]
+        used = [p for p in used if p is not None]
+        lines = []
+        if used:
+            lines.append("Prices used ($ per GPU-hour; × GPUs ÷ output tokens per hour gives $ per output token):")
+            lines += [f"- {esc(p.hardware)}: ${p.usd_per_gpu_hour:.2f} per GPU-hour — {esc(p.basis)}"
+                      + (f", {esc(p.date)}" if p.date else "") + f"; source: {esc(p.source)}" for p in used]
+        if self.no_price:
+            lines.append(f"\n**No price for {_names(self.no_price)}**, so no cost figure for "
+                         f"{'it' if len(self.no_price) == 1 else 'them'}; nothing is guessed from a similar part "
+                         "(set the report parameter `prices`, e.g. `{\"MI355X\": 2.10}`, to add one).")
+        return dollars_md("\n".join(lines))
+
+    @property
+    def cost_intro(self) -> str:
+        return dollars_md(
+                f"$ per million output tokens = price per GPU-hour × GPUs ÷ (output tok/s × 3600) × 10⁶, with GPUs "
+                f"counted as **{frontier.DENOMINATOR_TEXT[self.denominator]}**"
+                + (" — prefill GPUs cost money too, so this understates the cost of disaggregated deployments"
+                   if self.denominator == "decode" else "")
+                + ". The cost frontier is the lower envelope (nobody both faster per user and cheaper); with one "
+                "price per hardware it is the tok/s/GPU frontier turned upside down, so each cell is the price over "
+                "the tok/s/GPU next to it. **≤ $X (ceiling)**: the group was only measured faster than this level; "
+                "its slowest point already costs X, so the level costs at most that.")
+
+    def energy_display(self) -> pd.DataFrame:
+        j = self.efficiency.get("j_per_output_token", pd.DataFrame())
+        mw = self.efficiency.get("tok_s_per_mw", pd.DataFrame())
+        if j.empty:
+            return pd.DataFrame()
+        counts = self.table.set_index("label")["n_points"]
+        out = pd.DataFrame({"group": j["label"],
+                            "points with power": [f"{n} of {counts.get(lab, 0)}"
+                                                  for lab, n in zip(j["label"], j["n_points"])]})
+        mw = mw.set_index("label").loc[j["label"]].reset_index()
+        for t in self.levels:
+            out[f"J/output token at {t:g} tok/s/user"] = _cells(j, "j_per_output_token", t)
+        for t in self.levels:
+            out[f"output tok/s per MW at {t:g} tok/s/user"] = _cells(mw, "tok_s_per_mw", t)
+        return out
+
+    @property
+    def energy_caption(self) -> str:
+        both = sorted(set(self.power_hardware) - set(self.no_price))
+        text = (f"**{cost.POWER_NOTE}.** Measured on {self.n_with_power} of {len(self.data)} points"
+                + (f" ({_names(self.power_hardware)} only)" if self.power_hardware else "")
+                + "; every other group has no energy figure, and none is estimated. Each group's energy frontier "
+                "uses only its points with power, so it can differ from the tok/s/GPU frontier above. J/output "
+                "token = GPU power × GPUs ÷ output tok/s; tok/s per MW = 10⁶ ÷ J/token. "
+                + ("With all GPUs counted, a disaggregated point's prefill GPUs' power is included; InferenceX's own "
+                   "`joules_per_output_token` counts the decode GPUs only (the `decode` denominator reproduces it)."
+                   if self.denominator == "all" else
+                   "With decode GPUs only, a disaggregated point's J/token is InferenceX's `joules_per_output_token` "
+                   "(decode GPUs' power only; prefill power is left out)."))
+        if self.power_hardware and not both:
+            text += (" No hardware here has both measured power and a price, so energy and cost cannot be set side "
+                     "by side for one part.")
+        return text
+
+    # --- numbers for tests and the index ------------------------------------------------------------------
+    def _per_label(self, table: pd.DataFrame, column) -> dict:
+        return {r["label"]: {f"{t:g}": r[column(t)] for t in self.levels} for _, r in table.iterrows()}
+
+    def results(self) -> dict:
+        usd = self.efficiency.get("usd_per_mtok", pd.DataFrame())
+        jt = self.efficiency.get("j_per_output_token", pd.DataFrame())
+        mw = self.efficiency.get("tok_s_per_mw", pd.DataFrame())
+        t = self.table
+        return {
+            "title": self.title,
+            "model": self.model,
+            "hardware": self.hardware,
+            "isl": self.isl,
+            "osl": self.osl,
+            "headline": self.headline_text,
+            "prose": self.prose,
+            "denominator": self.denominator,
+            "targets": list(self.targets),
+            "ttft_limit_s": self.ttft_limit_s,
+            "groups": t["label"].tolist(),
+            "n_points": len(self.data),
+            "n_frontier_points": len(self.fronts),
+            "n_frontier_over_ttft_limit": int(t["n_over_ttft_limit"].sum()),
+            "capacity": {r["label"]: {f"{x:g}": r[frontier.target_column(x)] for x in self.targets}
+                         for _, r in t.iterrows()},
+            "capacity_reading": {r["label"]: {f"{x:g}": r[frontier.reading_column(x)] for x in self.targets}
+                                 for _, r in t.iterrows()},
+            "capacity_lower_bound": {r["label"]: {f"{x:g}": r[frontier.lower_bound_column(x)] for x in self.targets}
+                                     for _, r in t.iterrows()},
+            "n_gpus_range": {r["label"]: [r["n_gpus_min"], r["n_gpus_max"]] for _, r in t.iterrows()},
+            "fastest_point": {r["label"]: {"tok_s_per_user": r["fastest_tok_s_per_user"],
+                                           "tok_s_per_gpu": r["fastest_tok_s_per_gpu"],
+                                           "concurrency": r["fastest_concurrency"],
+                                           "n_gpus": r["fastest_n_gpus"],
+                                           "ttft_ms_p50": r["fastest_ttft_ms_p50"]}
+                              for _, r in t.iterrows()},
+            "fastest_share_of_capacity": dict(zip(self.ends["label"], self.ends["fastest_share_of_capacity"])),
+            "fastest_points_prose": self.fastest_prose,
+            "efficiency_levels": list(self.levels),
+            "usd_per_mtok": self._per_label(usd, lambda x: frontier.metric_column("usd_per_mtok", x)),
+            "usd_per_mtok_reading": self._per_label(usd, frontier.reading_column),
+            "usd_per_mtok_ceiling": self._per_label(usd, lambda x: frontier.metric_bound_column("usd_per_mtok", x)),
+            "j_per_output_token": self._per_label(jt, lambda x: frontier.metric_column("j_per_output_token", x)),
+            "j_per_output_token_reading": self._per_label(jt, frontier.reading_column),
+            "tok_s_per_mw": self._per_label(mw, lambda x: frontier.metric_column("tok_s_per_mw", x)),
+            "tok_s_per_mw_floor": self._per_label(mw, lambda x: frontier.metric_bound_column("tok_s_per_mw", x)),
+            "power_scope": cost.POWER_SCOPE,
+            "n_points_with_power": self.n_with_power,
+            "prices_used": {h: p.as_dict() for h in self.hardware if (p := cost.price_for(self.prices, h))},
+            "no_price": self.no_price,
+        }
+
+
+def build(points: pd.DataFrame, *, model: str, isl: float, osl: float, targets: Sequence[float] = (50, 100, 200),
+          denominator: str = "all", source_format: str | None = "inferencex-api",
+          ttft_limit_s: float = frontier.TTFT_LIMIT_S, ttft_max_ms: float | None = None,
+          levels: Sequence[float] = EFFICIENCY_LEVELS, prices: dict | None = None,
+          prices_path: str | None = None) -> FrontierPage:
+    """The frontier page for one model and length pair of the points table. ``prices`` (``{hardware: usd}`` or
+    ``{hardware: {usd_per_gpu_hour, basis, source, date}}``) and ``prices_path`` (a CSV like
+    ``data/specs/prices.csv``) add to or override the shipped prices."""
+    selected = frontier.select(points, model=model, isl=isl, osl=osl, source_format=source_format)
+    data, fronts, table = frontier.report_tables(selected, targets=targets, denominator=denominator,
+                                                 ttft_limit_s=ttft_limit_s, ttft_max_ms=ttft_max_ms)
+    if table.empty:
+        raise ValueError(f"no usable points for {model} isl={isl} osl={osl} format={source_format}")
+    price_table = cost.load_prices(extra=prices_path, overrides=prices)
+    efficiency = efficiency_tables(selected, levels=levels, denominator=denominator, prices=price_table,
+                                   ttft_max_ms=ttft_max_ms)
+    return FrontierPage(model=model, isl=float(isl), osl=float(osl), targets=list(targets), denominator=denominator,
+                        source_format=source_format, ttft_limit_s=ttft_limit_s, ttft_max_ms=ttft_max_ms,
+                        levels=list(levels), points=selected, data=data, fronts=fronts, table=table,
+                        ends=frontier.fastest_points(table, ttft_limit_s=ttft_limit_s), prices=price_table,
+                        efficiency=efficiency)

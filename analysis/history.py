@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -53,7 +53,8 @@ MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → 
 SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "date", "metric", "value", "source",
                   "quantity", "concurrency", "level", "between", "role"]
 CHANGE_COLUMNS = ["group", "model", "hardware", "metric", "role", "date_before", "date_after", "before", "after",
-                  "ratio", "kind", "differs", "source_before", "source_after", "back_on", "held_on", "recovers", "first_date"]
+                  "ratio", "kind", "differs", "source_before", "source_after", "back_on", "held_on", "recovers",
+                  "first_date"]
 SUITE_COLUMNS = ["run_id", "run_date", "report", "key", "value", "inputs_hash", "code_version", "commit"]
 
 
@@ -93,7 +94,8 @@ def _fmt(x: float) -> str:
 
 
 def group_label(row: Mapping) -> str:
-    """A configuration in words: ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024``."""
+    """A configuration in words, e.g.
+    ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024``."""
     parts = [str(row["model"]), str(row["hardware"]), str(row["precision"]), str(row["framework"])]
     if str(row.get("spec_decode", "none")) not in ("none", "unknown", "nan"):
         parts.append(str(row["spec_decode"]))
@@ -437,7 +439,8 @@ def load_suite_history(folder: str | Path) -> pd.DataFrame:
 def attribute(before: Mapping, after: Mapping) -> str:
     """Why a number may have moved between two runs: ``inputs``, ``code``, ``inputs and code`` or ``neither``."""
     inputs = str(before["inputs_hash"]) != str(after["inputs_hash"])
-    code = (str(before["code_version"]) != str(after["code_version"])) or (str(before["commit"]) != str(after["commit"]))
+    code = (str(before["code_version"]) != str(after["code_version"])
+            or str(before["commit"]) != str(after["commit"]))
     if inputs and code:
         return "inputs and code"
     if inputs:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -53,7 +53,8 @@ MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → 
 SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "date", "metric", "value", "source",
                   "quantity", "concurrency", "level", "between", "role"]
 CHANGE_COLUMNS = ["group", "model", "hardware", "metric", "role", "date_before", "date_after", "before", "after",
-                  "ratio", "kind", "differs", "source_before", "source_after", "back_on", "recovers", "first_date"]
+                  "ratio", "kind", "differs", "source_before", "source_after", "back_on", "held_on", "recovers",
+                  "first_date"]
 SUITE_COLUMNS = ["run_id", "run_date", "report", "key", "value", "inputs_hash", "code_version", "commit"]
 
 
@@ -93,7 +94,8 @@ def _fmt(x: float) -> str:
 
 
 def group_label(row: Mapping) -> str:
-    """A configuration in words: ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024``."""
+    """A configuration in words, e.g.
+    ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024``."""
     parts = [str(row["model"]), str(row["hardware"]), str(row["precision"]), str(row["framework"])]
     if str(row.get("spec_decode", "none")) not in ("none", "unknown", "nan"):
         parts.append(str(row["spec_decode"]))
@@ -339,6 +341,7 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
             # the next date back at (or past) the value before, within the noise: a one-date excursion
             nxt = dates[i + 2] if i + 2 < len(dates) else None
             back = nxt if nxt and sign * math.log(per_day.loc[nxt, "value"] / a["value"]) <= limit else None
+            held = nxt if nxt and back is None else None  # the next date confirms the new level
             # an earlier change the other way that this one takes back to (or past) the level before it
             prev = dates[i - 1] if i >= 1 else None
             undoes = None
@@ -353,7 +356,7 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
                 "differs": differs(_rows_for(pts, a["source"]), _rows_for(pts, b["source"]),
                                    date_before=d0, date_after=d1),
                 "source_before": a["source"], "source_after": b["source"], "back_on": back,
-                "recovers": undoes, "first_date": d0 == dates[0],
+                "held_on": held, "recovers": undoes, "first_date": d0 == dates[0],
             })
     out = pd.DataFrame(rows, columns=CHANGE_COLUMNS)
     if len(out):
@@ -364,11 +367,11 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
 
 def largest(changes_table: pd.DataFrame, kind: str, n: int = 5, *, lasting: bool = False) -> pd.DataFrame:
     """The ``n`` largest changes of one kind, at most one per configuration and pair of dates (its biggest
-    metric), so one re-run does not fill the list. ``lasting``: only changes that were not undone on the next
-    date (``back_on``) and do not undo an earlier one (``recovers``)."""
+    metric), so one re-run does not fill the list. ``lasting``: only changes that the next date confirms
+    (``held_on``: measured again and not back) and that do not undo an earlier one (``recovers``)."""
     sel = changes_table[changes_table["kind"] == kind].copy()
     if lasting:
-        sel = sel[sel["back_on"].isna() & sel["recovers"].isna()]
+        sel = sel[sel["held_on"].notna() & sel["recovers"].isna()]
     if sel.empty:
         return sel
     sel["_size"] = np.abs(np.log(sel["ratio"]))
@@ -436,7 +439,8 @@ def load_suite_history(folder: str | Path) -> pd.DataFrame:
 def attribute(before: Mapping, after: Mapping) -> str:
     """Why a number may have moved between two runs: ``inputs``, ``code``, ``inputs and code`` or ``neither``."""
     inputs = str(before["inputs_hash"]) != str(after["inputs_hash"])
-    code = (str(before["code_version"]) != str(after["code_version"])) or (str(before["commit"]) != str(after["commit"]))
+    code = (str(before["code_version"]) != str(after["code_version"])
+            or str(before["commit"]) != str(after["commit"]))
     if inputs and code:
         return "inputs and code"
     if inputs:

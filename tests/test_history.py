@@ -81,6 +81,42 @@ def test_a_real_regression_against_the_raw_rows(found):
     assert "49 days apart" in row["differs"] and any(d.startswith("run ") for d in row["differs"])
 
 
+def _raw_frontier_at(target, *, hardware, framework, precision, tp, isl, osl, date):
+    """tok/s/GPU at ``target`` tok/s/user on one date's frontier of one single-node configuration, from the raw
+    rows: brute-force Pareto set, then log-log interpolation between the two frontier points around the target."""
+    seen, pts = set(), []
+    for path in (HISTORY, SNAPSHOT):
+        for r in json.loads(path.read_text()):
+            if (r["hardware"], r["framework"], r["precision"], r["spec_method"], r["disagg"], r["decode_tp"],
+                    r["decode_ep"], r["isl"], r["osl"], r["date"]) != (
+                    hardware, framework, precision, "none", False, tp, 1, isl, osl, date):
+                continue
+            if (r["conc"], r["run_url"]) in seen:
+                continue
+            seen.add((r["conc"], r["run_url"]))
+            pts.append((1.0 / r["metrics"]["median_tpot"], r["metrics"]["output_tput_per_gpu"], r["conc"]))
+    front = sorted(p for p in pts if not any(q[0] >= p[0] and q[1] >= p[1] and q != p for q in pts))
+    for (u0, g0, c0), (u1, g1, c1) in zip(front[:-1], front[1:]):
+        if u0 <= target <= u1:
+            w = (math.log(target) - math.log(u0)) / (math.log(u1) - math.log(u0))
+            return math.exp(math.log(g0) + w * (math.log(g1) - math.log(g0))), (c0, c1)
+    raise AssertionError("target outside the measured range")
+
+
+def test_a_real_regression_at_equal_interactivity_against_the_raw_rows(found):
+    _, _, changes = found
+    key = dict(hardware="mi300x", framework="sglang", precision="fp8", tp=8, isl=1024, osl=1024)
+    before, conc_a = _raw_frontier_at(25.0, date="2025-12-15", **key)
+    after, conc_b = _raw_frontier_at(25.0, date="2026-01-05", **key)
+    assert sorted(conc_a) == sorted(conc_b)  # read between the same concurrencies on both dates
+    row = _change(changes, "MI300X · fp8 · sglang · node · TP8 EP1 · 8 GPUs · 1024/1024",
+                  "tok/s/GPU at 25 tok/s/user", "2025-12-15")
+    assert row["kind"] == "regression" and row["date_after"] == "2026-01-05"
+    assert row["before"] == pytest.approx(before) and row["after"] == pytest.approx(after)
+    assert after / before == pytest.approx(0.531, abs=1e-3)
+    assert row["held_on"] == "2026-01-23"
+
+
 def test_a_real_improvement_against_the_raw_rows(found):
     _, _, changes = found
     raw = _raw_values(hardware="b300", framework="sglang", precision="fp4", spec="none", tp=4, ep=4,

@@ -43,7 +43,8 @@ def test_history_notebook_headline_changes_and_suite_runs(notebook_runner, raw_p
     for change in (imp, reg):
         assert change["date_before"] in head and change["date_after"] in head
     assert "tok/s/GPU at concurrency 128: 132 on 2026-05-13 → 629 on 2026-05-17" in head  # B300 fp4 8k/1k
-    assert "tok/s/GPU at concurrency 256: 935 on 2026-04-01 → 471 on 2026-05-20" in head  # MI355X atom mtp
+    assert "tok/s/GPU at 25 tok/s/user: 166 on 2025-12-15 → 88.2 on 2026-01-05" in head  # MI300X 1k/1k
+    assert imp["held_on"] == "2026-05-20" and reg["held_on"] == "2026-01-23"
     assert "back to within noise on 2026-05-17" in head  # the one-date H200 drop is named as such
 
     # this project's own numbers: one move from new inputs, one from new code

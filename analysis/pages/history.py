@@ -102,14 +102,15 @@ class HistoryPage:
     # --- tables -------------------------------------------------------------------------------------------
     @staticmethod
     def change_display(table: pd.DataFrame) -> pd.DataFrame:
-        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "back_on", "recovers",
-                "differs"]
+        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "held_on", "back_on",
+                "recovers", "differs"]
         if table.empty:
             return pd.DataFrame(columns=cols)
         shown = table[cols].copy()
         shown["differs"] = shown["differs"].map("; ".join)
         shown["ratio"] = shown["ratio"].map(lambda r: f"×{r:.2f}")
-        return shown.rename(columns={"back_on": "back within noise on", "recovers": "back to the level of"})
+        return shown.rename(columns={"held_on": "confirmed on", "back_on": "back within noise on",
+                                     "recovers": "back to the level of"})
 
     def overview(self) -> pd.DataFrame:
         """Per configuration: dates measured, first and last, and the two ends first → last."""
@@ -173,7 +174,7 @@ class HistoryPage:
     @staticmethod
     def _records(table: pd.DataFrame) -> list[dict]:
         cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "kind", "differs",
-                "back_on", "recovers", "source_before", "source_after"]
+                "held_on", "back_on", "recovers", "source_before", "source_after"]
         return [{k: r[k] for k in cols} for r in table.to_dict("records")]
 
     def results(self) -> dict:

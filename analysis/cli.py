@@ -160,7 +160,8 @@ def _claim(args) -> int:
         print(json.dumps(card.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     try:
-        html_path = _render_claim_card(args.claim, claim.id, out=args.out, points_path=args.points)
+        html_path = _render_claim_card(args.claim, claim.id, out=args.out, points_path=args.points,
+                                       title=f"Claim {claim.id}: {claim.model} on {claim.hardware}")
     except Exception as err:  # a failed notebook run: report it in one line, never a traceback
         name = getattr(err, "ename", type(err).__name__)
         print(f"perfclaims claim: the card notebook failed: {name}: {getattr(err, 'evalue', err)}", file=sys.stderr)
@@ -172,7 +173,8 @@ def _claim(args) -> int:
 CLAIM_NOTEBOOK = "50-claim-card"
 
 
-def _render_claim_card(claim: str, claim_id: str, *, out: Path, points_path: Path | None = None) -> Path:
+def _render_claim_card(claim: str, claim_id: str, *, out: Path, points_path: Path | None = None,
+                       title: str = "") -> Path:
     """Execute the claim-card notebook for ``claim`` and write ``out/<id>.html`` (code hidden, images inline).
     Kept small on purpose: the report runner's in-process renderer is meant to replace it."""
     import nbformat
@@ -193,6 +195,7 @@ def _render_claim_card(claim: str, claim_id: str, *, out: Path, points_path: Pat
         pm.execute_notebook(str(config.NOTEBOOKS_DIR / f"{CLAIM_NOTEBOOK}.ipynb"), str(executed), parameters=params,
                             kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False)
     nb = nbformat.read(str(executed), as_version=4)
+    nb.metadata["title"] = title or f"Claim {claim_id}"   # the page's <title> (the template escapes it)
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
                             embed_images=True)
     body, _ = exporter.from_notebook_node(nb)

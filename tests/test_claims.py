@@ -337,6 +337,7 @@ def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
         assert c["measured_over_claimed"].isna().all(), cid      # proxy, other lengths, or no evidence
         assert "of the claim" not in card.headline.replace("no percentage of the claim", ""), cid
         assert card.answers["latency"].status != claims.NOT_STATED or cid == "C03"
+        assert "× that speed" not in card.answers["batch"].answer, cid       # no speed ratio across models
     c23 = claims.claim_card("C23", points)
     assert c23.answers["latency"].status == claims.STATED and "8.6 s" in c23.answers["latency"].answer
     c13 = claims.claim_card("C13", points)

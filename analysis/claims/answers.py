@@ -155,6 +155,17 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     # 1. batch size
     if is_stated(claim.batch_text):
         out["batch"] = Answer(QUESTIONS["batch"], STATED, f"{claim.batch_text}", short=str(claim.batch_text))
+    elif point is not None and not math.isnan(user) and point.get("tier") == "proxy":
+        conc = point.get("concurrency")
+        above = user > point["tok_s_per_user"]
+        out["batch"] = Answer(
+            QUESTIONS["batch"], INFERRED,
+            f"Not stated, and no point of {claim.model} to check it. Proxy evidence only (another model: "
+            f"{_who(point).replace(' (proxy: another model)', '')}): its point nearest the claimed speed reaches {point['tok_s_per_user']:,.0f} tok/s/user "
+            f"at concurrency {fmt_num(conc)}. Speeds of different models are not compared"
+            + ("; a per-user figure above every measured point is most likely a single-user (batch 1) figure."
+               if above else "."), [point["row"]], [evidence_object(point)],
+            short="not stated; likely 1 user (proxy evidence)" if above else "not stated (proxy evidence only)")
     elif point is not None and not math.isnan(user):
         conc = point.get("concurrency")
         ratio = user / point["tok_s_per_user"]

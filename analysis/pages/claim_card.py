@@ -147,7 +147,8 @@ class ClaimCardPage:
                    "small-message figure is in the shared material)." if "assumption" in basis else "")
         return (f"## Speed of light at batch 1\n\n{esc(info['model'])} on {esc(info['hardware'])}, context "
                 f"{esc(info['context_text'])}; {esc(info['tau_text'])}. tok/s/user per column: bandwidth only "
-                f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the {esc(info['comm_floor_text'])}"
+                f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the "
+                f"{esc(info['comm_floor_text'])}"
                 f" ({info['n_layers']} layers here); its range over the low and high latencies of "
                 f"`data/specs/interconnect.csv`;{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
                 "weights and KV only.")

@@ -207,13 +207,48 @@ def _claim(args) -> int:
         print(json.dumps(card.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     try:
-        html_path = claims.render_card(args.claim, out=args.out, points_path=args.points)
+        html_path = _render_claim_card(args.claim, claim.id, out=args.out, points_path=args.points,
+                                       title=f"Claim {claim.id}: {claim.model} on {claim.hardware}")
     except Exception as err:  # a failed notebook run: report it in one line, never a traceback
         name = getattr(err, "ename", type(err).__name__)
         print(f"perfclaims claim: the card notebook failed: {name}: {getattr(err, 'evalue', err)}", file=sys.stderr)
         return 1
     print(html_path)
     return 0
+
+
+CLAIM_NOTEBOOK = "50-claim-card"
+
+
+def _render_claim_card(claim: str, claim_id: str, *, out: Path, points_path: Path | None = None,
+                       title: str = "") -> Path:
+    """Execute the claim-card notebook for ``claim`` and write ``out/<id>.html`` (code hidden, images inline).
+    Kept small on purpose: the report runner's in-process renderer is meant to replace it."""
+    import nbformat
+    import papermill as pm
+    from nbconvert import HTMLExporter
+
+    from analysis.report import quiet_kernel_stderr
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    is_file = Path(str(claim).split("#")[0]).suffix.lower() in (".csv", ".yaml", ".yml")
+    params = {"claim": claim_id, "claim_file": str(Path(str(claim)).resolve()) if is_file else None,
+              "results_path": str((out / f"{claim_id}.results.json").resolve())}
+    if points_path:
+        params["points_path"] = str(Path(points_path).resolve())
+    executed = out / f"{claim_id}.ipynb"
+    with quiet_kernel_stderr():  # the kernel's "running over TCP without encryption" warning is not the user's
+        pm.execute_notebook(str(config.NOTEBOOKS_DIR / f"{CLAIM_NOTEBOOK}.ipynb"), str(executed), parameters=params,
+                            kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False)
+    nb = nbformat.read(str(executed), as_version=4)
+    nb.metadata["title"] = title or f"Claim {claim_id}"   # the page's <title> (the template escapes it)
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+                            embed_images=True)
+    body, _ = exporter.from_notebook_node(nb)
+    html_path = out / f"{claim_id}.html"
+    html_path.write_text(body, encoding="utf-8")
+    return html_path
 
 
 def _formats() -> int:

@@ -49,6 +49,7 @@ def test_cli_claim_writes_html(tmp_path, capfd):
     html = unescape(raw)   # data-derived text is written as character references (text.esc)
     assert "Claim C00: nearly 1,000 tok/s/user (single-user throughput)" in html and "((" not in html
     assert "communication floor" in html
+    assert "<title>Claim C00: DeepSeek V4.1 Flash on GB300 NVL72</title>" in html
     # The answer first: bottom line, then the five-row table, then the one figure, then the detail.
     body = html[html.index("Claim C00: nearly"):]          # the page itself, after the template's head
     order = [body.index(s) for s in ("Bottom line.", "Large batch / capacity", "data:image/png",

@@ -11,8 +11,9 @@ line made from those facts.
 
 Modules, in import order: ``registry`` (reading claims) → ``labels`` → ``conditions`` (restating, lengths, latency
 limits) → ``sol`` → ``evidence`` (selection and match tiers) → ``checks`` (each number against the frontier) →
-``pairs`` (A/B pairs and their confounders) → ``answers`` → ``words`` (sentences) → ``card`` (assembly,
-``results()``, the JSON form) → ``render`` (HTML through the notebook).
+``pairs`` (A/B pairs and their confounders) → ``answers`` → ``words`` (sentences) → ``jsonform`` → ``card``
+(assembly, ``results()``, the JSON form). Rendering a card to HTML is the command line's job (``perfclaims claim``
+executes ``notebooks/50-claim-card.ipynb``); nothing here prints or draws.
 """
 
 from analysis.claims.answers import QUESTIONS, Answer, five_answers
@@ -26,18 +27,17 @@ from analysis.claims.registry import (CSV_COLUMNS, INFERRED, KINDS, NOT_STATED, 
                                       claim_from_row, claim_ids, claim_parts, claim_title, claim_to_yaml,
                                       kind_from_unit, load_claim, parse_value, precision_from_text, read_claim_yaml,
                                       read_claims_csv, registry)
-from analysis.claims.render import NOTEBOOK, render_card
 from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TOKENS, SCOPES, sol_for_claim
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
 from analysis.data import load_points
 
 __all__ = [
     "ASSUMED_TAU", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS", "DEFAULT_CONTEXT",
-    "INFERRED", "KINDS", "NOT_STATED", "NOTEBOOK", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
+    "INFERRED", "KINDS", "NOT_STATED", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
     "SNAPSHOT_CAVEAT", "STATED", "Answer", "Claim", "ClaimCard", "ClaimPart", "check_parts", "check_statements",
     "claim_card", "claim_from_row", "claim_ids", "claim_parts", "claim_title", "claim_to_yaml", "context_for",
     "evidence_for", "evidence_frontier", "evidence_summary", "five_answers", "kind_from_unit", "kinds_text",
     "lengths_text", "load_claim", "load_points", "matched_lengths", "own_sol", "parse_value", "per_user_value",
-    "precision_from_text", "read_claim_yaml", "read_claims_csv", "registry", "render_card", "restate", "row_id",
+    "precision_from_text", "read_claim_yaml", "read_claims_csv", "registry", "restate", "row_id",
     "single_user_end", "sol_for_claim", "sol_statements", "stated_lengths", "verdict",
 ]

@@ -155,6 +155,18 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     # 1. batch size
     if is_stated(claim.batch_text):
         out["batch"] = Answer(QUESTIONS["batch"], STATED, f"{claim.batch_text}", short=str(claim.batch_text))
+    elif point is not None and not math.isnan(user) and point.get("tier") == "proxy":
+        conc = point.get("concurrency")
+        above = user > point["tok_s_per_user"]
+        out["batch"] = Answer(
+            QUESTIONS["batch"], INFERRED,
+            f"Not stated, and no point of {claim.model} to check it. Proxy evidence only (another model: "
+            f"{_who(point).replace(' (proxy: another model)', '')}): its point nearest the claimed speed reaches "
+            f"{point['tok_s_per_user']:,.0f} tok/s/user "
+            f"at concurrency {fmt_num(conc)}. Speeds of different models are not compared"
+            + ("; a per-user figure above every measured point is most likely a single-user (batch 1) figure."
+               if above else "."), [point["row"]], [evidence_object(point)],
+            short="not stated; likely 1 user (proxy evidence)" if above else "not stated (proxy evidence only)")
     elif point is not None and not math.isnan(user):
         conc = point.get("concurrency")
         ratio = user / point["tok_s_per_user"]
@@ -237,7 +249,8 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     roof = ""
     if {"fp8", "fp4"} <= set(sol.get("precision", [])):
         a, b = _sol_value(sol, "fp8", 1), _sol_value(sol, "fp4", 1)
-        roof = f"The roofline alone makes FP4 {b / a:.2f}× faster than FP8 at batch 1 ({b:,.0f} vs {a:,.0f} tok/s/user on one GPU)."
+        roof = (f"The roofline alone makes FP4 {b / a:.2f}× faster than FP8 at batch 1 ({b:,.0f} vs {a:,.0f} "
+                "tok/s/user on one GPU).")
     if summ["n"]:
         proxy = any(specs.match_model_name(str(p["a"]["model"])) != claim.model_table for p in clean)
         measured = (f"Measured FP4/FP8 over {summ['n']} clean pair{'s' if summ['n'] > 1 else ''} (equal model, "

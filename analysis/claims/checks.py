@@ -187,7 +187,8 @@ def _capacity_rows(ctx: _Context, sel, pairs) -> list[dict]:
                 r = lo if lo is not None else hi
                 how, used = f"measured: {_point_text(ctx, r)}", [r]
             match, differs, ratio_ok = ctx.tier(key, used)
-            rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": at, "measured_all": m_all, "measured_decode": m_dec,
+            rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": at, "measured_all": m_all,
+                         "measured_decode": m_dec,
                          "measured_over_claimed": m_all / claimed if ratio_ok else math.nan, "how": how,
                          "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
                          **_tail(ctx, used)})
@@ -195,7 +196,8 @@ def _capacity_rows(ctx: _Context, sel, pairs) -> list[dict]:
             cap = g.loc[g["tok_s_per_gpu"].idxmax()]
             capd = gd.loc[gd["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gd) else math.nan
             match, differs, ratio_ok = ctx.tier(key, [cap])
-            rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": cap["tok_s_per_user"], "measured_all": cap["tok_s_per_gpu"],
+            rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": cap["tok_s_per_user"],
+                         "measured_all": cap["tok_s_per_gpu"],
                          "measured_decode": capd,
                          "measured_over_claimed": cap["tok_s_per_gpu"] / claimed if ratio_ok else math.nan,
                          "how": f"measured capacity (highest tok/s/GPU): {_point_text(ctx, cap)}",
@@ -221,7 +223,8 @@ def _per_user_rows(ctx: _Context, sel, pairs) -> list[dict]:
                      "measured_all": end["tok_s_per_user"], "measured_decode": math.nan,
                      "measured_over_claimed": end["tok_s_per_user"] / part.value if ratio_ok else math.nan,
                      "how": f"fastest measured point: {end['tok_s_per_user']:,.1f} tok/s/user at concurrency "
-                            f"{fmt_num(end.get('concurrency'))}, {end['tok_s_per_gpu']:,.0f} tok/s/GPU ({ctx.rid(end)})",
+                            f"{fmt_num(end.get('concurrency'))}, {end['tok_s_per_gpu']:,.0f} tok/s/GPU "
+                            f"({ctx.rid(end)})",
                      "rows": [ctx.rid(end)], "evidence": [evidence_object(src)], "match": match, "differs": differs,
                      "limits": ctx.limits_text, **_tail(ctx, [end])})
     return rows

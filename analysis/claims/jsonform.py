@@ -46,7 +46,11 @@ def plain(v):
 def comparisons(card) -> list[dict]:
     out = []
     for r in card.checks.to_dict("records"):
-        at = r.get("tok_s_per_user")
+        # The interactivity a number was read at: a per-GPU number's stated tok/s/user, a ratio's common level;
+        # None for a per-user number (its measured speed is ``measured``) and for a capacity read at no level.
+        read_at = r["kind"] == "ratio" or (r["kind"] in ("per-GPU", "per-system")
+                                            and not str(r.get("how", "")).startswith("measured capacity"))
+        at = r.get("tok_s_per_user") if read_at else None
         out.append({
             "part": r["part"], "kind": r["kind"], "claimed": r["claimed"], "measured": r["measured_all"],
             "measured_decode_gpus": r.get("measured_decode"), "ratio": r["measured_over_claimed"],

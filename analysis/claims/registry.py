@@ -234,7 +234,8 @@ def claim_from_row(row: dict, *, where: str = "") -> Claim:
     if is_stated(spec) and re.match(r"(no|none)\b", str(spec).lower()):
         spec = "none"
     return Claim(
-        id=check_id(row["id"], where=where), value=value, value_text=str(row["value"]), value_qualifier=qual, unit=row["unit"],
+        id=check_id(row["id"], where=where), value=value, value_text=str(row["value"]), value_qualifier=qual,
+        unit=row["unit"],
         kind=kind_from_unit(row["unit"]), model=row["model"], hardware=row["hardware"],
         n_gpus=n if not math.isnan(n) else NOT_STATED, scope=row.get("n_accelerators", NOT_STATED),
         precision=precision_from_text(row.get("precision")), precision_text=row.get("precision", NOT_STATED),

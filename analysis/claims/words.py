@@ -54,7 +54,8 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
         lower = base[(base["gpus"] == r["gpus"]) & (base["sol_tok_s_per_user_comm"] >= user) & base["fits"]]
         if len(lower):
             text += "; lower precision reaches it (" + ", ".join(
-                f"{precision_label(p)}: {v:,.0f}" for p, v in zip(lower["precision"], lower["sol_tok_s_per_user_comm"])) + ")"
+                f"{precision_label(p)}: {v:,.0f}"
+                for p, v in zip(lower["precision"], lower["sol_tok_s_per_user_comm"])) + ")"
         out.append(text + ".")
     return out
 
@@ -237,7 +238,8 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
                      f"{share(r['measured_over_claimed'])} of the claim")
         elif r.get("match") == "proxy":
             eff = r.get("share_of_own_sol_comm")
-            found = (f"; only proxy evidence from another model exists ({r.get('model') or 'another model'}: {v}{unit}, "
+            found = (f"; only proxy evidence from another model exists ({r.get('model') or 'another model'}: "
+                     f"{v}{unit}, "
                      f"{where}" + (f", {share(eff)} of its own batch-1 bound" if pd.notna(eff) else "")
                      + "), so no percentage of the claim is given")
         else:

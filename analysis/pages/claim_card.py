@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import claims
+from analysis import claims, specs
 from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.labels import precision_label, share
 from analysis.claims.words import match_label
@@ -69,12 +69,6 @@ class ClaimCardPage:
         return "\n".join(f"- **{esc(SHORT_QUESTIONS[k])}** ({esc(STATUS_SHORT.get(a.status))}). "
                          f"{esc(a.answer)}" for k, a in self.card.answers.items())
 
-    def figure(self, ax=None):
-        """The matching evidence frontier, the claim and the SOL lines; evidence tier in the legend."""
-        from analysis.plots.claims import claim_on_frontier
-
-        return claim_on_frontier(self.card, ax=ax)
-
     # --- detail --------------------------------------------------------------------------------------
     def comparisons_table(self) -> pd.DataFrame:
         """Each number of the claim against one measured group: short columns; the 'how' goes below as bullets."""
@@ -110,7 +104,9 @@ class ClaimCardPage:
     def pairs_table(self, clean: bool = True) -> pd.DataFrame:
         """FP4/FP8 pairs: clean ones (the headline) or confounded ones (listed apart, with their confounders)."""
         pairs = self.card.pairs[0 if clean else 1]
+        model_table = self.card.claim.model_table
         return pd.DataFrame([{
+            "tier": "same-model" if specs.match_model_name(str(p["a"]["model"])) == model_table else "proxy",
             "model": p["a"]["model"], "hardware": p["a"]["hardware"],
             "ISL/OSL": f"{num(p['a']['isl'])}/{num(p['a']['osl'])}",
             "FP4 spec / framework": f"{p['a']['spec_decode']} / {p['a']['framework']}",
@@ -151,7 +147,8 @@ class ClaimCardPage:
                    "small-message figure is in the shared material)." if "assumption" in basis else "")
         return (f"## Speed of light at batch 1\n\n{esc(info['model'])} on {esc(info['hardware'])}, context "
                 f"{esc(info['context_text'])}; {esc(info['tau_text'])}. tok/s/user per column: bandwidth only "
-                f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the {esc(info['comm_floor_text'])}"
+                f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the "
+                f"{esc(info['comm_floor_text'])}"
                 f" ({info['n_layers']} layers here); its range over the low and high latencies of "
                 f"`data/specs/interconnect.csv`;{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
                 "weights and KV only.")

@@ -16,6 +16,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from analysis.text import clean
+
 UNKNOWN = "unknown"
 
 # --- columns, grouped as in the design ------------------------------------------------------------
@@ -141,7 +143,10 @@ def as_number(value: Any, field: str) -> float:
     if isinstance(value, bool):
         raise FieldError(field, f"expected a number, got boolean {value!r}")
     if isinstance(value, (int, float, np.integer, np.floating)):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:  # an integer with hundreds of digits
+            raise FieldError(field, f"number too large (about {int(value).bit_length() * 0.30103:.0f} digits)") from None
     elif isinstance(value, str):
         text = value.strip().replace(",", "")
         if text == "" or text.lower() in {"none", "null", "n/a", "na"}:
@@ -162,6 +167,7 @@ def as_number(value: Any, field: str) -> float:
 def validate_row(row: dict) -> dict:
     """Coerce one parsed row to the schema's types; raises FieldError naming the first bad field."""
     out: dict[str, Any] = {}
+    replaced = False
     for key, value in row.items():
         if key not in COLUMNS:
             raise FieldError(key, "not a column of the points table")
@@ -185,7 +191,13 @@ def validate_row(row: dict) -> dict:
         elif key in OBJECT_COLUMNS:
             out[key] = None if value is None else [as_number(v, key) for v in value]
         else:
-            out[key] = UNKNOWN if value is None or value == "" else str(value)
+            text = UNKNOWN if value is None or value == "" else str(value)
+            safe = clean(text)  # lone surrogates (valid JSON escapes, invalid Unicode) become U+FFFD
+            if "\ufffd" in safe and key != "flags":
+                replaced = True
+            out[key] = safe
+    if replaced:
+        out["flags"] = add_flag(out.get("flags") if out.get("flags") != UNKNOWN else "", "invalid-unicode")
     if "precision" in out:
         out["precision"] = normalize_precision(out["precision"])
         if out["precision"] == UNKNOWN and row.get("precision") not in (None, "", UNKNOWN):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import pkgutil
 import sys
 from dataclasses import dataclass, field
@@ -18,9 +19,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import config
-from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink
+from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink, in_words
 from analysis.ingest.manifest import Manifest, load_manifest
 from analysis.schema import FieldError, add_flag, to_points, validate_row
+from analysis.text import clean
 
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
 SKIP_NAMES = {"manifest.yml", "manifest.yaml", "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
@@ -103,7 +105,14 @@ def find_manifest(path: Path) -> Path | None:
 
 
 def _display_path(path: Path, roots: list[Path]) -> str:
-    """Path relative to the project when inside it, else relative to the folder given on the command line."""
+    """Path relative to the project when inside it, else relative to the folder given on the command line.
+
+    File names are bytes on POSIX: a name that is not valid UTF-8 is shown with U+FFFD for its undecodable bytes
+    (the file itself is still opened by its real name)."""
+    return os.fsencode(_relative_path(path, roots)).decode("utf-8", errors="replace")
+
+
+def _relative_path(path: Path, roots: list[Path]) -> str:
     resolved = path.resolve()
     try:
         return resolved.relative_to(config.PROJ_ROOT.resolve()).as_posix()
@@ -151,75 +160,24 @@ def ingest(
     bar = _progress(files, progress)
     for path in files:
         shown = _display_path(path, roots)
-        bar.set_postfix_str(path.name[-40:], refresh=False)
-        step = _size(path)
+        bar.set_postfix_str(shown[-40:], refresh=False)
         entry = {"source_file": shown, "format": "none", "tool": "none", "points": 0, "quarantined": 0}
+        found_rows: list[dict] = []
+        found_quarantine: list[dict] = []
+        found_requests: list = []
         try:
-            head, digest = _head_and_hash(path)
-        except OSError as err:
-            quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
-            entry["quarantined"] = 1
-            file_log.append(entry)
-            bar.update(step)
-            continue
-        reason = None
-        if not head.strip():
-            reason = "empty file"
-        elif b"\x00" in head[:8192]:
-            reason = "binary file (contains NUL bytes), not a benchmark log"
-        elif digest in seen_hashes:
-            reason = f"duplicate run: identical to {seen_hashes[digest]}"
-        if reason:
-            quarantine.append(_q(shown, None, None, reason, "none"))
-            entry["quarantined"] = 1
-            file_log.append(entry)
-            bar.update(step)
-            continue
-        seen_hashes[digest] = shown
-        found = forced or detect(path, head)
-        if found is None:
-            quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
-                                 "(see `perfclaims formats`, or force one with --format)", "none"))
-            entry["quarantined"] = 1
-            file_log.append(entry)
-            bar.update(step)
-            continue
-        entry.update(format=found.name, tool=found.tool)
-        sink = Sink(path, options={"itl_gaps": itl_gaps})
-        try:
-            found.parse(path, sink)
-        except Quarantine as err:
-            quarantine.append(_q(shown, err.line, err.field, err.reason, found.name))
-            entry["quarantined"] += 1
-            sink.points.clear()
-            sink.request_tables.clear()
-        except Exception as err:  # no traceback for users: name the file and what went wrong
-            quarantine.append(_q(shown, None, None, f"could not parse as {found.name}: "
-                                 f"{type(err).__name__}: {err}", found.name))
-            entry["quarantined"] += 1
-            sink.points.clear()
-            sink.request_tables.clear()
-        for problem in sink.problems:
-            quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
-            entry["quarantined"] += 1
-        extra = manifest.values_for(path)
-        for line, row in sink.points:
-            full = {**row, **extra}
-            full.update(source_file=shown, source_line=line, tool=found.tool, format=found.name)
-            if row.get("flags") and extra.get("flags"):
-                full["flags"] = add_flag(row["flags"], extra["flags"])
-            try:
-                rows.append(validate_row(full))
-                entry["points"] += 1
-            except FieldError as err:
-                quarantine.append(_q(shown, line, err.field, err.reason, found.name))
-                entry["quarantined"] += 1
-        for table in sink.request_tables:
-            request_tables.append(_as_frame(table, shown))
-        entry.update({f"n_{k}": v for k, v in sink.counts.items()})
-        entry["note"] = "; ".join(sink.notes)
+            _read_one(path, shown, entry, found_rows, found_quarantine, found_requests, manifest=manifest,
+                      forced=forced, itl_gaps=itl_gaps, seen_hashes=seen_hashes)
+        except Exception as err:  # nothing in one file may stop the others: the file becomes a quarantine row
+            reason, field_name = in_words(err)
+            found_rows, found_requests = [], []
+            found_quarantine = [_q(shown, None, field_name, f"could not be read: {reason}", entry["format"])]
+            entry.update(points=0, quarantined=1)
+        rows.extend(found_rows)
+        quarantine.extend(found_quarantine)
+        request_tables.extend(found_requests)
         file_log.append(entry)
-        bar.update(step)
+        bar.update(_size(path))
     bar.close()
 
     points = to_points(rows)
@@ -233,6 +191,67 @@ def ingest(
         files_frame[counts] = files_frame[counts].fillna(0)
         files_frame["status"] = [_status(row) for row in files_frame.to_dict("records")]
     return IngestResult(points=points, requests=requests, quarantine=qframe, files=files_frame)
+
+
+def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list, request_tables: list, *,
+              manifest: Manifest, forced: Format | None, itl_gaps: bool, seen_hashes: dict) -> None:
+    """Read one file into ``rows``/``quarantine``/``request_tables`` and fill its ``files.csv`` entry."""
+    try:
+        head, digest = _head_and_hash(path)
+    except OSError as err:
+        quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
+        entry["quarantined"] = 1
+        return
+    reason = None
+    if not head.strip():
+        reason = "empty file"
+    elif b"\x00" in head[:8192]:
+        reason = "binary file (contains NUL bytes), not a benchmark log"
+    elif digest in seen_hashes:
+        reason = f"duplicate run: identical to {seen_hashes[digest]}"
+    if reason:
+        quarantine.append(_q(shown, None, None, reason, "none"))
+        entry["quarantined"] = 1
+        return
+    seen_hashes[digest] = shown
+    found = forced or detect(path, head)
+    if found is None:
+        quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
+                             "(see `perfclaims formats`, or force one with --format)", "none"))
+        entry["quarantined"] = 1
+        return
+    entry.update(format=found.name, tool=found.tool)
+    sink = Sink(path, options={"itl_gaps": itl_gaps})
+    try:
+        found.parse(path, sink)
+    except Exception as err:  # no traceback for users: name the file and what went wrong, in words
+        reason, field_name = in_words(err)
+        line = err.line if isinstance(err, Quarantine) else None
+        if not isinstance(err, Quarantine):
+            reason = f"could not parse as {found.name}: {reason}"
+        quarantine.append(_q(shown, line, field_name, reason, found.name))
+        entry["quarantined"] += 1
+        sink.points.clear()
+        sink.request_tables.clear()
+    for problem in sink.problems:
+        quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
+        entry["quarantined"] += 1
+    extra = manifest.values_for(path)
+    for line, row in sink.points:
+        full = {**row, **extra}
+        full.update(source_file=shown, source_line=line, tool=found.tool, format=found.name)
+        if row.get("flags") and extra.get("flags"):
+            full["flags"] = add_flag(row["flags"], extra["flags"])
+        try:
+            rows.append(validate_row(full))
+            entry["points"] += 1
+        except FieldError as err:
+            quarantine.append(_q(shown, line, err.field, err.reason, found.name))
+            entry["quarantined"] += 1
+    for table in sink.request_tables:
+        request_tables.append(_as_frame(table, shown))
+    entry.update({f"n_{k}": v for k, v in sink.counts.items()})
+    entry["note"] = clean("; ".join(sink.notes))
 
 
 def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
@@ -266,7 +285,9 @@ def _status(row: dict) -> str:
 
 
 def _q(source_file, line, field_name, reason, fmt_name) -> dict:
-    return {"source_file": source_file, "line": line, "field": field_name, "reason": reason, "format": fmt_name}
+    """One quarantine row; every text in it made valid Unicode (a reason may quote the file's own bytes)."""
+    return {"source_file": clean(source_file), "line": line, "field": None if field_name is None else clean(field_name),
+            "reason": clean(reason), "format": fmt_name}
 
 
 def _head_and_hash(path: Path) -> tuple[bytes, str]:

@@ -232,7 +232,10 @@ def _parse_json(path: Path, sink: Sink) -> None:
     if "failed_requests" not in row:
         errors = doc.get("error_summary")
         if isinstance(errors, list):
-            row["failed_requests"] = float(sum(num((e or {}).get("count"), "error_summary.count") for e in errors))
+            counts = [e.get("count") if isinstance(e, dict) else None for e in errors]
+            if any(not isinstance(e, dict) for e in errors):
+                raise Quarantine("error_summary entries must be objects with a 'count'", field="error_summary")
+            row["failed_requests"] = float(sum(num(c, "error_summary.count") for c in counts if c is not None))
     row.update(_info_fields(run_info(doc.get("input_config"))))
     if isinstance(doc.get("start_time"), str):
         row["date"] = doc["start_time"][:10]

@@ -73,6 +73,36 @@ class Sink:
         self.counts[key] = self.counts.get(key, 0) + n
 
 
+def in_words(err: BaseException) -> tuple[str, str | None]:
+    """(reason, field) for any error met while reading one file or record: a sentence for users, not a traceback.
+
+    Quarantine and FieldError keep their own words; Python's internal errors are named for what they mean in a log
+    (a number too large, a value of the wrong kind, text that is not valid Unicode, nesting too deep).
+    """
+    if isinstance(err, Quarantine):
+        return err.reason, err.field
+    if isinstance(err, FieldError):
+        return err.reason, err.field
+    detail = str(err)
+    detail = detail if len(detail) <= 120 else detail[:117] + "..."
+    if isinstance(err, OverflowError):
+        return "a number too large to represent", None
+    if isinstance(err, RecursionError):
+        return "nested too deeply to read", None
+    if isinstance(err, UnicodeError):
+        return f"text that is not valid Unicode ({detail})", None
+    if isinstance(err, MemoryError):
+        return "too large to read into memory", None
+    if isinstance(err, (AttributeError, TypeError)):
+        return f"unexpected structure: a value has the wrong kind (an object, list, text or number " \
+               f"where another was expected; {type(err).__name__}: {detail})", None
+    if isinstance(err, (KeyError, IndexError)):
+        return f"unexpected structure: an expected entry is missing ({type(err).__name__}: {detail})", None
+    if isinstance(err, OSError):
+        return f"cannot read: {err.strerror or detail}", None
+    return f"unreadable ({type(err).__name__}: {detail})", None
+
+
 # --- small helpers parsers share -------------------------------------------------------------------
 def num(value: Any, field: str, *, scale: float = 1.0) -> float:
     """A finite number (NaN when missing) times ``scale``; raises Quarantine naming the field."""

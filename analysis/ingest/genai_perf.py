@@ -20,7 +20,7 @@ from pathlib import Path
 from analysis.ingest.aiperf import (
     artifact_run_id, checked, csv_sections, latency_columns, metrics_from_csv, split_unit, stat,
 )
-from analysis.ingest.base import Format, Quarantine, Sink, model_from_id, num
+from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
 
 PRIORITY = 35  # after AIPerf, whose JSON imitates this one
@@ -179,8 +179,9 @@ def _parse_analyze(path: Path, sink: Sink) -> None:
             for i, col in columns.items():
                 if col:
                     row[col] = checked(cells[i], header[i], line=lineno)
-        except Quarantine as err:
-            sink.bad(err.reason, line=lineno, field=err.field)
+        except Exception as err:  # one bad row is that row's quarantine record
+            reason, field = in_words(err)
+            sink.bad(reason, line=lineno, field=field)
             continue
         sink.point(row, line=lineno)
 

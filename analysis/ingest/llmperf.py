@@ -19,7 +19,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.ingest.base import Format, Quarantine, Sink, model_from_id, num
+from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
 
 PRIORITY = 30
@@ -118,8 +118,9 @@ def _parse_individual(path: Path, sink: Sink) -> None:
             continue
         try:
             rows.append(_request(i, rec, where))
-        except Quarantine as err:
-            sink.bad(err.reason, field=err.field)
+        except Exception as err:  # one bad request is that request's quarantine record
+            reason, field = in_words(err)
+            sink.bad(reason, field=field or where)
     if not rows:
         raise Quarantine("no usable request records")
     name = _NAME.match(path.stem)

@@ -136,7 +136,7 @@ def _summary_column(key: str) -> str | None:
 
 def _parse_summary(path: Path, sink: Sink) -> None:
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise Quarantine(f"not UTF-8 text (byte {err.start})") from None
     values: dict[str, float] = {}
@@ -207,7 +207,7 @@ def _parse_detail(path: Path, sink: Sink) -> None:
         return
     values: dict[str, float] = {}
     events: dict[str, object] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.startswith(PREFIX):
                 continue
@@ -216,6 +216,10 @@ def _parse_detail(path: Path, sink: Sink) -> None:
                 event = json.loads(line[len(PREFIX):])
             except json.JSONDecodeError as err:
                 sink.bad(f"invalid JSON after ':::MLLOG': {err.msg} at column {err.colno + len(PREFIX)}",
+                         line=lineno)
+                continue
+            except (ValueError, RecursionError) as err:  # 4300-digit integer, nesting too deep
+                sink.bad(f"unreadable JSON after ':::MLLOG': {err if isinstance(err, ValueError) else 'nested too deeply'}",
                          line=lineno)
                 continue
             key = event.get("key") if isinstance(event, dict) else None

@@ -16,6 +16,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from analysis.text import clean
+
 REQUEST_COLUMNS = [
     "run_id", "request_index", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms",
     "itl_ms_mean", "itl_ms_p50", "itl_ms_p99", "tpot_ms", "error",
@@ -45,6 +47,7 @@ def build_requests(run_id: str, rows_or_arrays: Iterable[Mapping] | Mapping[str,
     more than one output token (the vLLM/SGLang definition). A pyarrow Table is converted column-wise, without
     a Python loop per row (the streamed readers hand over millions of rows this way).
     """
+    run_id = clean(str(run_id))  # from a file name or a log: valid Unicode before it reaches parquet
     if isinstance(rows_or_arrays, pa.Table):
         return _from_arrow(run_id, rows_or_arrays)
     rows = _as_rows(rows_or_arrays)
@@ -63,11 +66,11 @@ def build_requests(run_id: str, rows_or_arrays: Iterable[Mapping] | Mapping[str,
                 vals["itl_ms_p50"] = float(np.percentile(arr, 50))
                 vals["itl_ms_p99"] = float(np.percentile(arr, 99))
         error = row.get("error")
-        error = "" if error is None or (isinstance(error, float) and math.isnan(error)) else str(error)
+        error = "" if error is None or (isinstance(error, float) and math.isnan(error)) else clean(str(error))
         if math.isnan(vals["tpot_ms"]) and not error and vals["output_tokens"] > 1:
             vals["tpot_ms"] = (vals["e2e_ms"] - vals["ttft_ms"]) / (vals["output_tokens"] - 1)
         index = row.get("request_index")
-        cols["run_id"].append(str(run_id))
+        cols["run_id"].append(run_id)
         cols["request_index"].append(int(index) if index is not None else i)
         for c in _FLOAT_COLUMNS:
             cols[c].append(vals[c])

@@ -9,23 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import config
-
-FLAG_MEANINGS = {
-    "failed-run": "the run completed no request; kept for the record, left out of every fit",
-    "request-rate-inf": "all requests sent at once (request rate infinite); load set by concurrency",
-    "per-user-includes-ttft": "the tool's per-user speed includes time to first token",
-    "percentile-inverted": "the source's p99 interactivity is the slow tail (1000/p99 TPOT); not used",
-    "derived-from-e2e": "per-user speed derived from end-to-end latency",
-    "gpu-accounting-uncertain": "per-GPU fields do not add up under the documented GPU accounting",
-    "tok-s-per-user-approx": "tok/s/user restated from another definition; approximate",
-    "inconsistent-throughput": "output tok/s ÷ tok/s/user is far from concurrency × decode share of latency "
-                               "(Little's law); a field of this point is likely wrong",
-    "shard-measured": "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); per-GPU "
-                      "throughput divides by the deployment's GPU count",
-    "concurrency-achieved": "concurrency is the measured average in flight, not the client setting",
-}
-
+from analysis import config, schema
 
 def count(n: int, noun: str) -> str:
     """``count(1, "record")`` -> "1 record", ``count(3, "record")`` -> "3 records"."""
@@ -78,12 +62,24 @@ def quarantine_reasons(quarantine: pd.DataFrame) -> pd.DataFrame:
 
 
 def flag_counts(points: pd.DataFrame) -> pd.DataFrame:
-    """How many points carry each flag, with what it means."""
+    """How many points carry each flag: warning or note, whether fits leave the point out, and what it means.
+
+    Warnings (points a reader should doubt) come first, then notes (properties of a tool's data)."""
     flags = points["flags"].fillna("").str.split(";").explode()
     flags = flags[flags != ""]
     counts = flags.value_counts().rename_axis("flag").reset_index(name="points")
-    counts["meaning"] = counts["flag"].map(FLAG_MEANINGS).fillna("")
-    return counts
+    info = [schema.flag_info(name) for name in counts["flag"]]
+    counts["kind"] = [f.level for f in info]
+    counts["left_out_of_fits"] = ["yes" if f.untrusted else "no" for f in info]
+    counts["meaning"] = [f.meaning for f in info]
+    order = counts["kind"].map({level: i for i, level in enumerate(schema.FLAG_LEVELS)})
+    return (counts.assign(_order=order).sort_values(["_order", "points"], ascending=[True, False])
+            .drop(columns="_order").reset_index(drop=True))
+
+
+def untrusted_count(points: pd.DataFrame) -> int:
+    """Points kept in the table but left out of fits and frontiers (an untrusted flag)."""
+    return int((~schema.trusted(points)).sum()) if len(points) else 0
 
 
 def files_without_points(files: pd.DataFrame) -> pd.DataFrame:

@@ -277,8 +277,58 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+# --- flags ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Flag:
+    """One flag a point can carry: what it means, whether fits and frontiers must leave the point out
+    (``untrusted``), and whether it is a ``warning`` (a reader should doubt the point) or a ``note`` (a property of
+    the tool or the setup, worth knowing, nothing wrong)."""
+
+    name: str
+    meaning: str
+    untrusted: bool = False
+    level: str = "warning"
+
+
+FLAG_LIST = [
+    Flag("failed-run", "the run completed no request; kept for the record, left out of every fit", untrusted=True),
+    Flag("inconsistent-throughput", "output tok/s ÷ tok/s/user is far from concurrency × decode share of latency "
+         "(Little's law); a field of this point is likely wrong", untrusted=True),
+    Flag("invalid-result", "MLPerf LoadGen judged the run INVALID (a latency or minimum-duration constraint was "
+         "not met)", untrusted=True),
+    Flag("implausible-value", "a value lies outside what hardware can do (tok/s/user above 1e5, tok/s/GPU above "
+         "1e6, or an impossible count); the point is kept but not believed", untrusted=True),
+    Flag("percentiles-unordered", "a latency's percentiles are out of order (p50 > p90 or p90 > p99, or a mean "
+         "outside min–max); the statistics cannot all be right", untrusted=True),
+    Flag("truncated", "the summary was cut off before its closing section; values may be missing or partial",
+         untrusted=True),
+    Flag("validity-unknown", "the MLPerf log states no VALID/INVALID result"),
+    Flag("gpu-accounting-uncertain", "per-GPU fields do not add up under the documented GPU accounting"),
+    Flag("tok-s-per-user-approx", "tok/s/user restated from another definition; approximate"),
+    Flag("high-error-rate", "more than 5% of the run's requests failed"),
+    Flag("was-cancelled", "the benchmark was cancelled before it finished"),
+    Flag("invalid-unicode", "a name in the log held invalid Unicode; those characters are shown as \ufffd"),
+    Flag("request-rate-inf", "all requests sent at once (request rate infinite); load set by concurrency",
+         level="note"),
+    Flag("per-user-includes-ttft", "the tool's per-user speed includes time to first token", level="note"),
+    Flag("percentile-inverted", "the source's p99 interactivity is the slow tail (1000/p99 TPOT), as InferenceX "
+         "always writes it; perfclaims reads TPOT percentiles instead", level="note"),
+    Flag("derived-from-e2e", "per-user speed derived from end-to-end latency", level="note"),
+    Flag("shard-measured", "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); "
+         "per-GPU throughput divides by the deployment's GPU count", level="note"),
+    Flag("concurrency-achieved", "concurrency is the measured average in flight, not the client setting",
+         level="note"),
+]
+FLAGS: dict[str, Flag] = {f.name: f for f in FLAG_LIST}
+FLAG_LEVELS = ("warning", "note")
+
 # Points kept in the table (and listed in the ingest report) but left out of fits and frontiers.
-UNTRUSTED_FLAGS = ("failed-run", "inconsistent-throughput")
+UNTRUSTED_FLAGS = tuple(f.name for f in FLAG_LIST if f.untrusted)
+
+
+def flag_info(name: str) -> Flag:
+    """The registered flag, or an unregistered warning (e.g. a flag a manifest sets) that says so."""
+    return FLAGS.get(name) or Flag(name, "not a flag perfclaims defines (set by a manifest?)")
 
 
 def trusted(points: pd.DataFrame) -> pd.Series:

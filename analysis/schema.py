@@ -56,12 +56,28 @@ BOOL_COLUMNS = {"disagg"}
 OBJECT_COLUMNS = {"step_ms_samples"}
 NUMERIC_COLUMNS = [c for c in COLUMNS if c not in STRING_COLUMNS | BOOL_COLUMNS | OBJECT_COLUMNS]
 
-# Columns that hold a duration or a rate: never negative, never infinite.
+# Columns that hold a duration, a rate, a count or a size: never negative, never infinite.
 NON_NEGATIVE = set(LATENCY) | set(THROUGHPUT) | {
     "tok_s_per_user", "tok_s_per_gpu", "power_w", "joules_per_output_token", "isl", "osl", "context_len",
-    "num_requests", "failed_requests", "concurrency", "batch_size",
+    "num_requests", "failed_requests", "concurrency", "batch_size", "request_rate", "n_prefill_gpus",
+    "n_decode_gpus", "moe_experts", "moe_top_k", "experts_touched", "weight_bytes", "kv_bytes_read",
+    "tokens_per_step", "step_ms_samples",
 }
-POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms"}
+POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms", "scale_up_domain"}
+# Above these a value is not physically plausible for LLM serving on today's hardware: the point is kept and
+# flagged implausible-value (untrusted). Latencies are ms (1e9 ms is eleven days).
+UPPER_BOUNDS = {
+    "tok_s_per_user": 1e5, "tok_s_per_gpu": 1e6, "output_tok_s": 1e9, "total_tok_s": 1e10, "request_s": 1e7,
+    "n_gpus": 1e5, "tp": 1e4, "ep": 1e4, "pp": 1e4, "dp": 1e5, "scale_up_domain": 1e5, "concurrency": 1e8,
+    "batch_size": 1e8, "isl": 1e8, "osl": 1e8, "context_len": 1e8, "moe_experts": 1e5, "moe_top_k": 1e4,
+    "tokens_per_step": 64, "power_w": 1e8, **{c: 1e9 for c in LATENCY},
+}
+# Percentile chains that must be ordered; a chain broken beyond rounding flags percentiles-unordered.
+PERCENTILE_CHAINS = [
+    [f"{m}_ms_{s}" for s in ("p50", "p90", "p99") if f"{m}_ms_{s}" in LATENCY] for m in ("ttft", "tpot", "itl", "e2e")
+]
+# A point must hold at least one of these (or be flagged failed-run); a file whose metrics are all null gives none.
+METRIC_COLUMNS = [c for c in LATENCY + THROUGHPUT + ["tok_s_per_user", "tok_s_per_gpu", "power_w"]]
 
 # --- vocabularies ---------------------------------------------------------------------------------
 SCOPES = ("single-gpu", "node", "rack", "multi-node", UNKNOWN)
@@ -189,7 +205,11 @@ def validate_row(row: dict) -> dict:
             else:
                 out[key] = bool(value)
         elif key in OBJECT_COLUMNS:
+            if value is not None and not isinstance(value, (list, tuple)):
+                raise FieldError(key, f"expected a list of numbers, got {type(value).__name__}")
             out[key] = None if value is None else [as_number(v, key) for v in value]
+            if key in NON_NEGATIVE and out[key] and min(out[key]) < 0:
+                raise FieldError(key, f"must be >= 0, got {min(out[key]):g}")
         else:
             text = UNKNOWN if value is None or value == "" else str(value)
             safe = clean(text)  # lone surrogates (valid JSON escapes, invalid Unicode) become U+FFFD
@@ -238,7 +258,34 @@ def to_points(rows: Iterable[dict]) -> pd.DataFrame:
     for col in BOOL_COLUMNS:
         df[col] = df[col].astype("boolean")
     df["flags"] = df["flags"].replace(UNKNOWN, "")
-    return derive(df)
+    return plausibility(derive(df))
+
+
+def plausibility(df: pd.DataFrame) -> pd.DataFrame:
+    """Flag points whose values cannot all be real: above :data:`UPPER_BOUNDS` (``implausible-value``) or with
+    percentiles out of order (``percentiles-unordered``). Negative values never get here (validate_row)."""
+    if not len(df):
+        return df
+    over = pd.Series(False, index=df.index)
+    for col, bound in UPPER_BOUNDS.items():
+        over |= df[col] > bound
+    unordered = pd.Series(False, index=df.index)
+    for chain in PERCENTILE_CHAINS:
+        for lo, hi in zip(chain, chain[1:]):
+            unordered |= df[lo] > df[hi] * (1 + 1e-6) + 1e-9
+    for mask, flag in ((over, "implausible-value"), (unordered, "percentiles-unordered")):
+        if mask.any():
+            df.loc[mask, "flags"] = [add_flag(f, flag) for f in df.loc[mask, "flags"]]
+    return df
+
+
+def has_metric(row: dict) -> bool:
+    """Whether a validated row holds any measured value (a latency, a throughput, a per-user or per-GPU speed)."""
+    for col in METRIC_COLUMNS:
+        x = row.get(col)
+        if isinstance(x, float) and math.isfinite(x):
+            return True
+    return False
 
 
 def derive(df: pd.DataFrame) -> pd.DataFrame:

@@ -21,7 +21,7 @@ import pandas as pd
 from analysis import config
 from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink, in_words
 from analysis.ingest.manifest import Manifest, load_manifest
-from analysis.schema import FieldError, add_flag, to_points, validate_row
+from analysis.schema import FieldError, add_flag, has_metric, to_points, validate_row
 from analysis.text import clean
 
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
@@ -157,6 +157,13 @@ def ingest(
     file_log: list[dict] = []
     seen_hashes: dict[str, str] = {}
 
+    if manifest.problems:
+        shown = _display_path(manifest.source, roots) if manifest.source else "manifest"
+        for problem in manifest.problems:
+            quarantine.append(_q(shown, None, problem["field"], problem["reason"], "manifest"))
+        file_log.append({"source_file": clean(shown), "format": "manifest", "tool": "none", "points": 0,
+                         "quarantined": len(manifest.problems)})
+
     bar = _progress(files, progress)
     for path in files:
         shown = _display_path(path, roots)
@@ -243,7 +250,10 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
         if row.get("flags") and extra.get("flags"):
             full["flags"] = add_flag(row["flags"], extra["flags"])
         try:
-            rows.append(validate_row(full))
+            checked = validate_row(full)
+            if not has_metric(checked) and "failed-run" not in str(checked.get("flags", "")).split(";"):
+                raise FieldError("metrics", "no measured value: every latency and throughput is missing or null")
+            rows.append(checked)
             entry["points"] += 1
         except FieldError as err:
             quarantine.append(_q(shown, line, err.field, err.reason, found.name))

@@ -428,7 +428,7 @@ def _parse_jsonl(path: Path, sink: Sink) -> None:
     errors = int(np.count_nonzero(table.column("error").is_valid().to_numpy(zero_copy_only=False)))
     sink.count("requests", table.num_rows)
     sink.count("errors", errors)
-    sink.requests(requests)
+    requests = sink.requests(requests)  # checked: impossible requests are marked errored and left out below
     sibling = _sibling_json(path)
     if sibling is not None or path.with_name(f"{path.stem}_aiperf.csv").exists():
         sink.count("point_from_aggregate")

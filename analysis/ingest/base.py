@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import pyarrow as pa
+
 from analysis.schema import FieldError, as_number
 
 HEAD_BYTES = 65536
+MAX_REQUEST_PROBLEMS = 20  # quarantine rows per file for implausible requests; the rest are counted
 
 
 class Quarantine(Exception):
@@ -58,9 +61,24 @@ class Sink:
     def point(self, row: dict, *, line: int | None = None) -> None:
         self.points.append((line, row))
 
-    def requests(self, table) -> None:
-        """A pyarrow Table or pandas DataFrame of per-request rows (see ``analysis.ingest.requests``)."""
+    def requests(self, table):
+        """Keep a per-request table (see ``analysis.ingest.requests_table``); returns it checked.
+
+        Impossible rows (negative times, a first token after the last) are marked errored and reported here, so
+        statistics a reader computes from the returned table leave them out. A reader must use the returned table.
+        """
+        from analysis.ingest.requests_table import SCHEMA, check_requests
+
+        if not isinstance(table, pa.Table):
+            table = pa.Table.from_pandas(table, schema=SCHEMA, preserve_index=False)
+        table, problems = check_requests(table)
+        for problem in problems[:MAX_REQUEST_PROBLEMS]:
+            self.bad(problem["reason"], line=problem["line"], field=problem["field"])
+        if len(problems) > MAX_REQUEST_PROBLEMS:
+            self.bad(f"{len(problems) - MAX_REQUEST_PROBLEMS} more implausible requests (see requests.parquet, "
+                     "error column)", field="requests")
         self.request_tables.append(table)
+        return table
 
     def bad(self, reason: str, *, line: int | None = None, field: str | None = None) -> None:
         self.problems.append({"line": line, "field": field, "reason": reason})

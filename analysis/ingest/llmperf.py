@@ -125,11 +125,10 @@ def _parse_individual(path: Path, sink: Sink) -> None:
         raise Quarantine("no usable request records")
     name = _NAME.match(path.stem)
     run_id = name.group("model") + f"_{name.group('isl')}_{name.group('osl')}" if name else path.stem
-    table = build_requests(run_id, rows)
-    errors = sum(1 for r in rows if r["error"])
+    table = sink.requests(build_requests(run_id, rows))  # checked: impossible requests are marked errored
+    errors = sum(1 for e in table.column("error").to_pylist() if e)
     sink.count("requests", len(rows))
     sink.count("errors", errors)
-    sink.requests(table)
     summary = path.with_name(path.name.replace("_individual_responses.json", "_summary.json"))
     if summary != path and summary.exists():
         sink.count("point_from_summary")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.vllm import (
-    details_to_requests, fail_run, json_documents, latency_stats, per_user, request_rate,
+    check_duration, details_to_requests, fail_run, json_documents, latency_stats, per_user, request_rate,
 )
 from analysis.schema import add_flag
 
@@ -36,6 +36,7 @@ def _detect_serving(path: Path, head: bytes) -> bool:
 
 
 def _serving_point(rec: dict, *, run_id: str, sink: Sink) -> dict:
+    check_duration(rec)
     completed = num(rec.get("completed"), "completed")
     if math.isnan(completed):
         raise Quarantine("no 'completed' count", field="completed")

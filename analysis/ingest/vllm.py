@@ -151,9 +151,10 @@ def details_to_requests(run_id: str, rec: dict, row: dict, sink: Sink) -> None:
     except (ValueError, TypeError) as err:
         sink.bad(f"per-request arrays unusable: {err}", field="ttfts")
         return
-    sink.requests(table)
+    table = sink.requests(table)  # checked: impossible requests are marked errored and left out below
     sink.count("requests", table.num_rows)
-    gaps = pooled_itl_ms(rec["itls"], rec.get("errors")) if isinstance(rec.get("itls"), list) else None
+    errors = table.column("error").to_pylist()
+    gaps = pooled_itl_ms(rec["itls"], errors) if isinstance(rec.get("itls"), list) else None
     filled = percentiles_from_requests(table, itl_gaps_ms=gaps)
     for key, value in filled.items():
         current = row.get(key, math.nan)
@@ -215,7 +216,15 @@ def _metadata(rec: dict, row: dict, sink: Sink, line: int) -> None:
         row[col] = value
 
 
+def check_duration(rec: dict) -> None:
+    """A benchmark cannot run for negative time: such a summary gives no point (Quarantine naming ``duration``)."""
+    duration = num(rec.get("duration"), "duration")
+    if duration < 0:
+        raise Quarantine(f"negative benchmark duration {duration:g} s", field="duration")
+
+
 def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
+    check_duration(rec)
     completed = num(rec.get("completed"), "completed")
     if math.isnan(completed):
         raise Quarantine("no 'completed' count", field="completed")

@@ -116,6 +116,10 @@ _SUMMARY_KEYS = {
 }
 
 
+# Section titles every LoadGen summary has, in order; the last one missing means the file was cut off.
+SUMMARY_SECTIONS = ("Additional Stats", "Test Parameters Used")
+
+
 def _detect_summary(path: Path, head: bytes) -> bool:
     return b"MLPerf Results Summary" in head[:4096]
 
@@ -170,6 +174,11 @@ def _parse_summary(path: Path, sink: Sink) -> None:
     row = _row(path, values, scenario, valid, "loadgen (summary)")
     if scenario == "Server" and target_qps:
         row["request_rate"] = num(target_qps[1], "target_qps")
+    missing = [title for title in SUMMARY_SECTIONS if not re.search(rf"(?m)^{title}\s*$", text)]
+    if missing:
+        row["flags"] = ";".join(f for f in (row["flags"], "truncated") if f)
+        sink.bad(f"truncated summary: no '{missing[0]}' section (LoadGen always writes it); the point is kept "
+                 "but left out of fits", field=missing[0])
     sink.point(row, line=1)
 
 

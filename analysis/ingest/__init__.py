@@ -8,10 +8,12 @@ and the other files are still read.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib
 import os
 import pkgutil
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +27,10 @@ from analysis.schema import FieldError, add_flag, has_metric, to_points, validat
 from analysis.text import clean
 
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
-SKIP_NAMES = {"manifest.yml", "manifest.yaml", "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
+MANIFEST_NAMES = ("manifest.yml", "manifest.yaml")
+SKIP_NAMES = {*MANIFEST_NAMES, "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
 _NOT_PARSER_MODULES = {"base", "manifest", "requests_table"}
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: accepted before any format
 
 
 def formats() -> list[Format]:
@@ -70,37 +74,98 @@ class IngestResult:
         """Points and quarantined records per tool and format."""
         if self.files.empty:
             return pd.DataFrame(columns=["tool", "format", "files", "points", "quarantined"])
+        read = self.files[self.files["format"] != "skipped"]
         return (
-            self.files.groupby(["tool", "format"], dropna=False)
+            read.groupby(["tool", "format"], dropna=False)
             .agg(files=("source_file", "size"), points=("points", "sum"), quarantined=("quarantined", "sum"))
             .reset_index()
         )
 
 
 def expand(paths: list[Path]) -> list[Path]:
-    """Files under the given paths, sorted, without manifests, docs and hidden files."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            candidates = sorted(q for q in p.rglob("*") if q.is_file())
-        elif p.exists():
-            candidates = [p]
+    """Files under the given paths that are read as logs, sorted (see :func:`walk` for what is skipped and why)."""
+    return walk(paths)[0]
+
+
+def walk(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(files to read, [(path, reason skipped)]) under the given paths, with the same rules at every depth.
+
+    Only names *below* a given path are judged, so a hidden folder above it (``~/.cache/runs``) changes nothing.
+    Skipped, each with its reason: hidden names (``.*``), manifests and docs, symlinks to folders (not followed,
+    so no loops), broken symlinks and symlink loops, FIFOs, sockets and devices, folders that cannot be listed.
+    A symlink to a regular file is read. A given path that does not exist is an error.
+    """
+    files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    for root in map(Path, paths):
+        if not os.path.lexists(root):
+            raise FileNotFoundError(f"{root}: no such file or folder")
+        if root.is_dir():
+            _walk_folder(root, files, skipped)
         else:
-            raise FileNotFoundError(f"{p}: no such file or folder")
-        for q in candidates:
-            if q.name in SKIP_NAMES or any(part.startswith(".") for part in q.parts if part not in (".", "..")):
+            _classify(root, files, skipped, given=True)
+    return sorted(files), sorted(skipped)
+
+
+def _walk_folder(folder: Path, files: list, skipped: list) -> None:
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            skipped.append((current, f"cannot list folder: {err.strerror or err}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith("."):
+                kind = "folder" if entry.is_dir(follow_symlinks=False) else "file"
+                skipped.append((path, f"hidden {kind} (name starts with '.'), not read"))
                 continue
-            out.append(q)
-    return out
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+                continue
+            _classify(path, files, skipped, given=False)
+
+
+def _classify(path: Path, files: list, skipped: list, *, given: bool) -> None:
+    """Read ``path`` as a log, or say why not."""
+    if path.name in SKIP_NAMES:
+        if not given:
+            what = "manifest (read for what the logs lack)" if path.name.startswith("manifest.") else \
+                "documentation"
+            skipped.append((path, f"{what}, not a log"))
+            return
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks
+    except OSError as err:
+        if os.path.islink(path):
+            if err.errno == errno.ELOOP:
+                skipped.append((path, "symlink loop, not read"))
+            else:
+                skipped.append((path, "broken symlink (its target does not exist), not read"))
+        else:
+            skipped.append((path, f"cannot read: {err.strerror or err}"))
+        return
+    if stat.S_ISDIR(mode):
+        skipped.append((path, "symlink to a folder, not followed (avoids loops and reading a tree twice)"))
+    elif stat.S_ISREG(mode):
+        files.append(path)
+    else:
+        kind = ("FIFO (named pipe)" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+                else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+        skipped.append((path, f"not a regular file ({kind}), not read"))
 
 
 def find_manifest(path: Path) -> Path | None:
-    """The nearest manifest.yml at or above ``path``."""
+    """The nearest ``manifest.yml`` (or ``manifest.yaml``) at or above ``path``."""
     start = Path(path).resolve()
     for folder in ([start] if start.is_dir() else []) + list(start.parents):
-        candidate = folder / "manifest.yml"
-        if candidate.exists():
-            return candidate
+        for name in MANIFEST_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
     return None
 
 
@@ -112,14 +177,20 @@ def _display_path(path: Path, roots: list[Path]) -> str:
     return os.fsencode(_relative_path(path, roots)).decode("utf-8", errors="replace")
 
 
+def _real(path: Path) -> Path:
+    """``path`` with its folders resolved but not its last part (a symlink is shown as itself, loops are harmless)."""
+    path = Path(os.path.abspath(path))
+    return Path(os.path.realpath(path.parent)) / path.name if path.name else Path(os.path.realpath(path))
+
+
 def _relative_path(path: Path, roots: list[Path]) -> str:
-    resolved = path.resolve()
+    resolved = _real(path)
     try:
         return resolved.relative_to(config.PROJ_ROOT.resolve()).as_posix()
     except ValueError:
         pass
     for root in roots:
-        base = root.resolve() if root.is_dir() else root.resolve().parent
+        base = Path(os.path.realpath(root)) if root.is_dir() else _real(root).parent
         try:
             return (Path(root.name) / resolved.relative_to(base)).as_posix() if root.is_dir() else path.name
         except ValueError:
@@ -148,7 +219,7 @@ def ingest(
         manifest = load_manifest(found, root=found.parent if found else None)
     elif not isinstance(manifest, Manifest):
         manifest = load_manifest(Path(manifest))
-    files = expand(roots)
+    files, skipped = walk(roots)
     forced = format_by_name(fmt) if fmt else None
 
     rows: list[dict] = []
@@ -163,6 +234,10 @@ def ingest(
             quarantine.append(_q(shown, None, problem["field"], problem["reason"], "manifest"))
         file_log.append({"source_file": clean(shown), "format": "manifest", "tool": "none", "points": 0,
                          "quarantined": len(manifest.problems)})
+
+    for path, why in skipped:
+        file_log.append({"source_file": _display_path(path, roots), "format": "skipped", "tool": "none", "points": 0,
+                         "quarantined": 0, "note": why})
 
     bar = _progress(files, progress)
     for path in files:
@@ -221,7 +296,7 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
         entry["quarantined"] = 1
         return
     seen_hashes[digest] = shown
-    found = forced or detect(path, head)
+    found = forced or detect(path, head[3:] if head.startswith(BOM) else head)
     if found is None:
         quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
                              "(see `perfclaims formats`, or force one with --format)", "none"))
@@ -282,7 +357,9 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
 
 
 def _status(row: dict) -> str:
-    """What became of one file, in words: every file is read into points or requests, or quarantined."""
+    """What became of one file, in words: read into points or requests, quarantined, or skipped (note says why)."""
+    if row.get("format") == "skipped":
+        return "skipped"
     if row["points"]:
         return "points" + (" (some records quarantined)" if row["quarantined"] else "")
     if row.get("n_requests"):

@@ -32,7 +32,7 @@ def _detect(path: Path, head: bytes) -> bool:
 
 
 def _records(path: Path):
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, text in enumerate(fh, 1):
             if not text.strip():
                 continue

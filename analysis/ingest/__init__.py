@@ -340,7 +340,12 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
 
 
 def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
-    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``."""
+    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``, all four or none.
+
+    Each table is written to a hidden temporary file beside its final name, and only when all four are written
+    are they renamed into place (a rename within a folder is atomic). A failure part-way (disk full, a value
+    pyarrow refuses, an interrupt) leaves the previous run's outputs as they were and no temporary file behind.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -349,10 +354,26 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
         "quarantine": out_dir / "quarantine.csv",
         "files": out_dir / "files.csv",
     }
-    result.points.to_parquet(paths["points"], index=False)
-    result.requests.to_parquet(paths["requests"], index=False)
-    result.quarantine.to_csv(paths["quarantine"], index=False)
-    result.files.to_csv(paths["files"], index=False)
+    writers = {
+        "points": lambda p: result.points.to_parquet(p, index=False),
+        "requests": lambda p: result.requests.to_parquet(p, index=False),
+        "quarantine": lambda p: result.quarantine.to_csv(p, index=False),
+        "files": lambda p: result.files.to_csv(p, index=False),
+    }
+    temps: dict[str, Path] = {}
+    try:
+        for name, final in paths.items():
+            temps[name] = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+            writers[name](temps[name])
+        for name, final in paths.items():
+            os.replace(temps[name], final)
+    except BaseException:
+        for temp in temps.values():
+            try:
+                temp.unlink()
+            except FileNotFoundError:
+                pass
+        raise
     return paths
 
 

@@ -27,7 +27,7 @@ def check_every_file_accounted_for(result):
 def test_shipped_data():
     result = ingest([RAW])
     check_every_file_accounted_for(result)
-    assert result.files["status"].value_counts()["quarantined"] == 1  # the console log, not a result file
+    assert "quarantined" not in set(result.files["status"])  # the vLLM console log is read too
 
 
 def test_format_fixtures():

@@ -5,6 +5,7 @@ Feeds the ``01-ingest`` report. Reads the files ``perfclaims ingest`` writes; co
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from pathlib import Path
 
 import pandas as pd
@@ -30,7 +31,9 @@ def load_processed(processed_dir: Path | None = None) -> dict[str, pd.DataFrame]
 
 
 def by_tool(files: pd.DataFrame, quarantine: pd.DataFrame) -> pd.DataFrame:
-    """Files, points and quarantined records per tool and format."""
+    """Files, points and quarantined records per tool and format (paths that were skipped are listed apart)."""
+    if not files.empty and "format" in files.columns:
+        files = files[files["format"] != "skipped"]
     if files.empty:
         return pd.DataFrame(columns=["tool", "format", "files", "points", "quarantined"])
     table = (files.groupby(["tool", "format"]).agg(files=("source_file", "size"), points=("points", "sum"),
@@ -86,5 +89,59 @@ def files_without_points(files: pd.DataFrame) -> pd.DataFrame:
     """Files that gave no point of their own, and why (per-request data only, same run read elsewhere, quarantined)."""
     if files.empty or "status" not in files.columns:
         return pd.DataFrame(columns=["source_file", "format", "status", "note"])
-    rows = files[~files["status"].astype(str).str.startswith("points")]
+    rows = files[~files["status"].astype(str).str.startswith("points") & (files["status"].astype(str) != "skipped")]
     return rows[["source_file", "format", "status", "note"]].fillna("")
+
+
+def skipped_paths(files: pd.DataFrame) -> pd.DataFrame:
+    """Paths the walk did not read (hidden, symlinks, special files, manifests, docs) with the reason for each."""
+    if files.empty or "status" not in files.columns:
+        return pd.DataFrame(columns=["source_file", "reason"])
+    rows = files[files["status"].astype(str) == "skipped"]
+    return rows[["source_file", "note"]].rename(columns={"note": "reason"}).fillna("").reset_index(drop=True)
+
+
+def manifests_read(files: pd.DataFrame) -> list[str]:
+    """The manifest files the ingest found (listed in files.csv as skipped: read for metadata, not as logs)."""
+    skipped = skipped_paths(files)
+    return sorted(skipped.loc[skipped["reason"].astype(str).str.startswith("manifest"), "source_file"])
+
+
+def unknown_hardware_hints(points: pd.DataFrame, files: pd.DataFrame | None = None) -> pd.DataFrame:
+    """For points whose hardware is unknown: the manifest entry that would name it, one row per folder.
+
+    ``glob`` is relative to the manifest's folder (the nearest manifest.yml above the files, as ingest reads it);
+    with no manifest found it is relative to the folder that was ingested, for a new ``manifest.yml`` there.
+    """
+    columns = ["manifest", "glob", "points", "models", "tools"]
+    if points.empty:
+        return pd.DataFrame(columns=columns)
+    unknown = points[points["hardware"].astype(str) == "unknown"]
+    if unknown.empty:
+        return pd.DataFrame(columns=columns)
+    manifests = manifests_read(files) if files is not None else []
+    rows = []
+    for source, group in unknown.groupby("source_file"):
+        path = PurePosixPath(str(source))
+        manifest, folder = _nearest_manifest(path, manifests)
+        rel = path.relative_to(folder) if folder is not None else PurePosixPath(*path.parts[1:])
+        parent = rel.parent.as_posix()
+        glob = (f"{parent}/" if parent not in ("", ".") else "") + f"*{path.suffix}"
+        rows.append({"manifest": manifest or "manifest.yml (new, in the folder you ingested)", "glob": glob,
+                     "points": len(group), "model": group["model"], "tool": group["tool"]})
+    frame = pd.DataFrame(rows)
+    out = (frame.groupby(["manifest", "glob"])
+           .agg(points=("points", "sum"),
+                models=("model", lambda s: ", ".join(sorted({m for ms in s for m in ms}))),
+                tools=("tool", lambda s: ", ".join(sorted({t for ts in s for t in ts}))))
+           .reset_index().sort_values(["points", "glob"], ascending=[False, True]))
+    return out[columns].reset_index(drop=True)
+
+
+def _nearest_manifest(path: PurePosixPath, manifests: list[str]) -> tuple[str | None, PurePosixPath | None]:
+    best = None
+    for manifest in manifests:
+        folder = PurePosixPath(manifest).parent
+        if folder in path.parents and (best is None or len(folder.parts) > len(best[1].parts)):
+            best = (manifest, folder)
+    return best if best else (None, None)

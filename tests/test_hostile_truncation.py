@@ -59,3 +59,21 @@ def test_mlperf_summary_without_its_closing_sections_is_flagged_truncated(tmp_pa
     assert not trusted(result.points).any()
     row = result.quarantine.iloc[0]
     assert row["field"] == "Test Parameters Used" and row["reason"].startswith("truncated summary")
+
+
+@pytest.mark.parametrize("src", [
+    TEST_DATA / "formats" / "genai_perf" / "analyze" / "analyze_export_genai_perf.csv",
+    TEST_DATA / "formats" / "generic_csv" / "claims_typed_in.csv",
+    TEST_DATA / "formats" / "sglang" / "bench_serving.jsonl",
+], ids=["genai-perf-analyze", "generic-csv", "sglang-jsonl"])
+def test_a_file_cut_after_its_header_is_a_quarantine_row_not_a_silent_nothing(tmp_path, src):
+    data = src.read_bytes()
+    first = data.split(b"\n", 1)[0]
+    head = first if not first.lstrip().startswith(b"{") else first[: len(first) // 2]  # JSONL: cut mid-record
+    path = tmp_path / src.parent.name / src.name
+    path.parent.mkdir()
+    path.write_bytes(head)
+    result = ingest([tmp_path])
+    assert result.points.empty
+    assert list(result.files["status"]) == ["quarantined"]
+    assert result.quarantine["reason"].str.len().gt(10).all()

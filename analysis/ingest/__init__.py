@@ -228,16 +228,19 @@ def ingest(
     file_log: list[dict] = []
     seen_hashes: dict[str, str] = {}
 
-    if manifest.problems:
-        shown = _display_path(manifest.source, roots) if manifest.source else "manifest"
-        for problem in manifest.problems:
-            quarantine.append(_q(shown, None, problem["field"], problem["reason"], "manifest"))
-        file_log.append({"source_file": clean(shown), "format": "manifest", "tool": "none", "points": 0,
-                         "quarantined": len(manifest.problems)})
-
+    manifest_shown = _display_path(manifest.source, roots) if manifest.source else None
     for path, why in skipped:
-        file_log.append({"source_file": _display_path(path, roots), "format": "skipped", "tool": "none", "points": 0,
-                         "quarantined": 0, "note": why})
+        shown = _display_path(path, roots)
+        if shown == manifest_shown and manifest.problems:
+            why += f"; {len(manifest.problems)} of its values ignored (see the quarantine)"
+        file_log.append({"source_file": shown, "format": "skipped", "tool": "none", "points": 0, "quarantined": 0,
+                         "note": why})
+    if manifest.problems:
+        for problem in manifest.problems:
+            quarantine.append(_q(manifest_shown or "manifest", None, problem["field"], problem["reason"], "manifest"))
+        if manifest_shown not in {row["source_file"] for row in file_log}:  # a manifest above the given folders
+            file_log.append({"source_file": clean(manifest_shown or "manifest"), "format": "manifest", "tool": "none",
+                             "points": 0, "quarantined": len(manifest.problems)})
 
     bar = _progress(files, progress)
     for path in files:
@@ -315,6 +318,12 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
         entry["quarantined"] += 1
         sink.points.clear()
         sink.request_tables.clear()
+    if not (sink.points or sink.request_tables or sink.problems or sink.notes or entry["quarantined"]):
+        if any(key.startswith(("point_from", "deferred")) for key in sink.counts):
+            sink.note("same run read from its summary file beside it")
+        else:  # recognised, yet no record in it: never a silent 'nothing read'
+            sink.bad(f"no results: the file looks like {found.name} but holds no record (header only, or cut off "
+                     "before the first one)")
     for problem in sink.problems:
         quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
         entry["quarantined"] += 1

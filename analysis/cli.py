@@ -149,6 +149,9 @@ def _ingest(args) -> int:
           f"{len(result.quarantine)} quarantined -> {paths['points'].parent}")
     if len(result.quarantine):
         print(f"quarantine reasons: see {paths['quarantine']}")
+    skipped = int((result.files["status"] == "skipped").sum()) if len(result.files) else 0
+    if skipped:
+        print(f"{skipped} paths not read (hidden, symlinks, special files, manifests, docs): see {paths['files']}")
     return 0
 
 

@@ -162,7 +162,8 @@ def as_number(value: Any, field: str) -> float:
         try:
             x = float(value)
         except OverflowError:  # an integer with hundreds of digits
-            raise FieldError(field, f"number too large (about {int(value).bit_length() * 0.30103:.0f} digits)") from None
+            digits = int(value).bit_length() * 0.30103
+            raise FieldError(field, f"number too large (about {digits:.0f} digits)") from None
     elif isinstance(value, str):
         text = value.strip().replace(",", "")
         if text == "" or text.lower() in {"none", "null", "n/a", "na"}:

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from analysis.ingest import ingest, write_outputs
 from analysis.schema import has_flag

@@ -80,7 +80,6 @@ def test_one_bad_block_is_its_own_quarantine_row(tmp_path):
     text = SGLANG_LOG.read_text()
     first_end = text.index("=" * 50 + "\n", text.index("Max ITL")) + 51
     bad = text[:first_end].replace("Output token throughput (tok/s):", "Output throughput:")
-    bad = bad.replace("Benchmark duration (s):                  40.00", "Benchmark duration (s):                  -40.00")
     path = tmp_path / "sweep.log"
     path.write_text(bad + text[first_end:])
     result = ingest([path])

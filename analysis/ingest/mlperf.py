@@ -228,8 +228,8 @@ def _parse_detail(path: Path, sink: Sink) -> None:
                          line=lineno)
                 continue
             except (ValueError, RecursionError) as err:  # 4300-digit integer, nesting too deep
-                sink.bad(f"unreadable JSON after ':::MLLOG': {err if isinstance(err, ValueError) else 'nested too deeply'}",
-                         line=lineno)
+                why = err if isinstance(err, ValueError) else "nested too deeply"
+                sink.bad(f"unreadable JSON after ':::MLLOG': {why}", line=lineno)
                 continue
             key = event.get("key") if isinstance(event, dict) else None
             if not isinstance(key, str):

@@ -7,6 +7,7 @@ errors a user can fix are printed as one line on stderr with exit code 2, never 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -151,15 +152,26 @@ def _dispatch(args) -> int:
 def _ingest(args) -> int:
     from analysis.ingest import ingest, write_outputs
 
+    problem = _unwritable_folder(args.out)
+    if problem:  # before reading anything: a run that cannot be saved is not started
+        print(f"perfclaims ingest: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
     result = ingest(args.paths, args.manifest, fmt=args.fmt, progress=False if args.quiet else None,
                     itl_gaps=args.itl_gaps)
-    paths = write_outputs(result, args.out)
+    try:
+        paths = write_outputs(result, args.out)
+    except OSError as err:  # outputs are written all or none: the previous run's files are untouched
+        print(f"perfclaims ingest: cannot write to {args.out}: {err.strerror or err}", file=sys.stderr)
+        return 2
     summary = result.summary()
     print(summary.to_string(index=False))
     print(f"\n{len(result.points)} points, {len(result.requests)} requests, "
           f"{len(result.quarantine)} quarantined -> {paths['points'].parent}")
     if len(result.quarantine):
         print(f"quarantine reasons: see {paths['quarantine']}")
+    skipped = int((result.files["status"] == "skipped").sum()) if len(result.files) else 0
+    if skipped:
+        print(f"{skipped} paths not read (hidden, symlinks, special files, manifests, docs): see {paths['files']}")
     return 0
 
 
@@ -249,6 +261,19 @@ def _render_claim_card(claim: str, claim_id: str, *, out: Path, points_path: Pat
     html_path = out / f"{claim_id}.html"
     html_path.write_text(body, encoding="utf-8")
     return html_path
+def _unwritable_folder(folder: Path) -> str | None:
+    """Why ``folder`` cannot take the outputs (a file, under a file, not writable), or None."""
+    folder = Path(folder)
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        return "is a file, not a folder" if existing == folder else f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return "folder is not writable" if existing == folder else f"cannot create it: {existing} is not writable"
+    return None
 
 
 def _formats() -> int:

@@ -5,29 +5,12 @@ Feeds the ``01-ingest`` report. Reads the files ``perfclaims ingest`` writes; co
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import config
-
-FLAG_MEANINGS = {
-    "failed-run": "the run completed no request; kept for the record, left out of every fit",
-    "request-rate-inf": "all requests sent at once (request rate infinite); load set by concurrency",
-    "per-user-includes-ttft": "the tool's per-user speed includes time to first token",
-    "percentile-inverted": "the source's p99 interactivity is the slow tail (1000/p99 TPOT); not used",
-    "derived-from-e2e": "per-user speed derived from end-to-end latency",
-    "gpu-accounting-uncertain": "per-GPU fields do not add up under the documented GPU accounting",
-    "tok-s-per-user-approx": "tok/s/user restated from another definition; approximate",
-    "inconsistent-throughput": "output tok/s ÷ tok/s/user is far from concurrency × decode share of latency "
-                               "(Little's law); a field of this point is likely wrong",
-    "shard-measured": "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); per-GPU "
-                      "throughput divides by the deployment's GPU count",
-    "dated-history": "a dated re-run from the InferenceX history; read by the history report only, left out of "
-                     "frontiers, fits and claim checks",
-    "concurrency-achieved": "concurrency is the measured average in flight, not the client setting",
-}
-
+from analysis import config, schema
 
 def count(n: int, noun: str) -> str:
     """``count(1, "record")`` -> "1 record", ``count(3, "record")`` -> "3 records"."""
@@ -48,7 +31,9 @@ def load_processed(processed_dir: Path | None = None) -> dict[str, pd.DataFrame]
 
 
 def by_tool(files: pd.DataFrame, quarantine: pd.DataFrame) -> pd.DataFrame:
-    """Files, points and quarantined records per tool and format."""
+    """Files, points and quarantined records per tool and format (paths that were skipped are listed apart)."""
+    if not files.empty and "format" in files.columns:
+        files = files[files["format"] != "skipped"]
     if files.empty:
         return pd.DataFrame(columns=["tool", "format", "files", "points", "quarantined"])
     table = (files.groupby(["tool", "format"]).agg(files=("source_file", "size"), points=("points", "sum"),
@@ -80,17 +65,83 @@ def quarantine_reasons(quarantine: pd.DataFrame) -> pd.DataFrame:
 
 
 def flag_counts(points: pd.DataFrame) -> pd.DataFrame:
-    """How many points carry each flag, with what it means."""
+    """How many points carry each flag: warning or note, whether fits leave the point out, and what it means.
+
+    Warnings (points a reader should doubt) come first, then notes (properties of a tool's data)."""
     flags = points["flags"].fillna("").str.split(";").explode()
     flags = flags[flags != ""]
     counts = flags.value_counts().rename_axis("flag").reset_index(name="points")
-    counts["meaning"] = counts["flag"].map(FLAG_MEANINGS).fillna("")
-    return counts
+    info = [schema.flag_info(name) for name in counts["flag"]]
+    counts["kind"] = [f.level for f in info]
+    counts["left_out_of_fits"] = ["yes" if f.untrusted else "no" for f in info]
+    counts["meaning"] = [f.meaning for f in info]
+    order = counts["kind"].map({level: i for i, level in enumerate(schema.FLAG_LEVELS)})
+    return (counts.assign(_order=order).sort_values(["_order", "points"], ascending=[True, False])
+            .drop(columns="_order").reset_index(drop=True))
+
+
+def untrusted_count(points: pd.DataFrame) -> int:
+    """Points kept in the table but left out of fits and frontiers (an untrusted flag)."""
+    return int((~schema.trusted(points)).sum()) if len(points) else 0
 
 
 def files_without_points(files: pd.DataFrame) -> pd.DataFrame:
     """Files that gave no point of their own, and why (per-request data only, same run read elsewhere, quarantined)."""
     if files.empty or "status" not in files.columns:
         return pd.DataFrame(columns=["source_file", "format", "status", "note"])
-    rows = files[~files["status"].astype(str).str.startswith("points")]
+    rows = files[~files["status"].astype(str).str.startswith("points") & (files["status"].astype(str) != "skipped")]
     return rows[["source_file", "format", "status", "note"]].fillna("")
+
+
+def skipped_paths(files: pd.DataFrame) -> pd.DataFrame:
+    """Paths the walk did not read (hidden, symlinks, special files, manifests, docs) with the reason for each."""
+    if files.empty or "status" not in files.columns:
+        return pd.DataFrame(columns=["source_file", "reason"])
+    rows = files[files["status"].astype(str) == "skipped"]
+    return rows[["source_file", "note"]].rename(columns={"note": "reason"}).fillna("").reset_index(drop=True)
+
+
+def manifests_read(files: pd.DataFrame) -> list[str]:
+    """The manifest files the ingest found (listed in files.csv as skipped: read for metadata, not as logs)."""
+    skipped = skipped_paths(files)
+    return sorted(skipped.loc[skipped["reason"].astype(str).str.startswith("manifest"), "source_file"])
+
+
+def unknown_hardware_hints(points: pd.DataFrame, files: pd.DataFrame | None = None) -> pd.DataFrame:
+    """For points whose hardware is unknown: the manifest entry that would name it, one row per folder.
+
+    ``glob`` is relative to the manifest's folder (the nearest manifest.yml above the files, as ingest reads it);
+    with no manifest found it is relative to the folder that was ingested, for a new ``manifest.yml`` there.
+    """
+    columns = ["manifest", "glob", "points", "models", "tools"]
+    if points.empty:
+        return pd.DataFrame(columns=columns)
+    unknown = points[points["hardware"].astype(str) == "unknown"]
+    if unknown.empty:
+        return pd.DataFrame(columns=columns)
+    manifests = manifests_read(files) if files is not None else []
+    rows = []
+    for source, group in unknown.groupby("source_file"):
+        path = PurePosixPath(str(source))
+        manifest, folder = _nearest_manifest(path, manifests)
+        rel = path.relative_to(folder) if folder is not None else PurePosixPath(*path.parts[1:])
+        parent = rel.parent.as_posix()
+        glob = (f"{parent}/" if parent not in ("", ".") else "") + f"*{path.suffix}"
+        rows.append({"manifest": manifest or "manifest.yml (new, in the folder you ingested)", "glob": glob,
+                     "points": len(group), "model": group["model"], "tool": group["tool"]})
+    frame = pd.DataFrame(rows)
+    out = (frame.groupby(["manifest", "glob"])
+           .agg(points=("points", "sum"),
+                models=("model", lambda s: ", ".join(sorted({m for ms in s for m in ms}))),
+                tools=("tool", lambda s: ", ".join(sorted({t for ts in s for t in ts}))))
+           .reset_index().sort_values(["points", "glob"], ascending=[False, True]))
+    return out[columns].reset_index(drop=True)
+
+
+def _nearest_manifest(path: PurePosixPath, manifests: list[str]) -> tuple[str | None, PurePosixPath | None]:
+    best = None
+    for manifest in manifests:
+        folder = PurePosixPath(manifest).parent
+        if folder in path.parents and (best is None or len(folder.parts) > len(best[1].parts)):
+            best = (manifest, folder)
+    return best if best else (None, None)

@@ -16,6 +16,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from analysis.text import clean
+
 UNKNOWN = "unknown"
 
 # --- columns, grouped as in the design ------------------------------------------------------------
@@ -54,12 +56,28 @@ BOOL_COLUMNS = {"disagg"}
 OBJECT_COLUMNS = {"step_ms_samples"}
 NUMERIC_COLUMNS = [c for c in COLUMNS if c not in STRING_COLUMNS | BOOL_COLUMNS | OBJECT_COLUMNS]
 
-# Columns that hold a duration or a rate: never negative, never infinite.
+# Columns that hold a duration, a rate, a count or a size: never negative, never infinite.
 NON_NEGATIVE = set(LATENCY) | set(THROUGHPUT) | {
     "tok_s_per_user", "tok_s_per_gpu", "power_w", "joules_per_output_token", "isl", "osl", "context_len",
-    "num_requests", "failed_requests", "concurrency", "batch_size",
+    "num_requests", "failed_requests", "concurrency", "batch_size", "request_rate", "n_prefill_gpus",
+    "n_decode_gpus", "moe_experts", "moe_top_k", "experts_touched", "weight_bytes", "kv_bytes_read",
+    "tokens_per_step", "step_ms_samples",
 }
-POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms"}
+POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms", "scale_up_domain"}
+# Above these a value is not physically plausible for LLM serving on today's hardware: the point is kept and
+# flagged implausible-value (untrusted). Latencies are ms (1e9 ms is eleven days).
+UPPER_BOUNDS = {
+    "tok_s_per_user": 1e5, "tok_s_per_gpu": 1e6, "output_tok_s": 1e9, "total_tok_s": 1e10, "request_s": 1e7,
+    "n_gpus": 1e5, "tp": 1e4, "ep": 1e4, "pp": 1e4, "dp": 1e5, "scale_up_domain": 1e5, "concurrency": 1e8,
+    "batch_size": 1e8, "isl": 1e8, "osl": 1e8, "context_len": 1e8, "moe_experts": 1e5, "moe_top_k": 1e4,
+    "tokens_per_step": 64, "power_w": 1e8, **{c: 1e9 for c in LATENCY},
+}
+# Percentile chains that must be ordered; a chain broken beyond rounding flags percentiles-unordered.
+PERCENTILE_CHAINS = [
+    [f"{m}_ms_{s}" for s in ("p50", "p90", "p99") if f"{m}_ms_{s}" in LATENCY] for m in ("ttft", "tpot", "itl", "e2e")
+]
+# A point must hold at least one of these (or be flagged failed-run); a file whose metrics are all null gives none.
+METRIC_COLUMNS = [c for c in LATENCY + THROUGHPUT + ["tok_s_per_user", "tok_s_per_gpu", "power_w"]]
 
 # --- vocabularies ---------------------------------------------------------------------------------
 SCOPES = ("single-gpu", "node", "rack", "multi-node", UNKNOWN)
@@ -141,7 +159,11 @@ def as_number(value: Any, field: str) -> float:
     if isinstance(value, bool):
         raise FieldError(field, f"expected a number, got boolean {value!r}")
     if isinstance(value, (int, float, np.integer, np.floating)):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:  # an integer with hundreds of digits
+            digits = int(value).bit_length() * 0.30103
+            raise FieldError(field, f"number too large (about {digits:.0f} digits)") from None
     elif isinstance(value, str):
         text = value.strip().replace(",", "")
         if text == "" or text.lower() in {"none", "null", "n/a", "na"}:
@@ -162,6 +184,7 @@ def as_number(value: Any, field: str) -> float:
 def validate_row(row: dict) -> dict:
     """Coerce one parsed row to the schema's types; raises FieldError naming the first bad field."""
     out: dict[str, Any] = {}
+    replaced = False
     for key, value in row.items():
         if key not in COLUMNS:
             raise FieldError(key, "not a column of the points table")
@@ -183,9 +206,19 @@ def validate_row(row: dict) -> dict:
             else:
                 out[key] = bool(value)
         elif key in OBJECT_COLUMNS:
+            if value is not None and not isinstance(value, (list, tuple)):
+                raise FieldError(key, f"expected a list of numbers, got {type(value).__name__}")
             out[key] = None if value is None else [as_number(v, key) for v in value]
+            if key in NON_NEGATIVE and out[key] and min(out[key]) < 0:
+                raise FieldError(key, f"must be >= 0, got {min(out[key]):g}")
         else:
-            out[key] = UNKNOWN if value is None or value == "" else str(value)
+            text = UNKNOWN if value is None or value == "" else str(value)
+            safe = clean(text)  # lone surrogates (valid JSON escapes, invalid Unicode) become U+FFFD
+            if "\ufffd" in safe and key != "flags":
+                replaced = True
+            out[key] = safe
+    if replaced:
+        out["flags"] = add_flag(out.get("flags") if out.get("flags") != UNKNOWN else "", "invalid-unicode")
     if "precision" in out:
         out["precision"] = normalize_precision(out["precision"])
         if out["precision"] == UNKNOWN and row.get("precision") not in (None, "", UNKNOWN):
@@ -213,20 +246,60 @@ def _default(col: str):
 
 
 def to_points(rows: Iterable[dict]) -> pd.DataFrame:
-    """Typed points table from validated rows, with the derived columns filled where possible."""
-    df = pd.DataFrame(list(rows))
+    """Typed points table from validated rows, with the derived columns filled where possible.
+
+    Built column by column in one go (not by inserting columns into a frame), so a table of a few rows costs
+    milliseconds: ingest calls this once per run, and the fuzz tests once per example.
+    """
+    records = list(rows)
+    raw = pd.DataFrame.from_records(records, columns=COLUMNS) if records else None
+    n = len(records)
+    columns = {}
     for col in COLUMNS:
-        if col not in df.columns:
-            df[col] = _default(col) if len(df) else pd.Series(dtype="object")
-    df = df[COLUMNS].copy()
-    for col in NUMERIC_COLUMNS:
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
-    for col in STRING_COLUMNS:
-        df[col] = df[col].where(df[col].notna(), UNKNOWN).astype(str)
-    for col in BOOL_COLUMNS:
-        df[col] = df[col].astype("boolean")
+        series = raw[col] if raw is not None else pd.Series([], dtype="object")
+        if col in NUMERIC_COLUMNS:
+            columns[col] = pd.to_numeric(series, errors="coerce").astype("float64")
+        elif col in STRING_COLUMNS:
+            columns[col] = series.where(series.notna(), UNKNOWN).astype(str)
+        elif col in BOOL_COLUMNS:
+            columns[col] = series.astype("boolean")
+        else:  # lists (repeat timings): None where a row has none
+            columns[col] = pd.Series([None if _missing(v) else v for v in series], dtype="object",
+                                     index=series.index) if n else series
+    df = pd.DataFrame(columns)
     df["flags"] = df["flags"].replace(UNKNOWN, "")
-    return derive(df)
+    return plausibility(derive(df))
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def plausibility(df: pd.DataFrame) -> pd.DataFrame:
+    """Flag points whose values cannot all be real: above :data:`UPPER_BOUNDS` (``implausible-value``) or with
+    percentiles out of order (``percentiles-unordered``). Negative values never get here (validate_row)."""
+    if not len(df):
+        return df
+    bounded = list(UPPER_BOUNDS)
+    with np.errstate(invalid="ignore"):
+        over = (df[bounded].to_numpy(dtype=float) > np.array([UPPER_BOUNDS[c] for c in bounded])).any(axis=1)
+        pairs = [(lo, hi) for chain in PERCENTILE_CHAINS for lo, hi in zip(chain, chain[1:])]
+        lo = df[[p[0] for p in pairs]].to_numpy(dtype=float)
+        hi = df[[p[1] for p in pairs]].to_numpy(dtype=float)
+        unordered = (lo > hi * (1 + 1e-6) + 1e-9).any(axis=1)
+    for mask, flag in ((over, "implausible-value"), (unordered, "percentiles-unordered")):
+        if mask.any():
+            df.loc[mask, "flags"] = [add_flag(f, flag) for f in df.loc[mask, "flags"]]
+    return df
+
+
+def has_metric(row: dict) -> bool:
+    """Whether a validated row holds any measured value (a latency, a throughput, a per-user or per-GPU speed)."""
+    for col in METRIC_COLUMNS:
+        x = row.get(col)
+        if isinstance(x, float) and math.isfinite(x):
+            return True
+    return False
 
 
 def derive(df: pd.DataFrame) -> pd.DataFrame:
@@ -265,9 +338,61 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+# --- flags ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Flag:
+    """One flag a point can carry: what it means, whether fits and frontiers must leave the point out
+    (``untrusted``), and whether it is a ``warning`` (a reader should doubt the point) or a ``note`` (a property of
+    the tool or the setup, worth knowing, nothing wrong)."""
+
+    name: str
+    meaning: str
+    untrusted: bool = False
+    level: str = "warning"
+
+
+FLAG_LIST = [
+    Flag("failed-run", "the run completed no request; kept for the record, left out of every fit", untrusted=True),
+    Flag("inconsistent-throughput", "output tok/s ÷ tok/s/user is far from concurrency × decode share of latency "
+         "(Little's law); a field of this point is likely wrong", untrusted=True),
+    Flag("invalid-result", "MLPerf LoadGen judged the run INVALID (a latency or minimum-duration constraint was "
+         "not met)", untrusted=True),
+    Flag("implausible-value", "a value lies outside what hardware can do (tok/s/user above 1e5, tok/s/GPU above "
+         "1e6, or an impossible count); the point is kept but not believed", untrusted=True),
+    Flag("percentiles-unordered", "a latency's percentiles are out of order (p50 > p90 or p90 > p99, or a mean "
+         "outside min–max); the statistics cannot all be right", untrusted=True),
+    Flag("truncated", "the summary was cut off before its closing section; values may be missing or partial",
+         untrusted=True),
+    Flag("validity-unknown", "the MLPerf log states no VALID/INVALID result"),
+    Flag("gpu-accounting-uncertain", "per-GPU fields do not add up under the documented GPU accounting"),
+    Flag("tok-s-per-user-approx", "tok/s/user restated from another definition; approximate"),
+    Flag("high-error-rate", "more than 5% of the run's requests failed"),
+    Flag("was-cancelled", "the benchmark was cancelled before it finished"),
+    Flag("invalid-unicode", "a name in the log held invalid Unicode; those characters are shown as \ufffd"),
+    Flag("request-rate-inf", "all requests sent at once (request rate infinite); load set by concurrency",
+         level="note"),
+    Flag("per-user-includes-ttft", "the tool's per-user speed includes time to first token", level="note"),
+    Flag("percentile-inverted", "the source's p99 interactivity is the slow tail (1000/p99 TPOT), as InferenceX "
+         "always writes it; perfclaims reads TPOT percentiles instead", level="note"),
+    Flag("derived-from-e2e", "per-user speed derived from end-to-end latency", level="note"),
+    Flag("shard-measured", "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); "
+         "per-GPU throughput divides by the deployment's GPU count", level="note"),
+    Flag("concurrency-achieved", "concurrency is the measured average in flight, not the client setting",
+         level="note"),
+    Flag("dated-history", "a dated re-run from the InferenceX history; read by the history report only, left out of "
+         "frontiers, fits and claim checks so that one measurement is not counted twice", untrusted=True,
+         level="note"),
+]
+FLAGS: dict[str, Flag] = {f.name: f for f in FLAG_LIST}
+FLAG_LEVELS = ("warning", "note")
+
 # Points kept in the table (and listed in the ingest report) but left out of fits and frontiers.
-# ``dated-history``: an earlier dated re-run, read only by the history report.
-UNTRUSTED_FLAGS = ("failed-run", "inconsistent-throughput", "dated-history")
+UNTRUSTED_FLAGS = tuple(f.name for f in FLAG_LIST if f.untrusted)
+
+
+def flag_info(name: str) -> Flag:
+    """The registered flag, or an unregistered warning (e.g. a flag a manifest sets) that says so."""
+    return FLAGS.get(name) or Flag(name, "not a flag perfclaims defines (set by a manifest?)")
 
 
 def trusted(points: pd.DataFrame) -> pd.Series:

@@ -84,12 +84,11 @@ def test_mtp_run_keeps_tpot_and_itl_apart():
     assert p["osl"] == pytest.approx(raw["total_output_tokens"] / raw["completed"])
 
 
-def test_upstream_stdout_log_is_not_claimed():
+def test_upstream_stdout_log_is_read_by_the_console_reader():
     path = DATA / "upstream_stdout_conc32.log"
-    assert detect(path, path.read_bytes()[:HEAD_BYTES]) is None
+    assert detect(path, path.read_bytes()[:HEAD_BYTES]).name == "vllm-serve-console"
     result = ingest([path])
-    assert result.points.empty
-    assert result.quarantine["reason"].str.startswith("unknown format").all()
+    assert len(result.points) == 1 and result.quarantine.empty
 
 
 TRIMMED = sorted(RAW.glob("inferencex-repo/experimental/token_position_decode_slo/*/results/*.json"))[:1]

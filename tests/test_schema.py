@@ -41,3 +41,95 @@ def test_derived_columns():
                                                   (16, 8, "multi-node"), (144, 72, "multi-node")])
 def test_scope_classes(n, domain, expected):
     assert scope_for(n, domain) == expected
+
+
+# --- the flag registry ----------------------------------------------------------------------------
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from analysis import schema  # noqa: E402
+from analysis.schema import FLAGS, UNTRUSTED_FLAGS, has_flag, trusted  # noqa: E402
+
+ANALYSIS = Path(schema.__file__).parent
+# Every way code in analysis/ writes a flag name: add_flag(x, "name"), "flags": "a;b", flags.append("name"),
+# flags = ["name"], row["flags"] = "name", APPROX_FLAG = "name", "name" if ... else "" (as a flags value).
+_EMIT = [
+    re.compile(r'add_flag\([^()]*?,\s*"([a-z0-9-]+)"\)'),
+    re.compile(r'"flags":\s*"([a-z0-9;-]*)"'),
+    re.compile(r'flags\.append\("([a-z0-9-]+)"\)'),
+    re.compile(r'flags\s*=\s*\["([a-z0-9-]+)"\]'),
+    re.compile(r'\["flags"\]\s*=\s*"([a-z0-9;-]+)"'),
+    re.compile(r'_FLAG\s*=\s*"([a-z0-9-]+)"'),
+    re.compile(r'"flags":\s*"([a-z0-9-]+)" if'),
+    re.compile(r'\["flags"\]\s*=\s*"([a-z0-9-]+)" if'),
+    re.compile(r'\["flags"\]\s*=\s*"" if [^\n]*? else "([a-z0-9-]+)"'),
+    re.compile(r'for f in \(row\["flags"\], "([a-z0-9-]+)"\)'),
+]
+
+
+def _emitted_flags() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in ANALYSIS.rglob("*.py"):
+        text = path.read_text()
+        for pattern in _EMIT:
+            for match in pattern.finditer(text):
+                for name in match.group(1).split(";"):
+                    if name:
+                        found.setdefault(name, set()).add(path.name)
+    return found
+
+
+def test_every_flag_written_anywhere_in_the_code_is_registered():
+    emitted = _emitted_flags()
+    assert {"failed-run", "percentile-inverted", "request-rate-inf", "invalid-result", "shard-measured",
+            "concurrency-achieved", "high-error-rate", "was-cancelled"} <= set(emitted)  # the scan sees them
+    unknown = {name: sorted(where) for name, where in emitted.items() if name not in FLAGS}
+    assert not unknown, f"flags written but not in schema.FLAGS: {unknown}"
+
+
+def test_every_flag_in_ingested_fixtures_is_registered():
+    from analysis.ingest import ingest
+
+    from conftest import RAW, TEST_DATA
+
+    points = pd.concat([ingest([TEST_DATA / "formats"]).points, ingest([RAW]).points])
+    seen = set(points["flags"].str.split(";").explode()) - {""}
+    assert seen and seen <= set(FLAGS), seen - set(FLAGS)
+
+
+def test_registry_entries_are_complete_and_levels_known():
+    for flag in FLAGS.values():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", flag.name)
+        assert flag.level in schema.FLAG_LEVELS and len(flag.meaning) > 20
+        # A note never removes a point for doubt; the one note that does is a duplicate kept for the history report.
+        assert not (flag.untrusted and flag.level == "note") or flag.name == "dated-history", flag.name
+    # a tool's property is a note, not a warning (issue 14); doubtful points are warnings
+    assert FLAGS["percentile-inverted"].level == "note" and not FLAGS["percentile-inverted"].untrusted
+    assert FLAGS["invalid-result"].untrusted and FLAGS["failed-run"].untrusted
+
+
+def test_trusted_follows_the_registry():
+    names = list(FLAGS)
+    points = to_points([{"model": "m", "flags": name} for name in names] + [{"model": "m", "flags": ""}])
+    mask = trusted(points)
+    for i, name in enumerate(names):
+        assert mask.iloc[i] == (name not in UNTRUSTED_FLAGS), name
+        assert has_flag(points, name).iloc[i]
+    assert mask.iloc[-1]
+
+
+def test_ingest_report_lists_warnings_before_notes_with_the_registry_meaning():
+    from analysis import inventory
+
+    points = to_points([{"model": "m", "flags": "percentile-inverted"}] * 3
+                       + [{"model": "m", "flags": "failed-run;percentile-inverted"}, {"model": "m", "flags": "x-y"}])
+    table = inventory.flag_counts(points)
+    assert list(table["flag"]) == ["failed-run", "x-y", "percentile-inverted"]
+    assert list(table["kind"]) == ["warning", "warning", "note"]
+    assert list(table["points"]) == [1, 1, 4]
+    assert list(table["left_out_of_fits"]) == ["yes", "no", "no"]
+    assert table["meaning"].iloc[2] == FLAGS["percentile-inverted"].meaning
+    assert "not a flag perfclaims defines" in table["meaning"].iloc[1]
+    assert inventory.untrusted_count(points) == 1

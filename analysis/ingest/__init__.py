@@ -8,9 +8,12 @@ and the other files are still read.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib
+import os
 import pkgutil
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +21,16 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import config
-from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink
+from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink, in_words
 from analysis.ingest.manifest import Manifest, load_manifest
-from analysis.schema import FieldError, add_flag, to_points, validate_row
+from analysis.schema import FieldError, add_flag, has_metric, to_points, validate_row
+from analysis.text import clean
 
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
-SKIP_NAMES = {"manifest.yml", "manifest.yaml", "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
+MANIFEST_NAMES = ("manifest.yml", "manifest.yaml")
+SKIP_NAMES = {*MANIFEST_NAMES, "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
 _NOT_PARSER_MODULES = {"base", "manifest", "requests_table"}
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: accepted before any format
 
 
 def formats() -> list[Format]:
@@ -68,49 +74,123 @@ class IngestResult:
         """Points and quarantined records per tool and format."""
         if self.files.empty:
             return pd.DataFrame(columns=["tool", "format", "files", "points", "quarantined"])
+        read = self.files[self.files["format"] != "skipped"]
         return (
-            self.files.groupby(["tool", "format"], dropna=False)
+            read.groupby(["tool", "format"], dropna=False)
             .agg(files=("source_file", "size"), points=("points", "sum"), quarantined=("quarantined", "sum"))
             .reset_index()
         )
 
 
 def expand(paths: list[Path]) -> list[Path]:
-    """Files under the given paths, sorted, without manifests, docs and hidden files."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            candidates = sorted(q for q in p.rglob("*") if q.is_file())
-        elif p.exists():
-            candidates = [p]
+    """Files under the given paths that are read as logs, sorted (see :func:`walk` for what is skipped and why)."""
+    return walk(paths)[0]
+
+
+def walk(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(files to read, [(path, reason skipped)]) under the given paths, with the same rules at every depth.
+
+    Only names *below* a given path are judged, so a hidden folder above it (``~/.cache/runs``) changes nothing.
+    Skipped, each with its reason: hidden names (``.*``), manifests and docs, symlinks to folders (not followed,
+    so no loops), broken symlinks and symlink loops, FIFOs, sockets and devices, folders that cannot be listed.
+    A symlink to a regular file is read. A given path that does not exist is an error.
+    """
+    files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    for root in map(Path, paths):
+        if not os.path.lexists(root):
+            raise FileNotFoundError(f"{root}: no such file or folder")
+        if root.is_dir():
+            _walk_folder(root, files, skipped)
         else:
-            raise FileNotFoundError(f"{p}: no such file or folder")
-        for q in candidates:
-            if q.name in SKIP_NAMES or any(part.startswith(".") for part in q.parts if part not in (".", "..")):
+            _classify(root, files, skipped, given=True)
+    return sorted(files), sorted(skipped)
+
+
+def _walk_folder(folder: Path, files: list, skipped: list) -> None:
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            skipped.append((current, f"cannot list folder: {err.strerror or err}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith("."):
+                kind = "folder" if entry.is_dir(follow_symlinks=False) else "file"
+                skipped.append((path, f"hidden {kind} (name starts with '.'), not read"))
                 continue
-            out.append(q)
-    return out
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+                continue
+            _classify(path, files, skipped, given=False)
+
+
+def _classify(path: Path, files: list, skipped: list, *, given: bool) -> None:
+    """Read ``path`` as a log, or say why not."""
+    if path.name in SKIP_NAMES:
+        if not given:
+            what = "manifest (read for what the logs lack)" if path.name.startswith("manifest.") else \
+                "documentation"
+            skipped.append((path, f"{what}, not a log"))
+            return
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks
+    except OSError as err:
+        if os.path.islink(path):
+            if err.errno == errno.ELOOP:
+                skipped.append((path, "symlink loop, not read"))
+            else:
+                skipped.append((path, "broken symlink (its target does not exist), not read"))
+        else:
+            skipped.append((path, f"cannot read: {err.strerror or err}"))
+        return
+    if stat.S_ISDIR(mode):
+        skipped.append((path, "symlink to a folder, not followed (avoids loops and reading a tree twice)"))
+    elif stat.S_ISREG(mode):
+        files.append(path)
+    else:
+        kind = ("FIFO (named pipe)" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+                else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+        skipped.append((path, f"not a regular file ({kind}), not read"))
 
 
 def find_manifest(path: Path) -> Path | None:
-    """The nearest manifest.yml at or above ``path``."""
+    """The nearest ``manifest.yml`` (or ``manifest.yaml``) at or above ``path``."""
     start = Path(path).resolve()
     for folder in ([start] if start.is_dir() else []) + list(start.parents):
-        candidate = folder / "manifest.yml"
-        if candidate.exists():
-            return candidate
+        for name in MANIFEST_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
     return None
 
 
 def _display_path(path: Path, roots: list[Path]) -> str:
-    """Path relative to the project when inside it, else relative to the folder given on the command line."""
-    resolved = path.resolve()
+    """Path relative to the project when inside it, else relative to the folder given on the command line.
+
+    File names are bytes on POSIX: a name that is not valid UTF-8 is shown with U+FFFD for its undecodable bytes
+    (the file itself is still opened by its real name)."""
+    return os.fsencode(_relative_path(path, roots)).decode("utf-8", errors="replace")
+
+
+def _real(path: Path) -> Path:
+    """``path`` with its folders resolved but not its last part (a symlink is shown as itself, loops are harmless)."""
+    path = Path(os.path.abspath(path))
+    return Path(os.path.realpath(path.parent)) / path.name if path.name else Path(os.path.realpath(path))
+
+
+def _relative_path(path: Path, roots: list[Path]) -> str:
+    resolved = _real(path)
     try:
         return resolved.relative_to(config.PROJ_ROOT.resolve()).as_posix()
     except ValueError:
         pass
     for root in roots:
-        base = root.resolve() if root.is_dir() else root.resolve().parent
+        base = Path(os.path.realpath(root)) if root.is_dir() else _real(root).parent
         try:
             return (Path(root.name) / resolved.relative_to(base)).as_posix() if root.is_dir() else path.name
         except ValueError:
@@ -139,7 +219,7 @@ def ingest(
         manifest = load_manifest(found, root=found.parent if found else None)
     elif not isinstance(manifest, Manifest):
         manifest = load_manifest(Path(manifest))
-    files = expand(roots)
+    files, skipped = walk(roots)
     forced = format_by_name(fmt) if fmt else None
 
     rows: list[dict] = []
@@ -148,78 +228,41 @@ def ingest(
     file_log: list[dict] = []
     seen_hashes: dict[str, str] = {}
 
+    manifest_shown = _display_path(manifest.source, roots) if manifest.source else None
+    for path, why in skipped:
+        shown = _display_path(path, roots)
+        if shown == manifest_shown and manifest.problems:
+            why += f"; {len(manifest.problems)} of its values ignored (see the quarantine)"
+        file_log.append({"source_file": shown, "format": "skipped", "tool": "none", "points": 0, "quarantined": 0,
+                         "note": why})
+    if manifest.problems:
+        for problem in manifest.problems:
+            quarantine.append(_q(manifest_shown or "manifest", None, problem["field"], problem["reason"], "manifest"))
+        if manifest_shown not in {row["source_file"] for row in file_log}:  # a manifest above the given folders
+            file_log.append({"source_file": clean(manifest_shown or "manifest"), "format": "manifest", "tool": "none",
+                             "points": 0, "quarantined": len(manifest.problems)})
+
     bar = _progress(files, progress)
     for path in files:
         shown = _display_path(path, roots)
-        bar.set_postfix_str(path.name[-40:], refresh=False)
-        step = _size(path)
+        bar.set_postfix_str(shown[-40:], refresh=False)
         entry = {"source_file": shown, "format": "none", "tool": "none", "points": 0, "quarantined": 0}
+        found_rows: list[dict] = []
+        found_quarantine: list[dict] = []
+        found_requests: list = []
         try:
-            head, digest = _head_and_hash(path)
-        except OSError as err:
-            quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
-            entry["quarantined"] = 1
-            file_log.append(entry)
-            bar.update(step)
-            continue
-        reason = None
-        if not head.strip():
-            reason = "empty file"
-        elif b"\x00" in head[:8192]:
-            reason = "binary file (contains NUL bytes), not a benchmark log"
-        elif digest in seen_hashes:
-            reason = f"duplicate run: identical to {seen_hashes[digest]}"
-        if reason:
-            quarantine.append(_q(shown, None, None, reason, "none"))
-            entry["quarantined"] = 1
-            file_log.append(entry)
-            bar.update(step)
-            continue
-        seen_hashes[digest] = shown
-        found = forced or detect(path, head)
-        if found is None:
-            quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
-                                 "(see `perfclaims formats`, or force one with --format)", "none"))
-            entry["quarantined"] = 1
-            file_log.append(entry)
-            bar.update(step)
-            continue
-        entry.update(format=found.name, tool=found.tool)
-        sink = Sink(path, options={"itl_gaps": itl_gaps})
-        try:
-            found.parse(path, sink)
-        except Quarantine as err:
-            quarantine.append(_q(shown, err.line, err.field, err.reason, found.name))
-            entry["quarantined"] += 1
-            sink.points.clear()
-            sink.request_tables.clear()
-        except Exception as err:  # no traceback for users: name the file and what went wrong
-            quarantine.append(_q(shown, None, None, f"could not parse as {found.name}: "
-                                 f"{type(err).__name__}: {err}", found.name))
-            entry["quarantined"] += 1
-            sink.points.clear()
-            sink.request_tables.clear()
-        for problem in sink.problems:
-            quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
-            entry["quarantined"] += 1
-        extra = manifest.values_for(path)
-        for line, row in sink.points:
-            full = {**row, **extra}
-            full.update(source_file=shown, source_line=line, tool=found.tool, format=found.name)
-            if row.get("flags") and extra.get("flags"):
-                full["flags"] = add_flag(row["flags"], extra["flags"])
-            try:
-                rows.append(validate_row(full))
-                entry["points"] += 1
-            except FieldError as err:
-                quarantine.append(_q(shown, line, err.field, err.reason, found.name))
-                entry["quarantined"] += 1
-        for table in sink.request_tables:
-            request_tables.append(_as_frame(table, shown))
-        entry.update({f"n_{k}": v for k, v in sink.counts.items()})
-        entry["note"] = "; ".join(sink.notes)
+            _read_one(path, shown, entry, found_rows, found_quarantine, found_requests, manifest=manifest,
+                      forced=forced, itl_gaps=itl_gaps, seen_hashes=seen_hashes)
+        except Exception as err:  # nothing in one file may stop the others: the file becomes a quarantine row
+            reason, field_name = in_words(err)
+            found_rows, found_requests = [], []
+            found_quarantine = [_q(shown, None, field_name, f"could not be read: {reason}", entry["format"])]
+            entry.update(points=0, quarantined=1)
+        rows.extend(found_rows)
+        quarantine.extend(found_quarantine)
+        request_tables.extend(found_requests)
         file_log.append(entry)
-        bar.update(step)
+        bar.update(_size(path))
     bar.close()
 
     points = to_points(rows)
@@ -235,8 +278,83 @@ def ingest(
     return IngestResult(points=points, requests=requests, quarantine=qframe, files=files_frame)
 
 
+def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list, request_tables: list, *,
+              manifest: Manifest, forced: Format | None, itl_gaps: bool, seen_hashes: dict) -> None:
+    """Read one file into ``rows``/``quarantine``/``request_tables`` and fill its ``files.csv`` entry."""
+    try:
+        head, digest = _head_and_hash(path)
+    except OSError as err:
+        quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
+        entry["quarantined"] = 1
+        return
+    reason = None
+    if not head.strip():
+        reason = "empty file"
+    elif b"\x00" in head[:8192]:
+        reason = "binary file (contains NUL bytes), not a benchmark log"
+    elif digest in seen_hashes:
+        reason = f"duplicate run: identical to {seen_hashes[digest]}"
+    if reason:
+        quarantine.append(_q(shown, None, None, reason, "none"))
+        entry["quarantined"] = 1
+        return
+    seen_hashes[digest] = shown
+    found = forced or detect(path, head[3:] if head.startswith(BOM) else head)
+    if found is None:
+        quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
+                             "(see `perfclaims formats`, or force one with --format)", "none"))
+        entry["quarantined"] = 1
+        return
+    entry.update(format=found.name, tool=found.tool)
+    sink = Sink(path, options={"itl_gaps": itl_gaps})
+    try:
+        found.parse(path, sink)
+    except Exception as err:  # no traceback for users: name the file and what went wrong, in words
+        reason, field_name = in_words(err)
+        line = err.line if isinstance(err, Quarantine) else None
+        if not isinstance(err, Quarantine):
+            reason = f"could not parse as {found.name}: {reason}"
+        quarantine.append(_q(shown, line, field_name, reason, found.name))
+        entry["quarantined"] += 1
+        sink.points.clear()
+        sink.request_tables.clear()
+    if not (sink.points or sink.request_tables or sink.problems or sink.notes or entry["quarantined"]):
+        if any(key.startswith(("point_from", "deferred")) for key in sink.counts):
+            sink.note("same run read from its summary file beside it")
+        else:  # recognised, yet no record in it: never a silent 'nothing read'
+            sink.bad(f"no results: the file looks like {found.name} but holds no record (header only, or cut off "
+                     "before the first one)")
+    for problem in sink.problems:
+        quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
+        entry["quarantined"] += 1
+    extra = manifest.values_for(path)
+    for line, row in sink.points:
+        full = {**row, **extra}
+        full.update(source_file=shown, source_line=line, tool=found.tool, format=found.name)
+        if row.get("flags") and extra.get("flags"):
+            full["flags"] = add_flag(row["flags"], extra["flags"])
+        try:
+            checked = validate_row(full)
+            if not has_metric(checked) and "failed-run" not in str(checked.get("flags", "")).split(";"):
+                raise FieldError("metrics", "no measured value: every latency and throughput is missing or null")
+            rows.append(checked)
+            entry["points"] += 1
+        except FieldError as err:
+            quarantine.append(_q(shown, line, err.field, err.reason, found.name))
+            entry["quarantined"] += 1
+    for table in sink.request_tables:
+        request_tables.append(_as_frame(table, shown))
+    entry.update({f"n_{k}": v for k, v in sink.counts.items()})
+    entry["note"] = clean("; ".join(sink.notes))
+
+
 def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
-    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``."""
+    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``, all four or none.
+
+    Each table is written to a hidden temporary file beside its final name, and only when all four are written
+    are they renamed into place (a rename within a folder is atomic). A failure part-way (disk full, a value
+    pyarrow refuses, an interrupt) leaves the previous run's outputs as they were and no temporary file behind.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -245,15 +363,33 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
         "quarantine": out_dir / "quarantine.csv",
         "files": out_dir / "files.csv",
     }
-    result.points.to_parquet(paths["points"], index=False)
-    result.requests.to_parquet(paths["requests"], index=False)
-    result.quarantine.to_csv(paths["quarantine"], index=False)
-    result.files.to_csv(paths["files"], index=False)
+    writers = {
+        "points": lambda p: result.points.to_parquet(p, index=False),
+        "requests": lambda p: result.requests.to_parquet(p, index=False),
+        "quarantine": lambda p: result.quarantine.to_csv(p, index=False),
+        "files": lambda p: result.files.to_csv(p, index=False),
+    }
+    temps: dict[str, Path] = {}
+    try:
+        for name, final in paths.items():
+            temps[name] = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+            writers[name](temps[name])
+        for name, final in paths.items():
+            os.replace(temps[name], final)
+    except BaseException:
+        for temp in temps.values():
+            try:
+                temp.unlink()
+            except FileNotFoundError:
+                pass
+        raise
     return paths
 
 
 def _status(row: dict) -> str:
-    """What became of one file, in words: every file is read into points or requests, or quarantined."""
+    """What became of one file, in words: read into points or requests, quarantined, or skipped (note says why)."""
+    if row.get("format") == "skipped":
+        return "skipped"
     if row["points"]:
         return "points" + (" (some records quarantined)" if row["quarantined"] else "")
     if row.get("n_requests"):
@@ -266,7 +402,9 @@ def _status(row: dict) -> str:
 
 
 def _q(source_file, line, field_name, reason, fmt_name) -> dict:
-    return {"source_file": source_file, "line": line, "field": field_name, "reason": reason, "format": fmt_name}
+    """One quarantine row; every text in it made valid Unicode (a reason may quote the file's own bytes)."""
+    return {"source_file": clean(source_file), "line": line, "field": None if field_name is None else clean(field_name),
+            "reason": clean(reason), "format": fmt_name}
 
 
 def _head_and_hash(path: Path) -> tuple[bytes, str]:

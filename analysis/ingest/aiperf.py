@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from analysis.ingest.base import Format, Quarantine, Sink, first, model_from_id, num
 from analysis.ingest.jsonl_stream import LineError, duration, gap_stats, number, read_json, stream_jsonl
+from analysis.schema import add_flag
 
 PRIORITY = 30
 TOOL = "aiperf"
@@ -139,6 +140,29 @@ def metrics_from_csv(text: str, *, aliases: dict | None = None) -> dict:
     return metrics
 
 
+def csv_truncation(text: str) -> str | None:
+    """Why a two-section summary CSV (a statistics table, then ``Metric,Value``) looks cut off, or None.
+
+    Both tools write every cell of a row (empty ones as ``,,``) and always end with the ``Metric,Value`` table, so
+    a row shorter than its header or a missing second table means the file ends early."""
+    sections = csv_sections(text)
+    stats = values = False
+    for section in sections:
+        header = section[0][1]
+        if not header or header[0].strip() != "Metric":
+            continue
+        if [h.strip() for h in header[1:]] == ["Value"]:
+            values = True
+        else:
+            stats = True
+        for lineno, cells in section[1:]:
+            if len(cells) < len(header):
+                return f"row at line {lineno} has {len(cells)} of {len(header)} cells: the file was cut off"
+    if stats and not values:
+        return "no 'Metric,Value' table after the statistics: the file was cut off"
+    return None
+
+
 def artifact_run_id(path: Path) -> str:
     """The artifact folder names the run; generic folder names get their parent folder's name in front."""
     parent = Path(path).resolve().parent
@@ -232,7 +256,10 @@ def _parse_json(path: Path, sink: Sink) -> None:
     if "failed_requests" not in row:
         errors = doc.get("error_summary")
         if isinstance(errors, list):
-            row["failed_requests"] = float(sum(num((e or {}).get("count"), "error_summary.count") for e in errors))
+            counts = [e.get("count") if isinstance(e, dict) else None for e in errors]
+            if any(not isinstance(e, dict) for e in errors):
+                raise Quarantine("error_summary entries must be objects with a 'count'", field="error_summary")
+            row["failed_requests"] = float(sum(num(c, "error_summary.count") for c in counts if c is not None))
     row.update(_info_fields(run_info(doc.get("input_config"))))
     if isinstance(doc.get("start_time"), str):
         row["date"] = doc["start_time"][:10]
@@ -268,11 +295,16 @@ def _parse_csv(path: Path, sink: Sink) -> None:
         return
     text = _read_text(path)
     metrics = metrics_from_csv(text, aliases=CSV_ALIASES)
+    cut = csv_truncation(text)
     if "request_latency" not in metrics:
-        raise Quarantine("required metric 'Request Latency' missing", field="Request Latency (ms)")
+        raise Quarantine((f"truncated summary: {cut}; " if cut else "") + "required metric 'Request Latency' missing",
+                         field="Request Latency (ms)")
     row = _base_row(path, "csv export")
     row.update(aggregate_row(metrics))
     row["flags"] = "" if row.get("num_requests") else "failed-run"
+    if cut:
+        row["flags"] = add_flag(row["flags"], "truncated")
+        sink.bad(f"truncated summary: {cut}; the point is kept but left out of fits", field="file")
     sink.point(row, line=1)
 
 
@@ -425,7 +457,7 @@ def _parse_jsonl(path: Path, sink: Sink) -> None:
     errors = int(np.count_nonzero(table.column("error").is_valid().to_numpy(zero_copy_only=False)))
     sink.count("requests", table.num_rows)
     sink.count("errors", errors)
-    sink.requests(requests)
+    requests = sink.requests(requests)  # checked: impossible requests are marked errored and left out below
     sibling = _sibling_json(path)
     if sibling is not None or path.with_name(f"{path.stem}_aiperf.csv").exists():
         sink.count("point_from_aggregate")

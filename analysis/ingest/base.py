@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import pyarrow as pa
+
 from analysis.schema import FieldError, as_number
 
 HEAD_BYTES = 65536
+MAX_REQUEST_PROBLEMS = 20  # quarantine rows per file for implausible requests; the rest are counted
 
 
 class Quarantine(Exception):
@@ -58,9 +61,24 @@ class Sink:
     def point(self, row: dict, *, line: int | None = None) -> None:
         self.points.append((line, row))
 
-    def requests(self, table) -> None:
-        """A pyarrow Table or pandas DataFrame of per-request rows (see ``analysis.ingest.requests``)."""
+    def requests(self, table):
+        """Keep a per-request table (see ``analysis.ingest.requests_table``); returns it checked.
+
+        Impossible rows (negative times, a first token after the last) are marked errored and reported here, so
+        statistics a reader computes from the returned table leave them out. A reader must use the returned table.
+        """
+        from analysis.ingest.requests_table import SCHEMA, check_requests
+
+        if not isinstance(table, pa.Table):
+            table = pa.Table.from_pandas(table, schema=SCHEMA, preserve_index=False)
+        table, problems = check_requests(table)
+        for problem in problems[:MAX_REQUEST_PROBLEMS]:
+            self.bad(problem["reason"], line=problem["line"], field=problem["field"])
+        if len(problems) > MAX_REQUEST_PROBLEMS:
+            self.bad(f"{len(problems) - MAX_REQUEST_PROBLEMS} more implausible requests (see requests.parquet, "
+                     "error column)", field="requests")
         self.request_tables.append(table)
+        return table
 
     def bad(self, reason: str, *, line: int | None = None, field: str | None = None) -> None:
         self.problems.append({"line": line, "field": field, "reason": reason})
@@ -71,6 +89,36 @@ class Sink:
 
     def count(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
+
+
+def in_words(err: BaseException) -> tuple[str, str | None]:
+    """(reason, field) for any error met while reading one file or record: a sentence for users, not a traceback.
+
+    Quarantine and FieldError keep their own words; Python's internal errors are named for what they mean in a log
+    (a number too large, a value of the wrong kind, text that is not valid Unicode, nesting too deep).
+    """
+    if isinstance(err, Quarantine):
+        return err.reason, err.field
+    if isinstance(err, FieldError):
+        return err.reason, err.field
+    detail = str(err)
+    detail = detail if len(detail) <= 120 else detail[:117] + "..."
+    if isinstance(err, OverflowError):
+        return "a number too large to represent", None
+    if isinstance(err, RecursionError):
+        return "nested too deeply to read", None
+    if isinstance(err, UnicodeError):
+        return f"text that is not valid Unicode ({detail})", None
+    if isinstance(err, MemoryError):
+        return "too large to read into memory", None
+    if isinstance(err, (AttributeError, TypeError)):
+        return f"unexpected structure: a value has the wrong kind (an object, list, text or number " \
+               f"where another was expected; {type(err).__name__}: {detail})", None
+    if isinstance(err, (KeyError, IndexError)):
+        return f"unexpected structure: an expected entry is missing ({type(err).__name__}: {detail})", None
+    if isinstance(err, OSError):
+        return f"cannot read: {err.strerror or detail}", None
+    return f"unreadable ({type(err).__name__}: {detail})", None
 
 
 # --- small helpers parsers share -------------------------------------------------------------------

@@ -18,10 +18,11 @@ import re
 from pathlib import Path
 
 from analysis.ingest.aiperf import (
-    artifact_run_id, checked, csv_sections, latency_columns, metrics_from_csv, split_unit, stat,
+    artifact_run_id, checked, csv_sections, csv_truncation, latency_columns, metrics_from_csv, split_unit, stat,
 )
-from analysis.ingest.base import Format, Quarantine, Sink, model_from_id, num
+from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
+from analysis.schema import add_flag
 
 PRIORITY = 35  # after AIPerf, whose JSON imitates this one
 TOOL = "genai-perf"
@@ -120,10 +121,15 @@ def _parse_csv(path: Path, sink: Sink) -> None:
     except UnicodeDecodeError as err:
         raise Quarantine(f"not UTF-8 text (byte {err.start})") from None
     metrics = {OLD_NAMES.get(k, k): v for k, v in metrics_from_csv(text).items()}
+    cut = csv_truncation(text)
     if "request_latency" not in metrics:
-        raise Quarantine("required metric 'Request Latency' missing", field="Request Latency (ms)")
+        raise Quarantine((f"truncated summary: {cut}; " if cut else "") + "required metric 'Request Latency' missing",
+                         field="Request Latency (ms)")
     row = {"tool": TOOL, "tool_version": "csv export", "phase": "serving", "run_id": artifact_run_id(path)}
     row.update(_row(metrics))
+    if cut:
+        row["flags"] = add_flag(row["flags"], "truncated")
+        sink.bad(f"truncated summary: {cut}; the point is kept but left out of fits", field="file")
     sink.point(row, line=1)
 
 
@@ -179,8 +185,9 @@ def _parse_analyze(path: Path, sink: Sink) -> None:
             for i, col in columns.items():
                 if col:
                     row[col] = checked(cells[i], header[i], line=lineno)
-        except Quarantine as err:
-            sink.bad(err.reason, line=lineno, field=err.field)
+        except Exception as err:  # one bad row is that row's quarantine record
+            reason, field = in_words(err)
+            sink.bad(reason, line=lineno, field=field)
             continue
         sink.point(row, line=lineno)
 

@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from analysis.ingest.base import Format, Quarantine, Sink, num
+from analysis.ingest.base import Format, Quarantine, Sink, in_words, num
 
 PRIORITY = 10
 KINDS = {"env", "calibration", "model", "decode", "prefill", "error", "note", "done"}
@@ -32,14 +32,17 @@ def _detect(path: Path, head: bytes) -> bool:
 
 
 def _records(path: Path):
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, text in enumerate(fh, 1):
             if not text.strip():
                 continue
             try:
                 obj = json.loads(text)
-            except ValueError as err:
+            except json.JSONDecodeError as err:
                 yield lineno, None, f"invalid JSON: {err.msg} at column {err.colno}"
+                continue
+            except (ValueError, RecursionError) as err:  # e.g. an integer beyond Python's 4300-digit limit
+                yield lineno, None, f"unreadable JSON: {in_words(err)[0] if isinstance(err, RecursionError) else err}"
                 continue
             if not isinstance(obj, dict):
                 yield lineno, None, "expected a JSON object"
@@ -64,8 +67,9 @@ def _parse(path: Path, sink: Sink) -> None:
             continue
         try:
             sink.point(_point(path, rec, models.get((rec.get("shape"), rec.get("precision")), {})), line=lineno)
-        except Quarantine as q:
-            sink.bad(q.reason, line=lineno, field=q.field)
+        except Exception as err:  # one bad record is that record's quarantine row, not the file's
+            reason, field = in_words(err)
+            sink.bad(reason, line=lineno, field=field)
 
 
 def deployment_gpus(shape: str) -> int:

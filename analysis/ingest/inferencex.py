@@ -14,7 +14,7 @@ import math
 import re
 from pathlib import Path
 
-from analysis.ingest.base import Format, Quarantine, Sink, first, model_from_id, num
+from analysis.ingest.base import Format, Quarantine, Sink, first, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
 from analysis.schema import scope_for
 
@@ -198,8 +198,9 @@ def _parse_api(path: Path, sink: Sink, flag: str | None = None) -> None:
             if flag:
                 row["flags"] = ";".join(f for f in (row["flags"], flag) if f)
             sink.point(row, line=i + 1)  # line = 1-based row index in the array
-        except Quarantine as q:
-            sink.bad(f"row {i}: {q.reason}", line=i + 1, field=q.field)
+        except Exception as err:  # one bad row is that row's quarantine record, not the file's
+            reason, field = in_words(err)
+            sink.bad(f"row {i}: {reason}", line=i + 1, field=field)
 
 
 # --- agg_*.json (one point, utils/process_result.py output) --------------------------------------

@@ -26,6 +26,7 @@ import json
 import math
 import mmap
 import os
+import re
 import struct
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -81,12 +82,27 @@ def read_json(path: Path) -> Any:
 
 
 def loads_document(text: str) -> Any:
+    if "\\u" in text:
+        text = replace_lone_surrogates(text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise Quarantine(json_error_reason(err, text), line=err.lineno) from None
     except RecursionError:
         raise Quarantine("invalid JSON: nested too deeply") from None
+    except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
+        raise Quarantine(f"unreadable JSON: {err}") from None
+
+
+# A \uD800-\uDFFF escape that is not half of a surrogate pair: valid JSON, but no UTF-8 text can hold it.
+LONE_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """JSON text with lone surrogate escapes replaced by U+FFFD, so every parsed string is valid Unicode."""
+    return LONE_SURROGATE_ESCAPE.sub(r"\\ufffd", text)
 
 
 def _truncated(err: json.JSONDecodeError, text: str) -> bool:
@@ -111,7 +127,10 @@ def number(value: Any, field: str) -> float:
                             else "Infinity where a finite number is required", field)
         return value
     if cls is int:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise LineError("number too large to represent", field) from None
     if value is None:
         return math.nan
     if cls is bool:
@@ -394,6 +413,10 @@ def _fallback(raw: bytes, *, at_eof: bool) -> tuple[Any, str | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         return None, f"not UTF-8 text (byte {err.start} of the line)"
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a UTF-8 byte-order mark before the first record
+    if "\\u" in text:
+        text = replace_lone_surrogates(text)  # orjson refuses them; strings stay valid Unicode
     try:
         return json.loads(text), None
     except json.JSONDecodeError as err:
@@ -403,6 +426,8 @@ def _fallback(raw: bytes, *, at_eof: bool) -> tuple[Any, str | None]:
         return None, f"invalid JSON: {err.msg} at column {err.colno}"
     except RecursionError:
         return None, "invalid JSON: nested too deeply"
+    except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
+        return None, f"unreadable JSON: {err}"
 
 
 def _short(value: Any) -> str:

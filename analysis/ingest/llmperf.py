@@ -19,7 +19,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.ingest.base import Format, Quarantine, Sink, model_from_id, num
+from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
 
 PRIORITY = 30
@@ -118,17 +118,17 @@ def _parse_individual(path: Path, sink: Sink) -> None:
             continue
         try:
             rows.append(_request(i, rec, where))
-        except Quarantine as err:
-            sink.bad(err.reason, field=err.field)
+        except Exception as err:  # one bad request is that request's quarantine record
+            reason, field = in_words(err)
+            sink.bad(reason, field=field or where)
     if not rows:
         raise Quarantine("no usable request records")
     name = _NAME.match(path.stem)
     run_id = name.group("model") + f"_{name.group('isl')}_{name.group('osl')}" if name else path.stem
-    table = build_requests(run_id, rows)
-    errors = sum(1 for r in rows if r["error"])
+    table = sink.requests(build_requests(run_id, rows))  # checked: impossible requests are marked errored
+    errors = sum(1 for e in table.column("error").to_pylist() if e)
     sink.count("requests", len(rows))
     sink.count("errors", errors)
-    sink.requests(table)
     summary = path.with_name(path.name.replace("_individual_responses.json", "_summary.json"))
     if summary != path and summary.exists():
         sink.count("point_from_summary")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from analysis.schema import COLUMNS
+from analysis.schema import COLUMNS, FieldError, validate_row
 
 ALLOWED_KEYS = set(COLUMNS) - {"source_file", "source_line", "format", "tool"}
 
@@ -31,12 +31,57 @@ class ManifestError(ValueError):
     pass
 
 
+MAX_ALIASES = 100  # a manifest needs few anchors (``&name`` / ``*name``)
+MAX_NODES = 100_000  # values after expanding every alias; a real manifest has a few hundred
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """The safe loader, refusing alias bombs: more than MAX_ALIASES alias references, or a document whose aliases
+    expand to more than MAX_NODES values ("billion laughs": nine lines of nested aliases expand to 10^9 strings,
+    which exhaust memory as soon as anything walks them). The expanded size is counted on the composed node
+    graph, once per distinct node, before anything is constructed."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise ManifestError(f"more than {MAX_ALIASES} YAML aliases (*name): refused as a possible alias "
+                                    "bomb; write the values out")
+        return super().compose_node(parent, index)
+
+    def get_single_node(self):
+        node = super().get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_NODES:
+            raise ManifestError(f"YAML aliases expand to more than {MAX_NODES:,} values: refused as an alias bomb")
+        return node
+
+
+def _expanded_size(node, memo: dict) -> int:
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # a node reached again while being counted (a recursive alias) counts once
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    else:
+        size = 1
+    memo[key] = size
+    return size
+
+
 @dataclass
 class Manifest:
     root: Path
     defaults: dict = field(default_factory=dict)
     entries: list[tuple[str, dict]] = field(default_factory=list)
     source: Path | None = None
+    problems: list[dict] = field(default_factory=list)  # {"field", "reason"}: values ignored, in words
 
     def values_for(self, path: Path) -> dict:
         """Manifest values for one file, defaults first, then every matching entry in order."""
@@ -57,21 +102,58 @@ def load_manifest(path: Path | None, root: Path | None = None) -> Manifest:
         return Manifest(root=Path(root or "."))
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise ManifestError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        doc = yaml.load(text, Loader=_LimitedLoader) or {}
     except yaml.YAMLError as err:
         raise ManifestError(f"{path}: not valid YAML: {err}") from None
+    except ManifestError as err:
+        raise ManifestError(f"{path}: {err}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: YAML nested too deeply") from None
     if not isinstance(doc, dict):
         raise ManifestError(f"{path}: expected a mapping with 'defaults' and 'files'")
     defaults = doc.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise ManifestError(f"{path}: 'defaults' must be a mapping of column: value")
+    problems: list[dict] = []
     _check_keys(path, "defaults", defaults)
+    defaults = _checked_values("defaults", defaults, problems)
     entries = []
-    for i, entry in enumerate(doc.get("files") or []):
+    files = doc.get("files") or []
+    if not isinstance(files, list):
+        raise ManifestError(f"{path}: 'files' must be a list of entries with a 'glob'")
+    for i, entry in enumerate(files):
         if not isinstance(entry, dict) or "glob" not in entry:
             raise ManifestError(f"{path}: files[{i}] needs a 'glob'")
         values = {k: v for k, v in entry.items() if k != "glob"}
-        _check_keys(path, f"files[{i}] ({entry['glob']})", values)
-        entries.append((str(entry["glob"]), values))
-    return Manifest(root=path.parent, defaults=defaults, entries=entries, source=path)
+        where = f"files[{i}] ({entry['glob']})"
+        _check_keys(path, where, values)
+        entries.append((str(entry["glob"]), _checked_values(where, values, problems)))
+    return Manifest(root=path.parent, defaults=defaults, entries=entries, source=path, problems=problems)
+
+
+def _checked_values(where: str, values: dict, problems: list[dict]) -> dict:
+    """The values a points row can hold; each one that cannot (a number above 1e308, a negative count, a list
+    where a scalar belongs) is left out and reported as a problem naming the entry and the key."""
+    kept = {}
+    for key, value in values.items():
+        if isinstance(value, (dict, list)):
+            problems.append({"field": f"{where}.{key}",
+                             "reason": f"manifest value for {key} must be a single value, not a "
+                                       f"{type(value).__name__}; ignored"})
+            continue
+        try:
+            validate_row({key: value})
+        except FieldError as err:
+            problems.append({"field": f"{where}.{key}", "reason": f"manifest value {err.reason}; ignored"})
+            continue
+        kept[key] = value
+    return kept
 
 
 def _check_keys(path: Path, where: str, values: dict) -> None:

@@ -116,6 +116,10 @@ _SUMMARY_KEYS = {
 }
 
 
+# Section titles every LoadGen summary has, in order; the last one missing means the file was cut off.
+SUMMARY_SECTIONS = ("Additional Stats", "Test Parameters Used")
+
+
 def _detect_summary(path: Path, head: bytes) -> bool:
     return b"MLPerf Results Summary" in head[:4096]
 
@@ -136,7 +140,7 @@ def _summary_column(key: str) -> str | None:
 
 def _parse_summary(path: Path, sink: Sink) -> None:
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise Quarantine(f"not UTF-8 text (byte {err.start})") from None
     values: dict[str, float] = {}
@@ -170,6 +174,11 @@ def _parse_summary(path: Path, sink: Sink) -> None:
     row = _row(path, values, scenario, valid, "loadgen (summary)")
     if scenario == "Server" and target_qps:
         row["request_rate"] = num(target_qps[1], "target_qps")
+    missing = [title for title in SUMMARY_SECTIONS if not re.search(rf"(?m)^{title}\s*$", text)]
+    if missing:
+        row["flags"] = ";".join(f for f in (row["flags"], "truncated") if f)
+        sink.bad(f"truncated summary: no '{missing[0]}' section (LoadGen always writes it); the point is kept "
+                 "but left out of fits", field=missing[0])
     sink.point(row, line=1)
 
 
@@ -207,7 +216,7 @@ def _parse_detail(path: Path, sink: Sink) -> None:
         return
     values: dict[str, float] = {}
     events: dict[str, object] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.startswith(PREFIX):
                 continue
@@ -217,6 +226,10 @@ def _parse_detail(path: Path, sink: Sink) -> None:
             except json.JSONDecodeError as err:
                 sink.bad(f"invalid JSON after ':::MLLOG': {err.msg} at column {err.colno + len(PREFIX)}",
                          line=lineno)
+                continue
+            except (ValueError, RecursionError) as err:  # 4300-digit integer, nesting too deep
+                why = err if isinstance(err, ValueError) else "nested too deeply"
+                sink.bad(f"unreadable JSON after ':::MLLOG': {why}", line=lineno)
                 continue
             key = event.get("key") if isinstance(event, dict) else None
             if not isinstance(key, str):

@@ -15,6 +15,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from analysis.text import clean
 
 REQUEST_COLUMNS = [
     "run_id", "request_index", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms",
@@ -45,6 +48,7 @@ def build_requests(run_id: str, rows_or_arrays: Iterable[Mapping] | Mapping[str,
     more than one output token (the vLLM/SGLang definition). A pyarrow Table is converted column-wise, without
     a Python loop per row (the streamed readers hand over millions of rows this way).
     """
+    run_id = clean(str(run_id))  # from a file name or a log: valid Unicode before it reaches parquet
     if isinstance(rows_or_arrays, pa.Table):
         return _from_arrow(run_id, rows_or_arrays)
     rows = _as_rows(rows_or_arrays)
@@ -58,16 +62,18 @@ def build_requests(run_id: str, rows_or_arrays: Iterable[Mapping] | Mapping[str,
         if gaps is not None and all(math.isnan(vals[c]) for c in ("itl_ms_mean", "itl_ms_p50", "itl_ms_p99")):
             arr = np.asarray([_float(g) for g in gaps], dtype=float)
             arr = arr[np.isfinite(arr)]
+            if arr.size and arr.min() < 0 and not row.get("error"):
+                row = {**row, "error": f"{IMPLAUSIBLE}negative inter-token gap {arr.min():g} ms"}
             if arr.size:
                 vals["itl_ms_mean"] = float(arr.mean())
                 vals["itl_ms_p50"] = float(np.percentile(arr, 50))
                 vals["itl_ms_p99"] = float(np.percentile(arr, 99))
         error = row.get("error")
-        error = "" if error is None or (isinstance(error, float) and math.isnan(error)) else str(error)
+        error = "" if error is None or (isinstance(error, float) and math.isnan(error)) else clean(str(error))
         if math.isnan(vals["tpot_ms"]) and not error and vals["output_tokens"] > 1:
             vals["tpot_ms"] = (vals["e2e_ms"] - vals["ttft_ms"]) / (vals["output_tokens"] - 1)
         index = row.get("request_index")
-        cols["run_id"].append(str(run_id))
+        cols["run_id"].append(run_id)
         cols["request_index"].append(int(index) if index is not None else i)
         for c in _FLOAT_COLUMNS:
             cols[c].append(vals[c])
@@ -157,6 +163,70 @@ def percentiles_from_requests(table: Any, *, itl_gaps_ms: Sequence[float] | None
         if use.any():
             out["itl_ms_mean"] = float(np.average(means[use], weights=weights[use]))
     return out
+
+
+# --- plausibility ----------------------------------------------------------------------------------
+# Per-request columns that cannot be negative (times in ms, token counts), and bounds above which a value is not
+# physically plausible (1e9 ms is eleven days; 1e8 tokens is beyond any context window).
+REQUEST_BOUNDS = {"input_tokens": 1e8, "output_tokens": 1e8, "ttft_ms": 1e9, "e2e_ms": 1e9, "itl_ms_mean": 1e9,
+                  "itl_ms_p50": 1e9, "itl_ms_p99": 1e9, "tpot_ms": 1e9}
+IMPLAUSIBLE = "implausible: "
+
+
+def check_requests(table: pa.Table) -> tuple[pa.Table, list[dict]]:
+    """The per-request table with impossible rows marked, and one problem per marked row.
+
+    A successful request with a negative time or token count, one above :data:`REQUEST_BOUNDS`, or a first token
+    after its last (ttft > e2e) gets ``error = "implausible: …"``: it stays in ``requests.parquet`` for the record
+    and, like any errored request, is left out of every statistic. Problems are ``{"line", "field", "reason"}``
+    with the request index in the reason. Vectorised: millions of rows cost a few array comparisons.
+    """
+    n = table.num_rows
+    if n == 0:
+        return table, []
+    ok = np.asarray(table.column("error").fill_null("").to_numpy(zero_copy_only=False) == "", dtype=bool)
+    why = np.full(n, "", dtype=object)
+    for col, bound in REQUEST_BOUNDS.items():
+        values = np.asarray(table.column(col).to_numpy(zero_copy_only=False), dtype=float)
+        with np.errstate(invalid="ignore"):
+            neg = ok & (why == "") & (values < 0)
+            big = ok & (why == "") & (values > bound)
+        if neg.any():
+            why[neg] = [f"negative {col} {v:g}" for v in values[neg]]
+        if big.any():
+            why[big] = [f"{col} {v:g} above {bound:g}" for v in values[big]]
+    ttft = np.asarray(table.column("ttft_ms").to_numpy(zero_copy_only=False), dtype=float)
+    e2e = np.asarray(table.column("e2e_ms").to_numpy(zero_copy_only=False), dtype=float)
+    with np.errstate(invalid="ignore"):
+        late = ok & (why == "") & (ttft > e2e * (1 + 1e-9) + 1e-9)
+    if late.any():
+        why[late] = [f"first token at {a:g} ms after the last at {b:g} ms" for a, b in zip(ttft[late], e2e[late])]
+    errors = table.column("error").fill_null("").to_numpy(zero_copy_only=False).astype(object)
+    # rows build_requests already marked (a negative gap inside a request's ITL list)
+    earlier = np.flatnonzero(pc.starts_with(table.column("error").fill_null(""), IMPLAUSIBLE).to_numpy(
+        zero_copy_only=False))
+    for i in earlier:
+        why[i] = errors[i][len(IMPLAUSIBLE):]
+    marked = np.flatnonzero(why != "")
+    if not marked.size:
+        return table, []
+    errors[marked] = [IMPLAUSIBLE + w for w in why[marked]]
+    index = table.column("request_index").to_numpy(zero_copy_only=False)
+    problems = [{"line": None, "field": _field_of(why[i]),
+                 "reason": f"request {int(index[i])}: {why[i]}; kept in requests.parquet as errored"}
+                for i in marked]
+    table = table.set_column(table.column_names.index("error"), "error", pa.array(errors, type=pa.string()))
+    return table, problems
+
+
+def _field_of(why: str) -> str:
+    if why.startswith("negative inter-token gap"):
+        return "itl_ms"
+    if why.startswith("negative "):
+        return why.split(" ")[1]
+    if " above " in why:
+        return why.split(" ")[0]
+    return "ttft_ms"
 
 
 # --- internals -------------------------------------------------------------------------------------

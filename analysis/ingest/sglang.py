@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
+from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.vllm import (
-    details_to_requests, fail_run, json_documents, latency_stats, per_user, request_rate,
+    check_duration, details_to_requests, fail_run, json_documents, latency_stats, per_user, request_rate,
 )
 from analysis.schema import add_flag
 
@@ -36,6 +36,7 @@ def _detect_serving(path: Path, head: bytes) -> bool:
 
 
 def _serving_point(rec: dict, *, run_id: str, sink: Sink) -> dict:
+    check_duration(rec)
     completed = num(rec.get("completed"), "completed")
     if math.isnan(completed):
         raise Quarantine("no 'completed' count", field="completed")
@@ -91,8 +92,9 @@ def _parse_serving(path: Path, sink: Sink) -> None:
             continue
         try:
             sink.point(_serving_point(rec, run_id=f"{path.stem}#{i + 1}", sink=sink), line=line)
-        except Quarantine as q:
-            sink.bad(q.reason, line=line, field=q.field)
+        except Exception as err:  # one bad record is that record's quarantine row, not the file's
+            reason, field = in_words(err)
+            sink.bad(reason, line=line, field=field)
 
 
 # --- bench_one_batch --------------------------------------------------------------------------------
@@ -137,8 +139,9 @@ def _parse_one_batch(path: Path, sink: Sink) -> None:
                       "tok_s_per_user": 1000.0 / step if step > 0 else math.nan,
                       "tok_s_per_user_def": "1000/step_ms"}
             sink.point(decode, line=line)
-        except Quarantine as q:
-            sink.bad(q.reason, line=line, field=q.field)
+        except Exception as err:  # one bad record is that record's quarantine row, not the file's
+            reason, field = in_words(err)
+            sink.bad(reason, line=line, field=field)
 
 
 # --- bench_one_batch_server ------------------------------------------------------------------------
@@ -187,8 +190,9 @@ def _parse_one_batch_server(path: Path, sink: Sink) -> None:
             if acc > 0:
                 row["tokens_per_step"] = acc
             sink.point(row, line=line)
-        except Quarantine as q:
-            sink.bad(q.reason, line=line, field=q.field)
+        except Exception as err:  # one bad record is that record's quarantine row, not the file's
+            reason, field = in_words(err)
+            sink.bad(reason, line=line, field=field)
 
 
 FORMATS = [

@@ -12,12 +12,12 @@ phase) is kept as ``tool-per-user`` and flagged ``per-user-includes-ttft``. ``to
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
+from analysis.ingest.jsonl_stream import read_json
 from analysis.schema import add_flag, normalize_precision
 
 PRIORITY = 30
@@ -60,10 +60,7 @@ def _pct(block, prefix: str, field: str, which=("p50", "p90", "p99")) -> dict:
 
 
 def _parse(path: Path, sink: Sink) -> None:
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise Quarantine(f"invalid JSON: {err.msg}", line=err.lineno) from None
+    rec = read_json(path)  # truncated / invalid at line:column / not UTF-8; a byte-order mark is accepted
     if not isinstance(rec, dict):
         raise Quarantine("expected a JSON object")
     engine = rec.get("engine") or {}

@@ -19,8 +19,8 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
-from analysis.ingest.jsonl_stream import json_error_reason
+from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
+from analysis.ingest.jsonl_stream import json_error_reason, replace_lone_surrogates
 from analysis.ingest.requests_table import from_serving_arrays, percentiles_from_requests, pooled_itl_ms
 from analysis.schema import COLUMNS, add_flag
 
@@ -56,9 +56,11 @@ def json_documents(path: Path, sink: Sink) -> Iterator[tuple[int, object]]:
     reported and skipped to the next line that starts an object; a broken first record rejects the file.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise Quarantine("not UTF-8 text") from None
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise Quarantine(f"not UTF-8 text (byte {err.start})") from None
+    if "\\u" in text:
+        text = replace_lone_surrogates(text)
     decoder = json.JSONDecoder()
     pos, n, found = 0, len(text), 0
     while True:
@@ -69,7 +71,10 @@ def json_documents(path: Path, sink: Sink) -> Iterator[tuple[int, object]]:
         line = text.count("\n", 0, pos) + 1
         try:
             obj, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as err:
+        except (ValueError, RecursionError) as err:
+            if not isinstance(err, json.JSONDecodeError):  # 4300-digit integer, or nested too deeply
+                err = json.JSONDecodeError(in_words(err)[0] if isinstance(err, RecursionError) else str(err),
+                                           text, pos)
             if not found:  # "truncated JSON …" when the text ends mid-document, else "invalid JSON … at line:col"
                 raise Quarantine(json_error_reason(err, text), line=err.lineno) from None
             sink.bad(f"{json_error_reason(err, text)} (record starting at line {line})", line=line)
@@ -146,9 +151,10 @@ def details_to_requests(run_id: str, rec: dict, row: dict, sink: Sink) -> None:
     except (ValueError, TypeError) as err:
         sink.bad(f"per-request arrays unusable: {err}", field="ttfts")
         return
-    sink.requests(table)
+    table = sink.requests(table)  # checked: impossible requests are marked errored and left out below
     sink.count("requests", table.num_rows)
-    gaps = pooled_itl_ms(rec["itls"], rec.get("errors")) if isinstance(rec.get("itls"), list) else None
+    errors = table.column("error").to_pylist()
+    gaps = pooled_itl_ms(rec["itls"], errors) if isinstance(rec.get("itls"), list) else None
     filled = percentiles_from_requests(table, itl_gaps_ms=gaps)
     for key, value in filled.items():
         current = row.get(key, math.nan)
@@ -210,7 +216,15 @@ def _metadata(rec: dict, row: dict, sink: Sink, line: int) -> None:
         row[col] = value
 
 
+def check_duration(rec: dict) -> None:
+    """A benchmark cannot run for negative time: such a summary gives no point (Quarantine naming ``duration``)."""
+    duration = num(rec.get("duration"), "duration")
+    if duration < 0:
+        raise Quarantine(f"negative benchmark duration {duration:g} s", field="duration")
+
+
 def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
+    check_duration(rec)
     completed = num(rec.get("completed"), "completed")
     if math.isnan(completed):
         raise Quarantine("no 'completed' count", field="completed")
@@ -265,10 +279,11 @@ def _parse_serve(path: Path, sink: Sink) -> None:
         run_id = f"{path.stem}#{i + 1}" if multi else path.stem
         try:
             sink.point(serving_point(rec, run_id=run_id, sink=sink, line=line), line=line)
-        except Quarantine as q:
+        except Exception as err:  # one bad record is that record's quarantine row, not the file's
+            reason, field = in_words(err)
             if not multi:
-                raise Quarantine(q.reason, line=line, field=q.field) from None
-            sink.bad(q.reason, line=line, field=q.field)
+                raise Quarantine(reason, line=line, field=field) from None
+            sink.bad(reason, line=line, field=field)
 
 
 # --- bench latency ----------------------------------------------------------------------------------

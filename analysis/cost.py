@@ -39,7 +39,7 @@ USER_SOURCE = "given by the user"
 USER_BASIS = "as given by the user"
 
 # Formats whose ``power_w`` is the average power of one GPU (not the sum over the deployment's GPUs).
-PER_GPU_POWER_FORMATS = frozenset({"inferencex-api"})
+PER_GPU_POWER_FORMATS = frozenset({"inferencex-api", "inferencex-runner"})
 POWER_SCOPE = "GPU power only"
 POWER_NOTE = ("GPU power only: the measured board power of the GPUs — no CPUs, network, cooling or facility "
               "overhead")

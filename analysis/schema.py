@@ -38,6 +38,7 @@ LATENCY = (
 )
 THROUGHPUT = ["output_tok_s", "total_tok_s", "request_s"]
 DERIVED = ["tok_s_per_user", "tok_s_per_user_def", "tok_s_per_gpu", "gpu_denominator"]
+# power_w: average measured board power of ONE GPU (readers divide a deployment total by its GPU count).
 ENERGY = ["power_w", "joules_per_output_token"]
 # Step-timing extras: repeats for bootstrap, MoE geometry and measured coverage, bytes moved, spec-decode tau.
 EXTRAS = [

@@ -141,12 +141,14 @@ def test_a_point_without_power_gets_no_energy_figure(api_points, prices):
     assert set(every.loc[every["j_per_output_token"].notna(), "power_scope"]) == {"GPU power only"}
 
 
-def test_power_from_a_format_that_sums_all_gpus_is_not_read_as_per_gpu(raw_points):
-    # The InferenceX runner record's power is gpu.total_avg_power_w (3437.5 W for 8 B200s, 430 W each); reading
-    # it as per-GPU power would make J/token 8× too high, so it gives no energy figure.
+def test_a_runner_power_total_becomes_per_gpu_power_and_its_energy_figure(raw_points):
+    # The InferenceX runner record gives gpu.total_avg_power_w (3437.5 W for 8 B200s); the points table holds power
+    # per GPU everywhere (430 W), so J/token under "all" GPUs is 430 W x 8 / output tok/s, the runner's own total.
     runner = raw_points[(raw_points["format"] == "inferencex-runner") & raw_points["power_w"].notna()]
-    assert len(runner) >= 1 and runner["power_w"].iloc[0] == pytest.approx(3437.5)
-    assert cost.j_per_output_token(runner).isna().all()
+    assert len(runner) >= 1 and runner["power_w"].iloc[0] == pytest.approx(3437.5 / 8)
+    row = runner.iloc[[0]]
+    expected = 3437.5 / float(row["output_tok_s"].iloc[0])
+    assert cost.j_per_output_token(row).iloc[0] == pytest.approx(expected)
 
 
 def test_a_missing_price_gives_no_cost_figure_and_a_message_naming_the_hardware(api_points, prices):

@@ -396,7 +396,9 @@ def _parse_runner(path: Path, sink: Sink) -> None:
         "itl_ms_p50": num(metrics.get("median_itl_ms"), "metrics.median_itl_ms"),
         "e2e_ms_p50": num(metrics.get("median_e2el_ms"), "metrics.median_e2el_ms"),
         "e2e_ms_p99": num(metrics.get("p99_e2el_ms"), "metrics.p99_e2el_ms"),
-        "power_w": num(gpu.get("total_avg_power_w"), "gpu.total_avg_power_w"),
+        # power_w is the average power of one GPU everywhere in the points table; the runner records the sum.
+        "power_w": num(gpu.get("total_avg_power_w"), "gpu.total_avg_power_w") / n_gpus
+        if math.isfinite(n_gpus) and n_gpus > 0 else math.nan,
         "tool_version": rec.get("image"),
     })
     sink.point(row, line=1)

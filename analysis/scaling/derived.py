@@ -6,6 +6,7 @@ measured counterparts with intervals from the repeats.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -107,11 +108,20 @@ def derived(coef, *, context, batch_max, experts, top_k, tau, n_gpus, levels) ->
 
 def interval(values) -> tuple[float, float]:
     """The 95% percentile interval of the finite values; NaN with fewer than two."""
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    if len(v) < 2:
-        return math.nan, math.nan
-    return float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))
+    lo, hi = intervals(np.asarray(values, float)[:, None])
+    return float(lo[0]), float(hi[0])
+
+
+def intervals(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column by column of ``values`` (D, k): the 95% interval of the finite values, NaN with fewer than two."""
+    v = np.where(np.isfinite(values), values, np.nan)
+    enough = np.sum(np.isfinite(v), axis=0) >= 2
+    if not len(v) or not enough.any():
+        return np.full(v.shape[1], np.nan), np.full(v.shape[1], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: masked below
+        lo, hi = np.nanpercentile(v, [2.5, 97.5], axis=0)
+    return np.where(enough, lo, np.nan), np.where(enough, hi, np.nan)
 
 
 def repeat_interval(samples, fn, *, n: int = 200, seed: int = 0) -> tuple[float, float]:
@@ -126,48 +136,51 @@ def repeat_interval(samples, fn, *, n: int = 200, seed: int = 0) -> tuple[float,
 def identified(lo: float, hi: float, batch_min: float, batch_max: float) -> tuple[float, float]:
     """Interval ends on a batch scale, NaN where the bootstrap ran away (beyond ``UNIDENTIFIED_FACTOR`` times the
     measured batch range on either side): the batches measured say nothing about a B½ of 10⁹ or 10⁻¹⁰."""
-    lo = lo if np.isfinite(lo) and lo >= batch_min / UNIDENTIFIED_FACTOR else math.nan
-    hi = hi if np.isfinite(hi) and hi <= batch_max * UNIDENTIFIED_FACTOR else math.nan
-    return lo, hi
+    inside = lambda x: np.isfinite(x) and batch_min / UNIDENTIFIED_FACTOR <= x <= batch_max * UNIDENTIFIED_FACTOR  # noqa: E731
+    return (lo if inside(lo) else math.nan), (hi if inside(hi) else math.nan)
 
 
 def top_marginal(g: pd.DataFrame, context_ref: float) -> float:
     """Measured step-time increase per added sequence between the two largest batches at the reference context:
     what a per-sequence floor must not exceed if it is a true lower bound."""
-    ref = g[np.isclose(g["context"], context_ref)] if np.isfinite(context_ref) else g
-    steps = ref.groupby("batch")["step_ms"].median().sort_index()
-    if len(steps) < 2:
+    ctx, batch, step = (g[c].to_numpy(float) for c in ("context", "batch", "step_ms"))
+    at = np.isclose(ctx, context_ref) if np.isfinite(context_ref) else np.ones(len(g), bool)
+    b = np.unique(batch[at])
+    if len(b) < 2:
         return math.nan
-    return float((steps.iloc[-1] - steps.iloc[-2]) / (steps.index[-1] - steps.index[-2]))
+    top, second = (float(np.median(step[at][batch[at] == x])) for x in (b[-1], b[-2]))
+    return (top - second) / (b[-1] - b[-2])
 
 
 def measured(g: pd.DataFrame, context_ref: float, n_gpus: float, *, seed: int) -> dict:
     """Measured batch-1 speed and the throughput at the largest measured batch, at the reference context,
     with intervals from the repeats."""
+    ctx, batch = g["context"].to_numpy(float), g["batch"].to_numpy(float)
+    at = np.flatnonzero(np.isclose(ctx, context_ref) if np.isfinite(context_ref) else np.ones(len(g), bool))
+    samples = g["step_ms_samples"].to_numpy(object) if "step_ms_samples" in g.columns else np.full(len(g), None)
+    speed, tau = g["tok_s_per_user_measured"].to_numpy(float), g["tau"].to_numpy(float)
     out = {}
-    ctx_ok = np.isclose(g["context"], context_ref) if np.isfinite(context_ref) else np.ones(len(g), bool)
-    ref = g[ctx_ok]
-    one = ref[np.isclose(ref["batch"], 1.0)]
+    one = at[np.isclose(batch[at], 1.0)]
     if len(one):
-        r = one.iloc[0]
-        out["peak_tok_s_per_user"] = float(r["tok_s_per_user_measured"])
+        i = one[0]
+        out["peak_tok_s_per_user"] = float(speed[i])
         out["peak_tok_s_per_user_lo"], out["peak_tok_s_per_user_hi"] = repeat_interval(
-            r.get("step_ms_samples"), lambda s: 1000.0 * r["tau"] / s, seed=seed)
+            samples[i], lambda s: 1000.0 * tau[i] / s, seed=seed)
     else:
         out["peak_tok_s_per_user"] = out["peak_tok_s_per_user_lo"] = out["peak_tok_s_per_user_hi"] = math.nan
-    big = ref.loc[ref["batch"].idxmax()] if len(ref) else g.loc[g["batch"].idxmax()]
-    b = float(big["batch"])
+    rows = at if len(at) else np.arange(len(g))
+    i = rows[np.argmax(batch[rows])]
+    b = float(batch[i])
     # Serving logs measured system output throughput; step logs give batch × per-user speed.
-    measured_out = big.get("output_tok_s")
-    tok_s = (float(measured_out) if big["step_source"] == "tpot" and pd.notna(measured_out)
-             else float(big["tok_s_measured"]))
-    lo, hi = repeat_interval(big.get("step_ms_samples"), lambda s: b * 1000.0 * big["tau"] / s, seed=seed)
-    tlo, thi = repeat_interval(big.get("step_ms_samples"), lambda s: s, seed=seed)
+    out_tok_s = g["output_tok_s"].to_numpy(float)[i] if "output_tok_s" in g.columns else math.nan
+    tok_s = (float(out_tok_s) if g["step_source"].iloc[i] == "tpot" and np.isfinite(out_tok_s)
+             else float(g["tok_s_measured"].iloc[i]))
+    lo, hi = repeat_interval(samples[i], lambda s: b * 1000.0 * tau[i] / s, seed=seed)
+    tlo, thi = repeat_interval(samples[i], lambda s: s, seed=seed)
     per_gpu = (lambda x: x / n_gpus) if n_gpus > 0 else (lambda x: math.nan)
-    out.update(largest_batch=b, largest_batch_context=float(big["context"]), largest_batch_tok_s=tok_s,
+    out.update(largest_batch=b, largest_batch_context=float(ctx[i]), largest_batch_tok_s=tok_s,
                largest_batch_tok_s_lo=lo, largest_batch_tok_s_hi=hi, largest_batch_tok_s_per_gpu=per_gpu(tok_s),
                largest_batch_tok_s_per_gpu_lo=per_gpu(lo), largest_batch_tok_s_per_gpu_hi=per_gpu(hi),
-               largest_batch_tok_s_per_user=float(big["tok_s_per_user_measured"]),
-               largest_batch_tpot_ms=float(big["step_ms"]), largest_batch_tpot_ms_lo=tlo,
-               largest_batch_tpot_ms_hi=thi)
+               largest_batch_tok_s_per_user=float(speed[i]), largest_batch_tpot_ms=float(g["step_ms"].iloc[i]),
+               largest_batch_tpot_ms_lo=tlo, largest_batch_tpot_ms_hi=thi)
     return out

@@ -92,38 +92,44 @@ def solve(X, y, *, weights=None, lower=None, x0=None, f_scale: float = F_SCALE, 
     eye = np.eye(p)
     subsets = [np.array(m, bool) for m in itertools.product((True, False), repeat=p)]
     converged = np.zeros(D, bool)
+    live = np.arange(D)  # rows still iterating: a converged draw is not recomputed
     for _ in range(max_iter):
-        r = (A @ u[:, :, None])[:, :, 0] - 1.0
+        if not len(live):
+            break
+        Al, Atl, Wl, ul = A[live], At[live], W[live], u[live]
+        r = (Al @ ul[:, :, None])[:, :, 0] - 1.0
         z = 1.0 + (r / f) ** 2
         sq = np.sqrt(z)
-        g = (At @ (W * 2.0 * r / sq)[:, :, None])[:, :, 0]
-        h = W * 2.0 / (z * sq)
-        H = (At * h[:, None, :]) @ A
-        active = (u <= lo + 1e-13 * (1.0 + np.abs(lo))) & (g > 0)
-        d = _box_newton_step(u, g, H, lo, subsets, eye)
-        # Steps along the bounded Newton step and, as a fallback, along the diagonally scaled gradient.
-        dg = -g / np.maximum(np.diagonal(H, axis1=1, axis2=2), 1e-300)
-        steps = np.concatenate([_ALPHAS[None, :, None] * d[:, None, :], _GRAD_ALPHAS[None, :, None] * dg[:, None, :]],
-                               axis=1)
-        cand = np.maximum(u[:, None, :] + steps, lo)  # (D, a, p)
-        rc = cand @ At - 1.0
-        lc = _loss(rc, W[:, None, :], f)
-        l0 = _loss(r, W, f)
-        best = np.argmin(lc, axis=1)
-        lbest = lc[np.arange(D), best]
+        g = (Atl @ (Wl * 2.0 * r / sq)[:, :, None])[:, :, 0]
+        H = (Atl * (Wl * 2.0 / (z * sq))[:, None, :]) @ Al
+        active = (ul <= lo + 1e-13 * (1.0 + np.abs(lo))) & (g > 0)
+        d = _box_newton_step(ul, g, H, lo, subsets, eye)
+        l0 = _loss(r, Wl, f)
+        new = np.maximum(ul + d, lo)
+        lbest = _loss((Al @ new[:, :, None])[:, :, 0] - 1.0, Wl, f)
+        search = np.flatnonzero(~(lbest < l0))
+        if len(search):  # the full step does not lower the loss: shorter Newton steps, then scaled gradient steps
+            dg = -g[search] / np.maximum(np.diagonal(H[search], axis1=1, axis2=2), 1e-300)
+            steps = np.concatenate([_ALPHAS[None, :, None] * d[search][:, None, :],
+                                    _GRAD_ALPHAS[None, :, None] * dg[:, None, :]], axis=1)
+            cand = np.maximum(ul[search][:, None, :] + steps, lo)  # (rows, steps, p)
+            lc = _loss(cand @ Atl[search] - 1.0, Wl[search][:, None, :], f)
+            best = np.argmin(lc, axis=1)
+            new[search] = cand[np.arange(len(search)), best]
+            lbest[search] = lc[np.arange(len(search)), best]
         better = lbest < l0
-        new = np.where(better[:, None], cand[np.arange(D), best], u)
-        step = np.abs(new - u).max(axis=1)
+        new = np.where(better[:, None], new, ul)
+        step = np.abs(new - ul).max(axis=1)
         pg = np.abs(np.where(active, 0.0, g)).max(axis=1)
         # Like scipy's ftol: a step that lowers the loss by less than 1e-12 of it ends the search (a flat valley
         # is a term the data do not identify; the predictions no longer move).
         flat = (l0 - lbest) <= 1e-12 * l0 + 1e-30
-        converged = (step <= tol * (1.0 + np.abs(u).max(axis=1))) | (pg <= 1e-10 * (1.0 + l0)) | ~better | flat
-        u = new
-        if not np.isfinite(u).all():
+        done = (step <= tol * (1.0 + np.abs(ul).max(axis=1))) | (pg <= 1e-10 * (1.0 + l0)) | ~better | flat
+        u[live] = new
+        if not np.isfinite(new).all():
             break
-        if converged.all():
-            break
+        converged[live] = done
+        live = live[~done]
     coef = np.zeros((D, X.shape[-1]))
     coef[:, used] = u / norm
     return coef, converged & np.isfinite(u).all(axis=1)
@@ -173,6 +179,7 @@ class BatchFit:
     active_bounds: list = field(default_factory=list)  # (coefficient, bound ms) pairs the fit sits on
     rank_deficient: bool = False
     draws_not_converged: int = 0
+    draws_not_identified: int = 0         # resamples left out: they could not identify every term
 
     @property
     def degenerate(self) -> bool:
@@ -201,12 +208,26 @@ def cv_errors(batch, X, y, lower=None, *, f_scale: float = F_SCALE) -> tuple[flo
     return float(errs.mean()), float(errs.max())
 
 
-def bootstrap_inputs(y, samples, *, n_boot: int, rng) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_inputs(y, samples, *, n_boot: int, rng, X=None, tries: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """Row indices (n_boot, n) drawn with replacement and their step times: a drawn row with repeats gets the
-    median of its repeats resampled with replacement, others their measured value."""
+    median of its repeats resampled with replacement, others their measured value.
+
+    With the design ``X``, a resample that cannot identify every term (its rows have lower rank than the model has
+    terms, e.g. one batch drawn three times) is drawn again, up to ``tries`` times, and left out after that: its
+    coefficients would depend on where the solver started, not on the data.
+    """
     y = np.asarray(y, float)
     n = len(y)
     idx = rng.integers(0, n, (n_boot, n))
+    if X is not None:
+        used = np.any(X != 0, axis=0)
+        Xu = X[:, used] / y[:, None]
+        for _ in range(tries):
+            bad = np.linalg.matrix_rank(Xu[idx]) < used.sum()
+            if not bad.any():
+                break
+            idx[bad] = rng.integers(0, n, (int(bad.sum()), n))
+        idx = idx[np.linalg.matrix_rank(Xu[idx]) == used.sum()]
     Y = y[idx]
     samples = list(samples) if samples is not None else [None] * n
     lengths = np.array([len(s) if s is not None else 0 for s in samples])
@@ -249,8 +270,10 @@ def fit_step_times(batch, context, step_ms, *, coverage=None, lower=None, sample
     if cv:
         out.cv_error, out.cv_error_max = cv_errors(batch, X, y, lo, f_scale=f_scale)
     if n_boot > 0:
-        idx, Y = bootstrap_inputs(y, samples, n_boot=n_boot, rng=np.random.default_rng(seed))
-        draws, ok = solve(X[idx], Y, lower=lo, x0=coef, f_scale=f_scale, max_iter=max_iter)
+        idx, Y = bootstrap_inputs(y, samples, n_boot=n_boot, rng=np.random.default_rng(seed), X=X)
+        draws, ok = (solve(X[idx], Y, lower=lo, x0=coef, f_scale=f_scale, max_iter=max_iter) if len(idx)
+                     else (np.empty((0, 4)), np.empty(0, bool)))
+        out.draws_not_identified = n_boot - len(idx)
         out.draws_not_converged = int((~ok).sum())
         out.draws = draws[ok]
     # A coefficient within solver tolerance of its bound is reported as the bound.

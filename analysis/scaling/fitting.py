@@ -108,17 +108,19 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
         row[f"max_abs_rel_error_{v}"] = gf.fit_error_max.get(v, math.nan)
     row["cv_error"] = gf.cv_error[gf.variant]
     row["cv_error_max"] = gf.cv_error_max[gf.variant]
-    for i, name in enumerate(COEFS):
-        row[name] = float(gf.coef[i])
-        row[f"{name}_lo"], row[f"{name}_hi"] = dv.interval(gf.boot[:, i]) if len(gf.boot) else (math.nan,) * 2
-
     kw = dict(context=context_ref, batch_max=float(batch.max()), experts=gf.experts, top_k=gf.top_k, tau=tau,
               n_gpus=n_gpus, levels=levels)
     point = dv.derived(gf.coef, **kw)
-    draws = dv.derived(gf.boot, **kw) if len(gf.boot) else {k: [] for k in point}
-    for name, value in point.items():
-        row[name] = float(value[0])
-        row[f"{name}_lo"], row[f"{name}_hi"] = dv.interval(draws[name])
+    names = list(COEFS) + list(point)
+    if len(gf.boot):  # one percentile pass over every coefficient and derived number of every draw
+        draws = dv.derived(gf.boot, **kw)
+        lo, hi = dv.intervals(np.column_stack([gf.boot] + [draws[k] for k in point]))
+    else:
+        lo = hi = np.full(len(names), math.nan)
+    values = list(gf.coef) + [v[0] for v in point.values()]
+    for j, name in enumerate(names):
+        row[name] = float(values[j])
+        row[f"{name}_lo"], row[f"{name}_hi"] = float(lo[j]), float(hi[j])
         if name == "b_half" or name.startswith("batch_below_"):
             row[f"{name}_lo"], row[f"{name}_hi"] = dv.identified(row[f"{name}_lo"], row[f"{name}_hi"],
                                                                  float(batch.min()), float(batch.max()))

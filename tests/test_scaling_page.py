@@ -58,8 +58,8 @@ def test_no_b_half_below_one_is_printed(page):
     assert (fits["b_half"] < 1).any()  # the model has some: they must not reach the page
     for table in (page.step_table(), page.serving_table()):
         for cell in table["B½ (95% interval)"]:
-            numbers = [float(x.replace(",", "")) for x in cell.replace("(", " ").replace(")", " ").replace("–", " ").split()
-                       if x.replace(",", "").replace(".", "").isdigit()]
+            words = cell.replace("(", " ").replace(")", " ").replace("–", " ").replace(",", "").split()
+            numbers = [float(x) for x in words if x.replace(".", "").isdigit()]
             assert all(n >= 1 for n in numbers), cell
     shown = batch_scaling.display_table(scaling.summary(page.fits))
     assert not (shown[["B½", "B½ lo", "B½ hi"]] < 1).any().any()

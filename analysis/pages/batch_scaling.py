@@ -215,8 +215,8 @@ class BatchScalingPage:
         if not self.head:
             return count
         row = scaling.select(self.fits, group=self.head["group"])
-        return (f"**{scaling.short_headline(row)}**\n\n{scaling.describe(row, level=self.params['level_tok_s_per_user'])}"
-                f"\n\n{count}")
+        paragraph = scaling.describe(row, level=self.params["level_tok_s_per_user"])
+        return f"**{scaling.short_headline(row)}**\n\n{paragraph}\n\n{count}"
 
     def step_title(self) -> str:
         f = self.step_fits
@@ -323,7 +323,8 @@ class BatchScalingPage:
                 f"({text.esc(first['floor_source']) if first['floor_source'] else 'no floor known'}). With t1 only "
                 f"bounded by 0 the same fit gives {errs0}. The floor adds the KV read and the matmul time because a "
                 "layer's projections and FFN wait for its attention output; assuming they overlapped perfectly (the "
-                f"larger of the two, {o['t1_floor_ms'].iloc[0]:.4f} ms) would give {o['rel_error'].iloc[-1] * 100:+.1f}% "
+                f"larger of the two, {o['t1_floor_ms'].iloc[0]:.4f} ms) would give "
+                f"{o['rel_error'].iloc[-1] * 100:+.1f}% "
                 f"at batch {o['batch'].iloc[-1]:g}.")
 
     def sol_text(self) -> str:
@@ -340,7 +341,8 @@ class BatchScalingPage:
                 f"{r['bytes_per_step_gb']:.1f} GB ({r['weight_bytes_gb']:.2f} GB of weights, the input embedding only "
                 f"as a row lookup, plus {r['kv_bytes_gb']:.2f} GB of KV cache), so the speed of light is "
                 f"{r['sol_tok_s_per_user_measured']:.0f} tok/s/user at the measured {r['bandwidth_tb_s_measured']:.2f} "
-                f"TB/s and {r['sol_tok_s_per_user_datasheet']:.0f} at the datasheet {r['bandwidth_tb_s_datasheet']:.1f} "
+                f"TB/s and {r['sol_tok_s_per_user_datasheet']:.0f} at the datasheet "
+                f"{r['bandwidth_tb_s_datasheet']:.1f} "
                 f"TB/s: the measurement reaches {text.pct(r['fraction_of_sol_measured'])} and "
                 f"{text.pct(r['fraction_of_sol_datasheet'])} of them.")
 
@@ -555,7 +557,8 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
             first = f"{text.num(row['peak_tok_s_per_user_model'])} tok/s/user at batch 1 (model; not measured), "
         else:
             first = ""
-        half = f", B½ ≈ {text.num(row['b_half'])} (model)" if np.isfinite(row["b_half"]) and row["b_half"] >= 1 else ""
+        meaningful = np.isfinite(row["b_half"]) and row["b_half"] >= 1
+        half = f", B½ ≈ {text.num(row['b_half'])} (model)" if meaningful else ""
         title = (f"{row['group']}: {first}{text.num(row['largest_batch_tok_s'])} tok/s at batch "
                  f"{text.num(row['largest_batch'])} (largest measured){half}")
         out.append(Figure(row["group"], page.residuals[page.residuals["group"] == row["group"]],

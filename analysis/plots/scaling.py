@@ -106,7 +106,8 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
         hi = max(100 * band, 100 * float(resid["rel_error"].max()))
         pad = 0.08 * (hi - lo)
         ax.set_ylim(lo - pad, hi + pad)
-        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{worst['group'].split(' | ')[0]}",
+        name = worst["group"].split(" | ")[0]
+        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{name}",
                     (worst["batch"], 100 * worst["rel_error"]), xytext=(12, 0), textcoords="offset points",
                     fontsize=8, va="center", arrowprops=dict(arrowstyle="-", lw=0.6))
     ax.set_xscale("log", base=2)

@@ -160,7 +160,8 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     if pinned:
         out.notes.append(f"{', '.join(pinned)} at bound 0 (not identified by these batches)")
     if floored:
-        out.notes.append(f"{', '.join(f'{c} at its physical floor {out.lower[COEFS.index(c)]:.4g} ms' for c in floored)}"
+        at_floor = ", ".join(f"{c} at its physical floor {out.lower[COEFS.index(c)]:.4g} ms" for c in floored)
+        out.notes.append(f"{at_floor}"
                          f" (not identified above it by these batches; floor: {out.floor_source})")
     if best.rank_deficient:
         out.notes.append("design rank-deficient")

@@ -136,7 +136,8 @@ def repeat_interval(samples, fn, *, n: int = 200, seed: int = 0) -> tuple[float,
 def identified(lo: float, hi: float, batch_min: float, batch_max: float) -> tuple[float, float]:
     """Interval ends on a batch scale, NaN where the bootstrap ran away (beyond ``UNIDENTIFIED_FACTOR`` times the
     measured batch range on either side): the batches measured say nothing about a B½ of 10⁹ or 10⁻¹⁰."""
-    inside = lambda x: np.isfinite(x) and batch_min / UNIDENTIFIED_FACTOR <= x <= batch_max * UNIDENTIFIED_FACTOR  # noqa: E731
+    low, high = batch_min / UNIDENTIFIED_FACTOR, batch_max * UNIDENTIFIED_FACTOR
+    inside = lambda x: np.isfinite(x) and low <= x <= high  # noqa: E731
     return (lo if inside(lo) else math.nan), (hi if inside(hi) else math.nan)
 
 

@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("predict", help="predict step time and throughput from fitted groups, with bootstrap bands")
     s.add_argument("fits", type=Path,
                    help="fits CSV written by `perfclaims fit --out`; its .draws.parquet sidecar gives the bands")
-    s.add_argument("--batch", type=float, required=True,
+    s.add_argument("--batch", type=float, required=True, metavar="B",
                    help="batch size B: sequences decoded together (may be fractional, e.g. an achieved "
                         "concurrency); required")
     s.add_argument("--context", type=float, metavar="TOKENS",

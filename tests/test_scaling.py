@@ -467,3 +467,17 @@ def test_residual_plot_shows_the_worst_point_and_tells_groups_apart(h200, h200_f
     assert len(styles) == res["group"].nunique() == 9 and len(set(styles)) == 9
     worst = res.loc[res["rel_error"].abs().idxmax()]
     assert any(t.get_text().startswith(f"worst {100 * worst['rel_error']:+.1f}%") for t in ax.texts)
+
+
+def test_every_fit_and_predict_option_says_what_it_does_and_its_default():
+    import argparse
+
+    from analysis.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("fit", "predict"):
+        for action in sub.choices[name]._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, f"{name} {action.dest}: no help"
+            assert "default" in action.help or action.required, f"{name} {action.dest}: no default stated"

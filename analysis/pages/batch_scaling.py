@@ -512,6 +512,8 @@ def build(*, points_path=None, step_logs_path=None, models=None, precisions=None
         points = points[points["model"].isin(models)]
     if precisions:
         points = points[points["precision"].isin(precisions)]
+    if points.empty:
+        raise ValueError(f"no points to fit (models={models!r}, precisions={precisions!r})")
     logs = config.RAW_DATA_DIR / "h200" if step_logs_path is None else step_logs_path
     floors = scaling.floor_inputs(data.load_calibration(logs), points=points) if logs else None
     with warnings.catch_warnings():

@@ -202,6 +202,7 @@ class BatchScalingPage:
 
     @property
     def degenerate(self) -> pd.DataFrame:
+        """Fitted groups with a coefficient on its bound or a rank-deficient design."""
         f = self.fitted
         bad = f["at_bound"].fillna("").astype(str).ne("") | f["notes"].fillna("").str.contains("rank-deficient")
         return f[bad]
@@ -215,7 +216,7 @@ class BatchScalingPage:
         if not self.head:
             return count
         row = scaling.select(self.fits, group=self.head["group"])
-        paragraph = scaling.describe(row, level=self.params["level_tok_s_per_user"])
+        paragraph = scaling.describe(row, level=self.params["level_tok_s_per_user"], named=False)
         return f"**{scaling.short_headline(row)}**\n\n{paragraph}\n\n{count}"
 
     def step_title(self) -> str:
@@ -235,11 +236,12 @@ class BatchScalingPage:
 
     def degenerate_text(self) -> str:
         d = self.degenerate
+        d = d[d["step_source"] == "step_ms"]
         if d.empty:
-            return "No fit has a coefficient on its bound."
-        return (f"{len(d)} fits have a coefficient on its bound (0 or its physical floor): the batches measured do not "
-                "identify it above the bound, so their B½ and asymptote rest on it. They are marked in the "
-                "`at bound` column of the full table.")
+            return "No fit in this section has a coefficient on its bound."
+        return (f"{len(d)} of these {len(self.step_fits)} fits have a coefficient on its bound (0 or its physical "
+                "floor): the batches measured do not identify it above the bound, so their B½ and asymptote rest on "
+                "it. The full table at the end names the coefficient (column \"at bound\").")
 
     def figures_for(self, *, step: bool) -> list:
         """The speed-against-batch figures of one section (serving: at most ``max_serving_figures``)."""
@@ -409,8 +411,10 @@ class BatchScalingPage:
         return not_fitted_summary(self.fits)
 
     def all_fits_html(self) -> str:
+        table = scaling.summary(self.fits).assign(n_batches=self.fitted["n_batches"].to_numpy(),
+                                                  at_bound=self.fitted["at_bound"].fillna("").to_numpy())
         return details_html(f"Every fitted configuration, all columns ({len(self.fitted)} rows)",
-                            display_table(scaling.summary(self.fits)))
+                            display_table(table).rename(columns={"at_bound": "at bound"}))
 
     def poor_caption(self, *, step: bool) -> str:
         n = len(self._section(step, good=False))

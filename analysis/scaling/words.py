@@ -35,12 +35,12 @@ def short_headline(row, *, markdown: bool = True) -> str:
             f"{_n(row['largest_batch_tok_s_per_user'], 1)} tok/s per user.")
 
 
-def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True) -> str:
+def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True, named: bool = True) -> str:
     """One paragraph of findings for a fitted group, every number from the row.
 
     The ``largest_batch_*`` columns are the largest *measured* batch, so the prose calls them that; the only
     capacity it names is the asymptote (throughput as the batch grows without limit). A coefficient on its bound is
-    named.
+    named. ``named=False`` leaves out the group's name (when a sentence before it already says it).
     """
     bold = "**" if markdown else ""
     peak = row.get("peak_tok_s_per_user")
@@ -72,7 +72,8 @@ def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True) -> s
     else:
         half_text = ("No asymptote is identified: the per-sequence cost is at bound 0, so the fit sees no "
                      "saturation in the measured batches")
-    out = (f"{bold}{_name(row['group'], markdown)}{bold}: {peak_text} becomes "
+    lead = f"{bold}{_name(row['group'], markdown)}{bold}: " if named else "In the batch model, "
+    out = (f"{lead}{peak_text} becomes "
            f"{_n(row['largest_batch_tok_s_per_user'], 1)} at batch {_n(row['largest_batch'])}, the largest measured "
            f"batch, where the instance serves {_n(row['largest_batch_tok_s'])} tok/s{per_gpu}. {half_text}; "
            f"{below_text}. Model: {row['variant']}, leave-one-batch-out error {row['cv_error'] * 100:.1f}%, worst "

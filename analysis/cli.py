@@ -40,18 +40,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("formats", help="list the formats perfclaims reads, how each is detected, an example file")
 
-    s = sub.add_parser("fit", help="fit the batch model per group")
-    s.add_argument("points", nargs="?", type=Path, default=config.POINTS_FILE)
-    s.add_argument("--by", type=_cols, help="grouping columns (default: the configuration columns)")
-    s.add_argument("--out", type=Path, help="write fits CSV here (default: stdout)")
+    s = sub.add_parser("fit", help="fit the batch model (step time against batch and context) per group")
+    s.add_argument("points", nargs="?", type=Path, default=config.POINTS_FILE,
+                   help="points table, parquet or CSV, or a folder of raw logs (default: %(default)s)")
+    s.add_argument("--by", type=_cols, metavar="COLS",
+                   help="comma-separated grouping columns (default: model, hardware, precision, framework, scope, "
+                        "n_gpus, tp, ep, disagg, spec_decode, isl, osl)")
+    s.add_argument("--out", type=Path, metavar="FITS_CSV",
+                   help="write the fits CSV here and the bootstrap draws beside it as <name>.draws.parquet, which "
+                        "`perfclaims predict` reads for its bands (default: CSV on stdout, no draws kept)")
     default_logs = config.RAW_DATA_DIR / "h200"
     s.add_argument("--step-logs", type=Path, default=default_logs if default_logs.exists() else None,
-                   help="step-timing logs giving per-sequence physical floors (default: data/raw/h200; '' for none)")
+                   metavar="PATH",
+                   help="step-timing logs (file or folder) whose model and calibration records give per-sequence "
+                        "physical floors of t1/t2 (default: data/raw/h200; '' for none: coefficients bounded by 0)")
+    s.add_argument("--n-boot", type=int, default=200, metavar="N",
+                   help="bootstrap draws per group behind every interval (default: %(default)s; 0 for none)")
+    s.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default: %(default)s)")
 
-    s = sub.add_parser("predict", help="predict step time and throughput from fitted groups")
-    s.add_argument("fits", type=Path)
-    s.add_argument("--batch", type=float, required=True)
-    s.add_argument("--context", type=float)
+    s = sub.add_parser("predict", help="predict step time and throughput from fitted groups, with bootstrap bands")
+    s.add_argument("fits", type=Path,
+                   help="fits CSV written by `perfclaims fit --out`; its .draws.parquet sidecar gives the bands")
+    s.add_argument("--batch", type=float, required=True, metavar="B",
+                   help="batch size B: sequences decoded together (may be fractional, e.g. an achieved "
+                        "concurrency); required")
+    s.add_argument("--context", type=float, metavar="TOKENS",
+                   help="mean context length L in tokens (default: each group's context at its largest measured "
+                        "batch)")
+    s.add_argument("--max-extrapolation", type=float, default=None, metavar="FACTOR",
+                   help="refuse when a group would be predicted more than FACTOR times beyond its measured batches "
+                        "(default: 4)")
+    s.add_argument("--allow-extrapolation", action="store_true",
+                   help="print every group however far beyond its measured batches (default: refuse beyond the "
+                        "factor)")
 
     s = sub.add_parser("frontier", help="tok/s/GPU at target tok/s/user per group, and the single-user end")
     s.add_argument("points", nargs="?", type=Path, default=config.POINTS_FILE)
@@ -117,14 +138,9 @@ def _dispatch(args) -> int:
     if args.command == "formats":
         return _formats()
     if args.command == "fit":
-        from analysis import scaling
-
-        step_logs = args.step_logs if args.step_logs and str(args.step_logs) not in ("", ".") else None
-        return scaling.cli_fit(args.points, by=args.by, out=args.out, step_logs=step_logs)
+        return _fit(args)
     if args.command == "predict":
-        from analysis import scaling
-
-        return scaling.cli_predict(args.fits, batch=args.batch, context=args.context)
+        return _predict(args)
     if args.command == "frontier":
         from analysis import frontier
 
@@ -274,6 +290,75 @@ def _unwritable_folder(folder: Path) -> str | None:
     if not os.access(existing, os.W_OK | os.X_OK):
         return "folder is not writable" if existing == folder else f"cannot create it: {existing} is not writable"
     return None
+
+
+def _fit(args) -> int:
+    import warnings
+
+    from analysis import data, scaling
+
+    points = data.load_points(args.points)
+    if args.by:
+        missing = [c for c in args.by if c not in points.columns]
+        if missing:
+            raise ValueError(f"--by: {', '.join(missing)} not a column of {args.points}")
+    if args.n_boot < 0:
+        raise ValueError(f"--n-boot must be >= 0, got {args.n_boot}")
+    step_logs = args.step_logs if args.step_logs and str(args.step_logs) not in ("", ".") else None
+    floors = scaling.floor_inputs(data.load_calibration(step_logs), points=points) if step_logs else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", scaling.ScalingWarning)
+        result = scaling.fit_with_draws(points, by=args.by, floors=floors, n_boot=args.n_boot, seed=args.seed)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    fits = result.table
+    if args.out:
+        out, side = data.write_fits(fits, result.draws, args.out)
+        n = int((fits["status"] == "fitted").sum()) if len(fits) else 0
+        print(f"{n} of {len(fits)} groups fitted -> {out} (bootstrap draws: {side})")
+    else:
+        fits.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _predict(args) -> int:
+    from analysis import data, scaling
+
+    fits, draws = data.load_fits(args.fits)
+    needed = {"group", "status", *scaling.COEFS, "batch_min", "batch_max", "context_ref"}
+    missing = sorted(needed - set(fits.columns))
+    if missing:
+        raise ValueError(f"{args.fits}: not a fits file from `perfclaims fit` (missing {', '.join(missing)})")
+    if not args.batch > 0:
+        raise ValueError(f"--batch must be > 0, got {args.batch:g}")
+    limit = scaling.MAX_EXTRAPOLATION if args.max_extrapolation is None else args.max_extrapolation
+    if not limit >= 1:
+        raise ValueError(f"--max-extrapolation must be >= 1, got {limit:g}")
+    predicted = scaling.predict(fits, batch=args.batch, context=args.context,
+                                draws=draws if draws is not None else {})
+    predicted.insert(predicted.columns.get_loc("extrapolated") + 1, "extrapolation_factor",
+                     scaling.extrapolation_factor(predicted, fits) if len(predicted) else [])
+    report = scaling.extrapolation_report(fits, predicted)
+    far = report[report["factor"] > limit]
+    if len(far) and not args.allow_extrapolation:
+        worst = far.loc[far["factor"].idxmax()]
+        print(f"perfclaims predict: refusing: {len(far)} of {len(predicted)} group(s) would be predicted more than "
+              f"{limit:g}x beyond their measured batches (worst {worst['factor']:.1f}x: {worst['group']}); pass "
+              "--allow-extrapolation to print them anyway", file=sys.stderr)
+        return 2
+    if len(report):
+        print(f"warning: {len(report)} of {len(predicted)} predicted groups are extrapolated "
+              f"({len(far)} more than {limit:g}x beyond their measured batches):", file=sys.stderr)
+        for r in report.sort_values("factor", ascending=False).itertuples():
+            where = (f"batch {r.batch:g} vs measured {r.batch_min:g}-{r.batch_max:g} ({r.factor:.1f}x)"
+                     if r.factor > 1 else f"context {r.context:g} outside the measured contexts")
+            bound = f"; {r.at_bound}: throughput keeps rising with batch" if r.at_bound else ""
+            print(f"  {r.group}: {where}{bound}", file=sys.stderr)
+    if draws is None:
+        print(f"warning: no {data.draws_path(args.fits).name} beside {args.fits}: predictions without bands",
+              file=sys.stderr)
+    predicted.to_csv(sys.stdout, index=False)
+    return 0
 
 
 def _formats() -> int:

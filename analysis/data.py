@@ -5,6 +5,7 @@ Estimators, frontiers, claim cards and reports take tables, never raw files; thi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -26,3 +27,66 @@ def load_points(path: str | Path | None = None) -> pd.DataFrame:
     if path.suffix == ".csv":
         return pd.read_csv(path)
     return pd.read_parquet(path)
+
+
+# --- step-log records: model geometry and measured ceilings ---------------------------------------
+CALIBRATION_FILE = config.PROCESSED_DATA_DIR / "calibration.parquet"
+STEP_LOG_KINDS = ("env", "model", "calibration")
+
+
+def load_calibration(path: str | Path | None = None) -> pd.DataFrame:
+    """The step-timing logs' non-timing records as a table: one row per ``env``, ``model`` or ``calibration``
+    record, with ``source_file`` (the log's name), ``kind`` and the record's own fields (``shape``, ``layers``,
+    ``kv_heads``…, ``what``, ``tb_s``, ``tflop_s``, ``gpu``).
+
+    ``path``: a parquet table of those rows, a step-timing JSONL file, or a folder of them. Default:
+    ``data/processed/calibration.parquet`` when ingest wrote one, else the logs in ``data/raw/h200``. A missing
+    path gives an empty table (no floors known), never an error: the floors are optional.
+    """
+    if path is None:
+        path = CALIBRATION_FILE if CALIBRATION_FILE.exists() else config.RAW_DATA_DIR / "h200"
+    path = Path(path)
+    if path.suffix == ".parquet" and path.exists():
+        return pd.read_parquet(path)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else ([path] if path.exists() else [])
+    rows = []
+    for file in files:
+        with open(file, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # ingest quarantines broken lines; here they simply carry no calibration
+                if isinstance(rec, dict) and rec.get("kind") in STEP_LOG_KINDS:
+                    rows.append({"source_file": file.name, **rec})
+    return pd.DataFrame(rows, columns=None if rows else ["source_file", "kind"])
+
+
+# --- fits and their bootstrap draws ---------------------------------------------------------------
+def draws_path(fits_path: str | Path) -> Path:
+    """The sidecar that keeps a fits table's bootstrap draws: ``fits.csv`` -> ``fits.draws.parquet``."""
+    p = Path(fits_path)
+    return p.with_name(p.name.rsplit(".", 1)[0] + ".draws.parquet")
+
+
+def write_fits(fits: pd.DataFrame, draws: pd.DataFrame | None, path: str | Path) -> tuple[Path, Path | None]:
+    """Write the fits table (CSV) and, beside it, its bootstrap draws (parquet, one row per group and draw)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fits.to_csv(path, index=False)
+    if draws is None:
+        return path, None
+    side = draws_path(path)
+    draws.to_parquet(side, index=False)
+    return path, side
+
+
+def load_fits(path: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """A fits table written by :func:`write_fits` (default ``data/processed/fits.csv``) and its draws, or None
+    for the draws when the sidecar is missing (a fits file from before draws were kept)."""
+    path = Path(path) if path is not None else config.FITS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no fits file; run `perfclaims fit --out {path}` first")
+    fits = pd.read_csv(path)
+    side = draws_path(path)
+    return fits, (pd.read_parquet(side) if side.exists() else None)

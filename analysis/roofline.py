@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import config, specs
+from analysis import config, physics, specs
 
 # --- bytes per weight ------------------------------------------------------------------------------
 
@@ -51,7 +51,7 @@ _COMPONENT_GROUPS = {
     "router": ("router",), "gate": ("router",), "lm_head": ("lm_head",), "head": ("lm_head",),
     "embedding": ("embedding",), "other": ("other",),
 }
-KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5625, "nvfp4": 0.5625}
+KV_BYTES = physics.KV_BYTES_PER_VALUE  # one table for every model (analysis.physics)
 
 
 def _precision_name(text: str) -> str:
@@ -116,9 +116,7 @@ def parse_precision(text: str, *, model: specs.Model | None = None, kv_dtype: st
 
 def experts_touched(tokens: float, *, n_experts: int, top_k: int) -> float:
     """Expected distinct experts one MoE layer reads for ``tokens`` routed tokens (uniform routing)."""
-    if n_experts <= 0 or tokens <= 0:
-        return 0.0
-    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
+    return physics.expert_coverage(tokens, n_experts, top_k)
 
 
 def tokens_per_step(acceptance, *, draft_tokens: int | None = None) -> float:
@@ -218,10 +216,11 @@ H200_COPY_TB_S = 4.26  # data/raw/h200 README, used when no calibration record i
 @lru_cache(maxsize=8)
 def h200_calibration(path: str | None = None) -> dict:
     """The H200 sweep's measured ceilings (median over its calibration records): copy TB/s, matmul TF/s."""
-    from analysis.ingest.h200_steps import calibrations
+    from analysis import data
 
-    files = [Path(path)] if path else sorted((config.RAW_DATA_DIR / "h200").glob("*.jsonl"))
-    recs = [rec for f in files if f.exists() for rec in calibrations(f)]
+    table = data.load_calibration(Path(path) if path else config.RAW_DATA_DIR / "h200")
+    recs = (table[table["kind"] == "calibration"].to_dict(orient="records") if "kind" in table.columns else [])
+    recs = [{k: v for k, v in r.items() if v == v} for r in recs]  # NaN: a field this record does not have
     pick = lambda what, key: float(np.median([r[key] for r in recs if r.get("what") == what and key in r])) \
         if any(r.get("what") == what for r in recs) else math.nan  # noqa: E731
     out = {"bandwidth_tb_s": pick("d2d_copy", "tb_s"), "bf16": pick("matmul_bf16", "tflop_s"),

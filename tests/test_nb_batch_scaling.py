@@ -22,8 +22,8 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     head = res["headline_numbers"]
     assert head["peak_tok_s_per_user"] == pytest.approx(166.2, abs=0.1)
     assert head["peak_tok_s_per_user_model"] == pytest.approx(166.2, rel=0.10)
-    assert head["capacity_batch"] == 512
-    assert head["capacity_tok_s"] == pytest.approx(14_350, rel=0.005)
+    assert head["largest_batch"] == 512
+    assert head["largest_batch_tok_s"] == pytest.approx(14_350, rel=0.005)
     assert head["b_half_lo"] <= head["b_half"] <= head["b_half_hi"]
     assert 50 < head["b_half"] < 300
     assert "166.2 tok/s/user at batch 1" in res["headline"]
@@ -37,7 +37,7 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     assert res["shard_note"].startswith("llama-3.1-70b-tp8-shard (8 GPUs)")
     shard = next(r for r in res["summary"] if r["group"].startswith("llama-3.1-70b-tp8-shard | H200 SXM | bf16 | "
                                                                       "pytorch-cudagraph"))
-    assert shard["capacity_tok_s_per_gpu"] == pytest.approx(shard["capacity_tok_s"] / 8)  # the TP8 deployment's GPUs
+    assert shard["largest_batch_tok_s_per_gpu"] == pytest.approx(shard["largest_batch_tok_s"] / 8)  # the TP8 deployment's GPUs
     assert all(r["b_half_hi"] is None or r["b_half_hi"] != r["b_half_hi"] or r["b_half_hi"] < 100 * 512
                for r in res["summary"])
     worst = res["worst_residual"]

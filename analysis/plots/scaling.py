@@ -1,7 +1,8 @@
 """Drawing for the batch model: speed against batch with fitted curves and bands, residuals, launch overhead.
 
 Inputs are the tables :mod:`analysis.scaling` computes (``residuals`` for measured points, ``curves`` for the model
-with bootstrap bands, ``launch_overhead``); nothing is fitted here. Every function returns its Axes.
+with bootstrap bands, ``launch_overhead``) or the figure data of :mod:`analysis.pages.batch_scaling`; nothing is
+fitted here. Every function returns its Axes.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 
-def _axes(ax, n=1, width=11.0):
+def _axes(ax, n=1, width=11.0, height=4.2):
     if ax is not None:
         return ax
-    _, axes = plt.subplots(1, n, figsize=(width, 4.2), constrained_layout=True)
+    _, axes = plt.subplots(1, n, figsize=(width, height), constrained_layout=True)
     return axes
 
 
@@ -29,7 +30,7 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
     ``measured`` are this group's rows of :func:`analysis.scaling.residuals`, ``curve`` its rows of
     :func:`analysis.scaling.curves` (one context), ``fit_row`` its row of the fits.
     """
-    left, right = _axes(ax, 2)
+    left, right = _axes(ax, 2, height=3.4)
     n_gpus = fit_row.get("n_gpus_denominator", np.nan)
     contexts = sorted(measured["context"].dropna().unique()) or [np.nan]
     markers = ["o", "s", "^", "D", "v"]
@@ -70,6 +71,17 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
     return left, right
 
 
+def speed_figures(figures) -> list:
+    """One :func:`throughput_vs_batch` figure per item of ``figures`` (objects with ``measured``, ``curve``,
+    ``row`` and ``title``), the title above both panels. Returns the Axes pairs."""
+    out = []
+    for fig in figures:
+        left, right = throughput_vs_batch(fig.measured, fig.curve, fig.row)
+        left.figure.suptitle(fig.title, fontsize=10)
+        out.append((left, right))
+    return out
+
+
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
 
 
@@ -94,7 +106,8 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
         hi = max(100 * band, 100 * float(resid["rel_error"].max()))
         pad = 0.08 * (hi - lo)
         ax.set_ylim(lo - pad, hi + pad)
-        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{worst['group'].split(' | ')[0]}",
+        name = worst["group"].split(" | ")[0]
+        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{name}",
                     (worst["batch"], 100 * worst["rel_error"]), xytext=(12, 0), textcoords="offset points",
                     fontsize=8, va="center", arrowprops=dict(arrowstyle="-", lw=0.6))
     ax.set_xscale("log", base=2)
@@ -106,7 +119,10 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
 
 
 def launch_overhead(table: pd.DataFrame, *, ax=None):
-    """Batch-1 tok/s/user with eager launches against CUDA graphs, per model, precision and context."""
+    """Batch-1 tok/s/user with eager launches against CUDA graphs, per model, precision and context (nothing
+    drawn, None returned, for an empty table)."""
+    if table is None or not len(table):
+        return None
     ax = _axes(ax, width=8.0)
     labels = [f"{r.model}\n{r.precision}, ctx {r.context:,.0f}" for r in table.itertuples()]
     x = np.arange(len(table))

@@ -1,0 +1,140 @@
+"""The group-by wrapper: one fit per configuration, one row per group, and the bootstrap draws as their own table.
+
+Nothing travels in ``DataFrame.attrs``: the grouping is the ``group_by`` column of every row, and the draws are a
+long table (``group``, ``draw``, ``t0_ms`` … ``tm_ms``) returned beside the fits by :func:`fit_with_draws` and
+written beside them by ``perfclaims fit --out`` (see :func:`analysis.data.write_fits`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.scaling import derived as dv
+from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group
+from analysis.scaling.estimator import COEFS
+from analysis.scaling.inputs import groups, key_columns, prepare
+
+LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
+# Columns of prepared points a group fit reads (besides the grouping columns).
+FIT_COLUMNS = ["model", "hardware", "precision", "framework", "n_gpus", "kv_dtype", "kv_bytes_read", "moe_experts",
+               "moe_top_k", "experts_touched", "output_tok_s", "step_ms_samples", "batch", "context", "step_ms",
+               "tau", "batch_source", "step_source", "tok_s_per_user_measured", "tok_s_measured"]
+
+
+@dataclass
+class Fits:
+    """The fits table (one row per group) and the bootstrap draws of every fitted group (long table)."""
+
+    table: pd.DataFrame
+    draws: pd.DataFrame
+
+
+def fit_with_draws(points: pd.DataFrame, *, by: list[str] | None = None, variants=VARIANTS, n_boot: int = 200,
+                   seed: int = 0, levels=LEVELS_TOK_S_PER_USER, model_table: dict | None = None,
+                   coverage_source: str = "uniform", floors: dict | None = None) -> Fits:
+    """One row per group — variant, CV error, coefficients, peak, largest measured batch, asymptote, B½, each with
+    an interval — and the draws behind the intervals.
+
+    Groups with fewer than three batch sizes are listed with ``status`` saying why they were not fitted.
+    ``floors`` (from :func:`analysis.scaling.floor_inputs`): physical lower bounds of t1/t2, reported as
+    ``t1_floor_ms``, ``t2_floor_ms`` and ``floor_source`` (empty where no geometry or ceiling was known).
+    """
+    prepared = prepare(points)
+    by_cols = key_columns(prepared, by)
+    # Only the columns a fit reads travel into the groups: copying eighty columns per group costs more than fitting.
+    prepared = prepared[list(dict.fromkeys(by_cols + [c for c in FIT_COLUMNS if c in prepared.columns]))]
+    rows, draws = [], []
+    for keys, g in groups(prepared, by):
+        gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
+                       coverage_source=coverage_source, floors=floors)
+        rows.append({**_row(gf, g, levels=levels, seed=seed), "group_by": ",".join(by_cols)})
+        if len(gf.boot):
+            d = pd.DataFrame(gf.boot, columns=list(COEFS))
+            d.insert(0, "draw", np.arange(len(d)))
+            d.insert(0, "group", gf.label)
+            draws.append(d)
+    draws_table = (pd.concat(draws, ignore_index=True) if draws
+                   else pd.DataFrame(columns=["group", "draw", *COEFS]))
+    return Fits(pd.DataFrame(rows), draws_table)
+
+
+def fit(points: pd.DataFrame, **kwargs) -> pd.DataFrame:
+    """The fits table of :func:`fit_with_draws` alone (same arguments)."""
+    return fit_with_draws(points, **kwargs).table
+
+
+def fitted_form(gf: GroupFit) -> str:
+    """The model form in words: ``moe (128 experts, top-8)``, ``dense``, or dense with why MoE was not tried."""
+    if gf.variant == "moe":
+        return f"moe ({gf.experts:g} experts, top-{gf.top_k:g})"
+    if gf.form_note:
+        return f"dense ({gf.form_note})"
+    if np.isfinite(gf.experts):
+        return f"dense (MoE form, {gf.experts:g} experts top-{gf.top_k:g}, tried: not better held out)"
+    return gf.variant
+
+
+def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
+    batch = g["batch"].to_numpy(float)
+    row = {**gf.keys, "group": gf.label, "status": gf.status, "n_points": len(g),
+           "n_batches": len(np.unique(np.round(batch, 6))) if len(g) else 0,
+           "batch_min": float(batch.min()) if len(g) else math.nan,
+           "batch_max": float(batch.max()) if len(g) else math.nan,
+           "context_min": float(g["context"].min()) if len(g) else math.nan,
+           "context_max": float(g["context"].max()) if len(g) else math.nan,
+           "batch_source": ";".join(sorted(set(g["batch_source"]))) if len(g) else "",
+           "step_source": ";".join(sorted(set(g["step_source"]))) if len(g) else ""}
+    if gf.status != "fitted":
+        row["notes"] = gf.status
+        return row
+    n_gpus = float(g["n_gpus"].iloc[0]) if "n_gpus" in g.columns else math.nan
+    tau = float(g["tau"].median())
+    # Derived numbers are stated at the context of the largest measured batch.
+    at_max = g[np.isclose(batch, batch.max())]
+    context_ref = float(at_max["context"].mode().min()) if at_max["context"].notna().any() else math.nan
+    row.update(variant=gf.variant, fitted_form=fitted_form(gf), moe_geometry_source=gf.geometry_source,
+               at_bound="; ".join(f"{c} at {'its physical floor ' if b > 0 else 'bound '}{b:.4g} ms"
+                                  for c, b in gf.at_bound),
+               moe_coverage=gf.coverage_source, moe_experts=gf.experts, moe_top_k=gf.top_k,
+               t2_identified=gf.t2_identified, tau=tau, n_gpus_denominator=n_gpus, context_ref=context_ref,
+               t1_floor_ms=float(gf.lower[1]), t2_floor_ms=float(gf.lower[2]), floor_source=gf.floor_source)
+    for v in VARIANTS:
+        row[f"cv_error_{v}"] = gf.cv_error.get(v, math.nan)
+        row[f"cv_error_max_{v}"] = gf.cv_error_max.get(v, math.nan)
+        row[f"max_abs_rel_error_{v}"] = gf.fit_error_max.get(v, math.nan)
+    row["cv_error"] = gf.cv_error[gf.variant]
+    row["cv_error_max"] = gf.cv_error_max[gf.variant]
+    kw = dict(context=context_ref, batch_max=float(batch.max()), experts=gf.experts, top_k=gf.top_k, tau=tau,
+              n_gpus=n_gpus, levels=levels)
+    point = dv.derived(gf.coef, **kw)
+    names = list(COEFS) + list(point)
+    if len(gf.boot):  # one percentile pass over every coefficient and derived number of every draw
+        draws = dv.derived(gf.boot, **kw)
+        lo, hi = dv.intervals(np.column_stack([gf.boot] + [draws[k] for k in point]))
+    else:
+        lo = hi = np.full(len(names), math.nan)
+    values = list(gf.coef) + [v[0] for v in point.values()]
+    for j, name in enumerate(names):
+        row[name] = float(values[j])
+        row[f"{name}_lo"], row[f"{name}_hi"] = float(lo[j]), float(hi[j])
+        if name == "b_half" or name.startswith("batch_below_"):
+            row[f"{name}_lo"], row[f"{name}_hi"] = dv.identified(row[f"{name}_lo"], row[f"{name}_hi"],
+                                                                 float(batch.min()), float(batch.max()))
+
+    cov = coverage(batch, gf.experts, gf.top_k, g["tau"].to_numpy(float)) if gf.variant == "moe" else 0.0
+    pred = (gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(g["context"].to_numpy(float))
+            + gf.coef[3] * cov)
+    rel = (pred - g["step_ms"].to_numpy(float)) / g["step_ms"].to_numpy(float)
+    row["max_abs_rel_error"] = float(np.max(np.abs(rel)))
+
+    row.update(dv.measured(g, context_ref, n_gpus, seed=seed))
+    row["marginal_ms_per_seq_top"] = dv.top_marginal(g, context_ref)
+    row["floor_ms_per_seq_at_ref"] = float(gf.lower[1] + gf.lower[2] * np.nan_to_num(context_ref))
+    row["peak_model_error"] = (row["peak_tok_s_per_user_model"] / row["peak_tok_s_per_user"] - 1.0
+                               if np.isfinite(row.get("peak_tok_s_per_user", math.nan)) else math.nan)
+    row["notes"] = "; ".join(gf.notes)
+    return row

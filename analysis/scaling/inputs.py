@@ -1,0 +1,107 @@
+"""Points into model inputs: which rows a fit can use, their batch, context and step time, and the groups.
+
+Serving logs enter with ``B`` = the achieved decoding concurrency (the tool's batch size when it reports one,
+else ``concurrency·(e2e − ttft)/e2e``: the share of each request's life spent decoding) and step time = TPOT.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis import schema
+
+# Configuration columns that define one model instance; context is not among them: the model handles it via L.
+DEFAULT_BY = ["model", "hardware", "precision", "framework", "scope", "n_gpus", "tp", "ep", "disagg",
+              "spec_decode", "isl", "osl"]
+MIN_BATCHES = 3
+STEP_PHASES = ("decode", "offline")
+SERVING_PHASES = ("serving",)
+
+
+def col(points: pd.DataFrame, name: str) -> pd.Series:
+    """A column, or NaN everywhere when the table has none."""
+    return points[name] if name in points.columns else pd.Series(np.nan, index=points.index)
+
+
+def prepare(points: pd.DataFrame) -> pd.DataFrame:
+    """Rows a fit can use, with ``batch``, ``context``, ``step_ms``, ``tau`` and where each came from.
+
+    Step-timing rows (phase decode/offline) use ``step_ms`` and ``batch_size``. Serving rows use TPOT (p50, else
+    mean) as the step time and the reported batch size, else the achieved decoding concurrency
+    ``concurrency·(e2e − ttft)/e2e`` (Little's law: a request decodes for e2e − ttft of its e2e), else the nominal
+    concurrency. Context is ``context_len``, else ``isl + osl/2`` (the mean context over the decode).
+    ``tok_s_per_user_measured`` and ``tok_s_measured`` are the speeds the measured step time gives.
+    """
+    p = points
+    if "flags" in p.columns and "tok_s_per_user" in p.columns:
+        p = p[schema.usable_for_fits(p)]
+    phase = col(p, "phase").astype(str)
+    step_rows = phase.isin(STEP_PHASES) & (col(p, "step_ms") > 0)
+    serving = phase.isin(SERVING_PHASES) & ~step_rows
+
+    tpot = col(p, "tpot_ms_p50").where(col(p, "tpot_ms_p50") > 0, col(p, "tpot_ms_mean"))
+    step = col(p, "step_ms").where(step_rows, tpot.where(serving))
+    e2e = col(p, "e2e_ms_mean").fillna(col(p, "e2e_ms_p50"))
+    ttft = col(p, "ttft_ms_mean").fillna(col(p, "ttft_ms_p50"))
+    achieved = col(p, "concurrency") * (e2e - ttft) / e2e
+    batch = col(p, "batch_size")
+    source = pd.Series(np.where(batch.notna(), "reported", ""), index=p.index, dtype=object)
+    derive = batch.isna() & serving & achieved.gt(0)
+    batch = batch.where(~derive, achieved)
+    source[derive] = "concurrency*(e2e-ttft)/e2e"
+    nominal = batch.isna() & col(p, "concurrency").gt(0)
+    batch = batch.where(~nominal, col(p, "concurrency"))
+    source[nominal] = "concurrency"
+
+    context = col(p, "context_len").fillna(col(p, "isl") + col(p, "osl") / 2)
+    # TPOT is already per output token, so serving rows take tau = 1 whatever the speculative decoding.
+    tau = col(p, "tokens_per_step").where(step_rows, 1.0).fillna(1.0)
+    keep = (batch > 0) & (step > 0)
+    p = p.loc[keep].drop(columns=[c for c in ("step_ms",) if c in p.columns]).assign(
+        batch=batch[keep], context=context[keep], step_ms=step[keep], tau=tau[keep], batch_source=source[keep],
+        step_source=np.where(step_rows[keep], "step_ms", "tpot"))
+    p["tok_s_per_user_measured"] = 1000.0 * p["tau"] / p["step_ms"]
+    p["tok_s_measured"] = p["batch"] * p["tok_s_per_user_measured"]
+    return p
+
+
+def group_label(keys: dict) -> str:
+    """One configuration in words: ``llama-3.1-8b | H200 SXM | bf16 | … | 1 GPU | TP1`` (unknowns left out)."""
+    parts = []
+    for k, v in keys.items():
+        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) or v == schema.UNKNOWN:
+            continue
+        if k == "n_gpus":
+            parts.append(f"{v:g} GPU" if isinstance(v, float) else f"{v} GPU")
+        elif k in ("tp", "ep"):
+            parts.append(f"{k.upper()}{v:g}")
+        elif k in ("isl", "osl"):
+            parts.append(f"{k.upper()} {v:g}")
+        elif k == "disagg":
+            if v is True:
+                parts.append("disagg")
+        elif k == "spec_decode":
+            if v not in ("none", schema.UNKNOWN):
+                parts.append(str(v))
+        else:
+            parts.append(str(v))
+    return " | ".join(parts) or "all points"
+
+
+def key_columns(prepared: pd.DataFrame, by: list[str] | None = None) -> list[str]:
+    """The grouping columns that exist in ``prepared`` (default :data:`DEFAULT_BY`)."""
+    return [c for c in (by or DEFAULT_BY) if c in prepared.columns]
+
+
+def groups(prepared: pd.DataFrame, by: list[str] | None = None):
+    """(keys, rows) per group; missing key values (NaN, unknown) group together instead of being dropped."""
+    by = key_columns(prepared, by)
+    if not by:
+        yield {}, prepared
+        return
+    for values, g in prepared.groupby(by, dropna=False, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        yield {k: (v.item() if hasattr(v, "item") else v) for k, v in zip(by, values)}, g

@@ -1,0 +1,116 @@
+"""The batch-scaling page object: what the report shows, computed and tested without a kernel."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import scaling, text
+from analysis.pages import batch_scaling
+
+from conftest import RAW
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory, raw_points):
+    path = tmp_path_factory.mktemp("page") / "points.parquet"
+    raw_points.to_parquet(path)
+    return batch_scaling.build(points_path=path, step_logs_path=RAW / "h200", n_boot=30)
+
+
+def test_headline_leads_with_measured_numbers_only(page):
+    first = page.headline().split("\n\n")[0]
+    assert "one user gets 166.2 tok/s at batch 1 (measured)" in first
+    assert "at batch 512, the largest batch measured, the deployment serves 14,351 tok/s" in first
+    assert "model" not in first and "B½" not in first and "Degenerate" not in first  # no footnote needed
+    assert "Degenerate fit" in page.headline()  # the model's reading follows, with its caveat
+
+
+def test_two_sections_each_titled_for_what_it_holds(page):
+    assert page.step_title() == ("## Measured decode steps (H200 SXM): single-user speed and throughput against "
+                                 "batch")
+    n_serving = len(page.serving_fits)
+    assert n_serving == 63 and len(page.step_fits) == 9
+    assert page.serving_title().startswith(f"## Serving sweeps: {n_serving} configurations on ")
+    assert (page.step_fits["step_source"] == "step_ms").all() and (page.serving_fits["step_source"] == "tpot").all()
+
+
+def test_poor_fits_are_listed_apart_with_why(page):
+    limit = batch_scaling.POOR_FIT_CV_ERROR
+    shown = page.serving_table()
+    assert (shown["cv error %"] <= 100 * limit).all()
+    assert list(shown["cv error %"]) == sorted(shown["cv error %"])  # best first
+    poor = page.serving_poor_table()
+    assert len(shown) + len(poor) == len(page.serving_fits)
+    assert (poor["cv error %"] > 100 * limit).all()
+    assert poor["why listed apart"].str.startswith("refit without one batch, the model misses it by").all()
+    assert "B½ (95% interval)" not in poor.columns  # no derived numbers for fits that miss held-out batches
+    assert html.unescape(page.serving_poor_html()).startswith("<details><summary>37 serving fits listed apart")
+    step_poor = page.step_poor_table()
+    assert len(step_poor) == 4 and step_poor["configuration"].str.contains("pytorch-eager").all()
+
+
+def test_no_b_half_below_one_is_printed(page):
+    fits = scaling.fitted(page.fits)
+    assert (fits["b_half"] < 1).any()  # the model has some: they must not reach the page
+    for table in (page.step_table(), page.serving_table()):
+        for cell in table["B½ (95% interval)"]:
+            words = cell.replace("(", " ").replace(")", " ").replace("–", " ").replace(",", "").split()
+            numbers = [float(x) for x in words if x.replace(".", "").isdigit()]
+            assert all(n >= 1 for n in numbers), cell
+    shown = batch_scaling.display_table(scaling.summary(page.fits))
+    assert not (shown[["B½", "B½ lo", "B½ hi"]] < 1).any().any()
+
+
+def test_one_batch_1_speed_per_configuration(page):
+    step = page.step_table()
+    assert [c for c in step.columns if "B=1" in c] == ["B=1 tok/s/user (measured)"]
+    # Labels drop what the section's rows share (H200 SXM; CUDA graphs: the eager fits are listed apart).
+    head = step[step["configuration"] == "llama-3.1-8b | bf16 | single-gpu | 1 GPU | TP1"].iloc[0]
+    assert head["B=1 tok/s/user (measured)"] == pytest.approx(166.2, abs=0.05)
+    serving = page.serving_table()
+    assert [c for c in serving.columns if "B=1" in c] == ["B=1 tok/s/user (model, not measured)"]
+    far = serving["smallest B"] > batch_scaling.PEAK_MODEL_MAX_BATCH_MIN
+    assert far.any() and serving.loc[far, "B=1 tok/s/user (model, not measured)"].isna().all()
+    titles = [f.title for f in page.figures_for(step=True)]
+    assert titles[0].endswith("166 tok/s/user at batch 1 (measured), 14,351 tok/s at batch 512 (largest measured), "
+                              "B½ ≈ 108 (model)")
+
+
+def test_not_fitted_is_summarised_by_reason(page):
+    table = page.not_fitted_table()
+    n = int((page.fits["status"] != "fitted").sum())
+    assert n > 200 and len(table) == 2 and table["groups"].sum() == n
+    assert list(table["reason"]) == ["1 batch size(s), need 3", "2 batch size(s), need 3"]
+    assert table["models"].iloc[0].startswith("DeepSeek-R1-0528 (")
+
+
+def test_figures_and_tables_are_bounded(page):
+    assert len(page.figures_for(step=False)) <= page.params["max_serving_figures"]
+    assert all(f.row["cv_error"] <= batch_scaling.POOR_FIT_CV_ERROR for f in page.figures)
+    # Section tables keep to ten columns or fewer; the full table is in a collapsible block.
+    assert len(page.step_table().columns) <= 10 and len(page.serving_table().columns) <= 10
+    assert html.unescape(page.all_fits_html()).startswith("<details><summary>Every fitted configuration, all "
+                                                          "columns (72 rows)")
+
+
+def test_results_are_plain_text_with_the_same_numbers(page):
+    res = page.results()
+    assert "&#" not in res["headline"] and "**" not in res["headline"]
+    assert res["headline_numbers"]["largest_batch_tok_s"] == pytest.approx(14_351, rel=1e-3)
+    assert res["n_step_sweeps"] == 9 and res["n_serving_sweeps"] == 63 and len(res["poor_fits"]) == 41
+
+
+def test_data_derived_names_are_escaped():
+    fits = pd.DataFrame([{"group": "<script>x</script> | *bold*", "hardware": "<b>", "status": "fitted"}])
+    block = batch_scaling.details_html("summary <i>", fits)
+    assert "<script>" not in block and "<b>" not in block
+    assert "&#60;script&#62;" in block and "&#60;b&#62;" in block and "summary &#60;i&#62;" in block
+    row = pd.Series({"group": "<img src=x>", "peak_tok_s_per_user": np.nan, "largest_batch": 8.0,
+                     "largest_batch_tok_s": 100.0, "largest_batch_tok_s_per_user": 12.5,
+                     "largest_batch_tok_s_per_gpu": 100.0, "n_gpus_denominator": 1.0})
+    assert scaling.short_headline(row).startswith(text.esc("<img src=x>"))
+    assert scaling.short_headline(row, markdown=False).startswith("<img src=x>")

@@ -176,14 +176,30 @@ def fp4_bytes_ratio(hardware: str, *, low: str = "fp4", high: str = "fp8") -> fl
     return roofline.bytes_per_weight(fmt(high)) / roofline.bytes_per_weight(fmt(low))
 
 
+def math_rate_ratio(hardware: str, *, low: str = "fp4", high: str = "fp8") -> float:
+    """Dense tensor-core rate at ``low`` ÷ at ``high`` on ``hardware`` (the most faster math can speed up a
+    compute-bound step); NaN where the spec table has no such rate or no such hardware."""
+    try:
+        rates = specs.hardware(str(hardware)).dense_tflops
+    except (KeyError, ValueError, LookupError):
+        return np.nan
+    a, b = rates.get(low, np.nan), rates.get(high, np.nan)
+    return a / b if np.isfinite(a) and np.isfinite(b) and b > 0 else np.nan
+
+
 def with_bytes_ratio(pairs: pd.DataFrame, *, low: str = "fp4", high: str = "fp8") -> pd.DataFrame:
-    """``pairs`` plus ``bytes_ratio`` (the roofline's, per hardware) and ``beyond_bytes`` (the largest measured
-    ratio is above it)."""
+    """``pairs`` plus the roofline's ratios per hardware: ``bytes_ratio`` (memory-bound) and ``math_ratio``
+    (compute-bound); ``beyond_bytes`` when the largest measured ratio is above the bytes ratio and
+    ``beyond_roofline`` when it is above both (nothing in the roofline explains it)."""
     out = pairs.copy()
     if out.empty:
-        return out.assign(bytes_ratio=pd.Series(dtype=float), beyond_bytes=pd.Series(dtype=bool))
+        return out.assign(bytes_ratio=pd.Series(dtype=float), math_ratio=pd.Series(dtype=float),
+                          beyond_bytes=pd.Series(dtype=bool), beyond_roofline=pd.Series(dtype=bool))
     out["bytes_ratio"] = [fp4_bytes_ratio(h, low=low, high=high) for h in out["hardware"]]
-    out["beyond_bytes"] = out["ratio_max"].to_numpy(float) > out["bytes_ratio"].to_numpy(float)
+    out["math_ratio"] = [math_rate_ratio(h, low=low, high=high) for h in out["hardware"]]
+    measured = out["ratio_max"].to_numpy(float)
+    out["beyond_bytes"] = measured > out["bytes_ratio"].to_numpy(float)
+    out["beyond_roofline"] = measured > np.fmax(out["bytes_ratio"].to_numpy(float), out["math_ratio"].to_numpy(float))
     return out
 
 
@@ -421,12 +437,14 @@ def precision_summary(envelope: pd.DataFrame, matched: pd.DataFrame, *, wide_gap
         "clean_level_min": clean["ratio_min"].min() if len(clean) else np.nan,
         "clean_level_max": clean["ratio_max"].max() if len(clean) else np.nan,
         "n_clean_beyond_bytes": int(clean["beyond_bytes"].sum()) if len(clean) else 0,
+        "n_clean_beyond_roofline": int(clean["beyond_roofline"].sum()) if len(clean) else 0,
         "n_clean_median_beyond_bytes": int((clean["ratio_median"] > clean["bytes_ratio"]).sum()) if len(clean) else 0,
         "n_envelopes": n_env,
         "ratio_min": env["ratio_min"].min() if n_env else np.nan,
         "ratio_max": env["ratio_max"].max() if n_env else np.nan,
         "n_below_1": int((env["ratio_min"] < 1).sum()) if n_env else 0,
         "n_beyond_bytes": int(env["beyond_bytes"].sum()) if n_env else 0,
+        "n_beyond_roofline": int(env["beyond_roofline"].sum()) if n_env else 0,
         "median_of_medians": env["ratio_median"].median() if n_env else np.nan,
         "median_min": env["ratio_median"].min() if n_env else np.nan,
         "median_max": env["ratio_median"].max() if n_env else np.nan,
@@ -449,6 +467,20 @@ def plotted_targets(capacity: pd.DataFrame, *, targets: Sequence[float], min_sha
     note = " ".join(f"{t:g} tok/s/user not plotted: only {n} of {m} bars measured there (see the table)."
                     for t, n, m in dropped)
     return [t for t, _, _ in kept], note
+
+
+def drop_unmeasured(bars: pd.DataFrame, *, x: str, targets: Sequence[float]) -> tuple[pd.DataFrame, list[str]]:
+    """Rows of ``bars`` whose ``x`` group has a value or a lower bound at one of ``targets`` at least, and the
+    groups left out (nothing to draw for them)."""
+    if bars.empty:
+        return bars, []
+    at = bars[bars["target_tok_s_per_user"].isin([float(t) for t in targets])]
+    value = at["tok_s_per_gpu"].notna()
+    if "lower_bound_tok_s_per_gpu" in at:
+        value |= at["lower_bound_tok_s_per_gpu"].notna()
+    drawn = set(at.loc[value, x])
+    dropped = [g for g in dict.fromkeys(bars[x]) if g not in drawn]
+    return bars[bars[x].isin(drawn)], dropped
 
 
 def scope_bars_table(capacity: pd.DataFrame, *, families: Sequence[str]) -> pd.DataFrame:

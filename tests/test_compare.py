@@ -203,10 +203,11 @@ def test_precision_headline_is_the_clean_pairs_and_the_envelope_range_is_labelle
     assert summary["n_clean"] == len(clean) == 2
     assert (summary["clean_min"], summary["clean_max"]) == (clean["ratio_median"].min(), clean["ratio_median"].max())
     assert summary["clean_median"] == pytest.approx(clean["ratio_median"].median())
-    headline = page.precision_headline(summary, model="DeepSeek-R1-0528", isl=1024, osl=1024,
-                                       denominator_text="all GPUs")
+    headline = page.precision_headline(summary, compare.clean_pairs(matched), model="DeepSeek-R1-0528", isl=1024,
+                                       osl=1024, denominator_text="all GPUs")
     assert "fp4 delivers 1.70× the tok/s/GPU of fp8 at equal tok/s/user" in headline
-    assert "pair medians 1.53× to 1.88×" in headline and "differ only in run date and container image" in headline
+    assert "range 1.53× to 1.88×: B200 · trt · node · none 1.53×, MI355X · sglang · node · mtp 1.88×" in headline
+    assert "differ only in run date and container image" in headline
     assert "24.00" not in headline and "0.23" not in headline
     env = page.envelope_text(summary)
     assert env.startswith("Confounded, not an effect of precision")
@@ -221,8 +222,14 @@ def test_roofline_bytes_ratio_reads_fp4_as_the_vendors_format():
     assert compare.fp4_bytes_ratio("GB200 NVL72") == pytest.approx(8 / 4.5)
     assert compare.fp4_bytes_ratio("MI355X") == pytest.approx(8 / 4.25)     # MXFP4: 4-bit + 8-bit scale per 32
     assert compare.fp4_bytes_ratio("no such GPU") == pytest.approx(8 / 4.5)
-    pairs = compare.with_bytes_ratio(pd.DataFrame({"hardware": ["B200", "MI355X"], "ratio_max": [1.9, 1.85]}))
-    assert pairs["beyond_bytes"].tolist() == [True, False]
+    # the compute-bound bound: dense tensor-core rates from the spec table
+    assert compare.math_rate_ratio("B200") == pytest.approx(9000 / 4500)
+    assert compare.math_rate_ratio("B300") == pytest.approx(14000 / 4500)
+    assert np.isnan(compare.math_rate_ratio("H200 SXM"))  # no FP4 tensor cores
+    pairs = compare.with_bytes_ratio(pd.DataFrame({"hardware": ["B200", "MI355X", "B200", "H200 SXM"],
+                                                   "ratio_max": [1.9, 1.85, 2.1, 1.8]}))
+    assert pairs["beyond_bytes"].tolist() == [True, False, True, True]
+    assert pairs["beyond_roofline"].tolist() == [False, False, True, True]
 
 
 def test_ratio_curves_read_each_pair_across_its_shared_range():

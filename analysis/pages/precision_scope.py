@@ -59,24 +59,25 @@ def held_equal_text(match: Sequence[str] = compare.PRECISION_MATCH) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def precision_headline(summary: dict, *, model: str, isl: float, osl: float, denominator_text: str,
-                       e: Esc = text.esc) -> str:
+def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: float, osl: float,
+                       denominator_text: str, e: Esc = text.esc) -> str:
     """One sentence true without its footnotes: the clean-pair FP4/FP8 estimate, or that there is none."""
     where = f"{e(model)} {isl:g}/{osl:g} tokens in/out, tok/s/GPU per {e(denominator_text)}"
     s = summary
     if not s["n_clean"]:
         return (f"{where}: no {LOW}/{HIGH} pair in this selection differs only in run date and container image, "
                 f"so there is no clean {LOW}/{HIGH} estimate; every ratio below is confounded.")
+    names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {_x(r['ratio_median'])}" for _, r in clean.iterrows())
     if s["n_clean"] == 1:
-        spread = "one clean pair, which differs only in run date and container image"
+        spread = f"one clean pair, which differs only in run date and container image: {names}"
     else:
         spread = (f"median over {s['n_clean']} clean pairs, pairs that differ only in run date and container "
-                  f"image; pair medians {_x(s['clean_min'])} to {_x(s['clean_max'])}")
+                  f"image; range {_x(s['clean_min'])} to {_x(s['clean_max'])}: {names}")
     return (f"{where}: {LOW} delivers {_x(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
             f"({spread}).")
 
 
-def clean_pairs_text(clean: pd.DataFrame, summary: dict, *, e: Esc = text.esc) -> str:
+def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     """What the clean pairs hold equal, each pair's reading, and any ratio beyond the roofline's bytes ratio."""
     if clean.empty:
         return ""
@@ -89,19 +90,24 @@ def clean_pairs_text(clean: pd.DataFrame, summary: dict, *, e: Esc = text.esc) -
         items.append(f"- {label}: median {_x(r['ratio_median'])} over {r['overlap_tok_s_per_user_lo']:.0f}–"
                      f"{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user (every level {_x(r['ratio_min'])} to "
                      f"{_x(r['ratio_max'])}); roofline bytes ratio {_x(r['bytes_ratio'])} "
-                     f"({_bytes_words(r['bytes_ratio'])} against 8).")
-    beyond = clean[clean["beyond_bytes"]]
+                     f"({_bytes_words(r['bytes_ratio'])} against 8), tensor-core rate ratio {_x(r['math_ratio'])}.")
     tail = []
-    if len(beyond):
-        names = "; ".join(f"{e(compare.pair_label(r, PAIR_BY))} up to {_x(r['ratio_max'])} against "
-                          f"{_x(r['bytes_ratio'])}" for _, r in beyond.iterrows())
-        tail.append(f"Beyond the roofline's bytes ratio: {names}. Fewer weight bytes cannot give more than that ratio "
-                    "to a memory-bound decode step, so at those levels something else contributes: the FP4 "
-                    "tensor-core rate where the step is compute-bound, the frontier's shape between few points, or "
-                    "what changed with the date and image.")
-    else:
+    for _, r in clean[clean["beyond_bytes"]].iterrows():
+        label = e(compare.pair_label(r, PAIR_BY))
+        math = r["math_ratio"]
+        if r["beyond_roofline"]:
+            why = ((f"and above the {_x(math)} fp4 ÷ fp8 tensor-core rate ratio too: " if np.isfinite(math)
+                    else "and the spec table has no tensor-core rate ratio: ")
+                   + "neither fewer bytes nor faster math explains it, so at those levels the frontier's shape "
+                     "between few points, or what changed with the date and image, does")
+        else:
+            why = (f"but within the {_x(math)} tensor-core rate ratio: possible only where the step is "
+                   "compute-bound")
+        tail.append(f"{label} reaches {_x(r['ratio_max'])}, above its roofline bytes ratio of "
+                    f"{_x(r['bytes_ratio'])} (the most fewer weight bytes can give a memory-bound step), {why}.")
+    if not tail:
         tail.append("No clean pair goes beyond its roofline bytes ratio.")
-    return "\n".join([parts[0], ""] + items + [""] + tail)
+    return "\n".join([parts[0], ""] + items) + "\n\n" + "\n\n".join(tail)
 
 
 def envelope_text(summary: dict, *, wide_gap: float = fr.WIDE_GAP) -> str:
@@ -113,8 +119,8 @@ def envelope_text(summary: dict, *, wide_gap: float = fr.WIDE_GAP) -> str:
              f"speculative-decoding setting of one hardware × scope, so its two sides are different deployments. "
              f"Across the shared tok/s/user range of {s['n_envelopes']} envelopes, {LOW}/{HIGH} runs from "
              f"{_x(s['ratio_min'])} to {_x(s['ratio_max'])}; {s['n_below_1']} dip below 1× ({HIGH} ahead) "
-             f"somewhere and {s['n_beyond_bytes']} go beyond the roofline bytes ratio, more than precision alone "
-             f"can give. Each envelope's median lies between {_x(s['median_min'])} and {_x(s['median_max'])}. ")
+             f"somewhere, {s['n_beyond_bytes']} go beyond the roofline bytes ratio and {s['n_beyond_roofline']} "
+             f"beyond the tensor-core rate ratio as well, more than precision alone can give. Each envelope's median lies between {_x(s['median_min'])} and {_x(s['median_max'])}. ")
     narrower = s["ratio_min_close"] > s["ratio_min"] or s["ratio_max_close"] < s["ratio_max"]
     text_ += (f"The extremes are rough too: neighbouring frontier points are up to {s['widest_gap']:.1f}× apart in "
               f"tok/s/user ({s['n_wide_gap']} envelopes have a gap wider than {wide_gap:g}×)")
@@ -240,6 +246,7 @@ def clean_table(clean: pd.DataFrame) -> pd.DataFrame:
         f"{LOW}/{HIGH} median": clean["ratio_median"].to_numpy(),
         "min": clean["ratio_min"].to_numpy(), "max": clean["ratio_max"].to_numpy(),
         "roofline bytes ratio": clean["bytes_ratio"].to_numpy(),
+        "tensor-core rate ratio": clean["math_ratio"].to_numpy(),
         "what differs": clean["confounder_detail"].to_numpy(),
     })
 
@@ -397,7 +404,8 @@ class PrecisionScopePage:
             "precision_summary": self.summary,
             "clean_pairs": {compare.pair_label(r, PAIR_BY): {
                 "ratio_median": r["ratio_median"], "ratio_min": r["ratio_min"], "ratio_max": r["ratio_max"],
-                "bytes_ratio": r["bytes_ratio"], "beyond_bytes": bool(r["beyond_bytes"]),
+                "bytes_ratio": r["bytes_ratio"], "math_ratio": r["math_ratio"],
+                "beyond_bytes": bool(r["beyond_bytes"]), "beyond_roofline": bool(r["beyond_roofline"]),
                 "confounders": r["confounders"]} for _, r in self.clean.iterrows()},
             "bytes_ratios": self.bytes_ratios,
             "denominator": self.denominator,
@@ -427,9 +435,9 @@ class PrecisionScopePage:
 
 def _sentences(page: PrecisionScopePage, e: Esc) -> dict:
     return {
-        "headline": precision_headline(page.summary, model=page.model, isl=page.isl, osl=page.osl,
+        "headline": precision_headline(page.summary, page.clean, model=page.model, isl=page.isl, osl=page.osl,
                                        denominator_text=page.denominator_text, e=e),
-        "clean": clean_pairs_text(page.clean, page.summary, e=e),
+        "clean": clean_pairs_text(page.clean, e=e),
         "scope_headline": scope_headline(page.scope_comparison, e=e),
         "envelope": envelope_text(page.summary),
         "matched": matched_text(page.matched, page.clean),
@@ -472,6 +480,11 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
     scope_cmp = compare.scope_comparison(scope_cap)
     fams = compare.scope_bars_table(scope_cap, families=SCOPE_FAMILIES)
     scope_targets, scope_note = compare.plotted_targets(fams, targets=targets, min_share=min_measured_share)
+    fams, empty = compare.drop_unmeasured(fams, x="where", targets=scope_targets)
+    if empty:
+        levels = " or ".join(f"{t:g}" for t in scope_targets)
+        scope_note = (scope_note + " " if scope_note else "") + (
+            f"Not drawn: {', '.join(text.esc(g) for g in empty)}, measured at none of {levels} tok/s/user (see the table).")
 
     effect = compare.denominator_effect(fronts)
     effect = effect[effect["n_disaggregated"] > 0]

@@ -62,7 +62,9 @@ def test_precision_scope_notebook_numbers(notebook_runner, raw_points, points_fi
              if p["ratio_median"] is not None and set(p["confounders"].split(", ")) <= {"date", "image", "none"}]
     assert len(clean) == 2 == len(results["clean_pairs"])
     assert f"fp4 delivers {np.median(clean):.2f}× the tok/s/GPU of fp8" in results["headline"]
-    assert f"range {min(clean):.2f}× to {max(clean):.2f}×" in results["headline"]
+    for label, pair in results["clean_pairs"].items():  # two pairs: named with their medians, the range
+        assert f"{label} {pair['ratio_median']:.2f}×" in results["headline"]
+    assert f"{min(clean):.2f}×" in results["headline"] and f"{max(clean):.2f}×" in results["headline"]
     assert "speculative decoding, disaggregation" in results["headline_detail"]
     # a clean ratio above the roofline's bytes ratio is pointed out: B200 trt reaches 3.04×, above 8/4.5 and
     # above the 2× FP4/FP8 tensor-core rate of a B200
@@ -165,3 +167,13 @@ def test_data_derived_words_are_escaped_on_the_page_and_plain_in_results():
     assert "<b>" not in page.md["headline"] and "m&#42;&#60;b&#62;x" in page.md["headline"]
     assert page.results()["headline"].startswith(model)
     assert page.results()["title"].endswith(f"{model} 1024/1024")
+
+
+def test_many_clean_pairs_are_summarised_by_their_range():
+    rows = []
+    for hardware, ratio in (("B200", 1.2), ("B300", 1.4), ("MI355X", 1.6), ("H200 SXM", 1.8)):
+        rows += _pair_rows(hardware, ratio, fp4_setup={"date": "2026-02-01"})
+    results = precision_scope.build(to_points(rows), model="m", targets=[50], source_format=None).results()
+    assert len(results["clean_pairs"]) == 4
+    assert ("fp4 delivers 1.50× the tok/s/GPU of fp8 at equal tok/s/user (median of 4 clean pairs, which differ "
+            "only in run date and container image; range 1.20× to 1.80×)") in results["headline"]

@@ -7,7 +7,11 @@ levels where both frontiers have measured points close by, since the snapshot's 
 everything else that still differs between the two sides (parallelism, GPU count, date, container image, ...) is
 listed as a confounder. Step-timing sweeps give a cleaner pair: the same batch and context run at two precisions.
 Scope: frontiers of one GPU family at different scopes (one node, an NVL72 rack, a multi-node deployment)
-compared at equal interactivity as node ÷ larger deployment tok/s/GPU, "not measured" where the data has nothing.
+compared at equal interactivity as node ÷ larger deployment tok/s/GPU, "not measured" where the data has nothing;
+each reading lists what else differs between the frontier points it is read from (framework, disaggregation, EP
+width, speculative decoding), and only a reading with none of these is clean.
+Roofline: the weight-bytes ratio fp8 ÷ fp4 (NVFP4 on NVIDIA, MXFP4 on AMD) is the most fewer bytes can give a
+memory-bound decode step; a measured ratio above it needs another cause, and tables carry it so pages can say so.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis import frontier as fr
+from analysis import frontier as fr, roofline, specs
 
 PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spec_decode"]
 # The headline view: every framework and speculative-decoding setting of a hardware × scope pooled into one
@@ -28,6 +32,13 @@ CONFOUNDERS = {
     "dp": "dp", "n_gpus": "GPUs", "n_decode_gpus": "decode GPUs", "date": "date", "tool_version": "image",
 }
 STEP_MATCH = ["model", "hardware", "framework", "batch_size", "context_len"]
+# A matched pair is clean when these are all that differ between its two sides.
+CLEAN_DIFFERENCES = frozenset({"date", "image"})
+# What a scope reading must hold equal to be clean (the GPU count and the scope itself differ by design).
+SCOPE_CONFOUNDERS = {"framework": "framework", "disagg": "disaggregation", "ep": "EP width",
+                     "spec_decode": "spec decoding"}
+# FP4 formats by vendor: NVIDIA's NVFP4 (4.5 bits per weight with scales), AMD's MXFP4 (4.25).
+FP4_FORMAT = {"AMD": "mxfp4"}
 
 # Hardware that shares one GPU die across packaging and scale-up domain (GB200 = Grace + two B200-class GPUs in
 # an NVL72 rack). Names not listed are their own family.
@@ -150,6 +161,71 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
     return pd.DataFrame(rows)
 
 
+def fp4_bytes_ratio(hardware: str, *, low: str = "fp4", high: str = "fp8") -> float:
+    """The roofline's weight-bytes ratio ``high`` ÷ ``low`` on ``hardware`` (fp4 read as the vendor's format:
+    NVFP4 = 4.5 bits per weight with its scales, MXFP4 on AMD = 4.25): the most fewer weight bytes can speed up a
+    memory-bound decode step. Unknown hardware is read as NVIDIA."""
+    try:
+        vendor = specs.hardware(str(hardware)).vendor
+    except (KeyError, ValueError, LookupError):
+        vendor = ""
+
+    def fmt(precision: str) -> str:
+        return FP4_FORMAT.get(vendor, "nvfp4") if precision == "fp4" else precision
+
+    return roofline.bytes_per_weight(fmt(high)) / roofline.bytes_per_weight(fmt(low))
+
+
+def math_rate_ratio(hardware: str, *, low: str = "fp4", high: str = "fp8") -> float:
+    """Dense tensor-core rate at ``low`` ÷ at ``high`` on ``hardware`` (the most faster math can speed up a
+    compute-bound step); NaN where the spec table has no such rate or no such hardware."""
+    try:
+        rates = specs.hardware(str(hardware)).dense_tflops
+    except (KeyError, ValueError, LookupError):
+        return np.nan
+    a, b = rates.get(low, np.nan), rates.get(high, np.nan)
+    return a / b if np.isfinite(a) and np.isfinite(b) and b > 0 else np.nan
+
+
+def with_bytes_ratio(pairs: pd.DataFrame, *, low: str = "fp4", high: str = "fp8") -> pd.DataFrame:
+    """``pairs`` plus the roofline's ratios per hardware: ``bytes_ratio`` (memory-bound) and ``math_ratio``
+    (compute-bound); ``beyond_bytes`` when the largest measured ratio is above the bytes ratio and
+    ``beyond_roofline`` when it is above both (nothing in the roofline explains it)."""
+    out = pairs.copy()
+    if out.empty:
+        return out.assign(bytes_ratio=pd.Series(dtype=float), math_ratio=pd.Series(dtype=float),
+                          beyond_bytes=pd.Series(dtype=bool), beyond_roofline=pd.Series(dtype=bool))
+    out["bytes_ratio"] = [fp4_bytes_ratio(h, low=low, high=high) for h in out["hardware"]]
+    out["math_ratio"] = [math_rate_ratio(h, low=low, high=high) for h in out["hardware"]]
+    measured = out["ratio_max"].to_numpy(float)
+    out["beyond_bytes"] = measured > out["bytes_ratio"].to_numpy(float)
+    out["beyond_roofline"] = measured > np.fmax(out["bytes_ratio"].to_numpy(float), out["math_ratio"].to_numpy(float))
+    return out
+
+
+def ratio_curves(points: pd.DataFrame, pairs: pd.DataFrame, *, match: Sequence[str] = PRECISION_MATCH,
+                 low: str = "fp4", high: str = "fp8", denominator: str = "all", n_levels: int = 25,
+                 label_by: Sequence[str] = ("hardware", "framework", "scope", "spec_decode")) -> pd.DataFrame:
+    """``low``/``high`` tok/s/GPU across the tok/s/user range both sides of each pair measured (the levels
+    ``precision_pairs`` reads): long, one row per pair × level with ``label``, ``tok_s_per_user`` and ``ratio``."""
+    match = list(match)
+    fronts = fr.frontier(points, by=match + ["precision"], denominator=denominator)
+    rows = []
+    for _, pair in pairs.iterrows():
+        sel = pd.Series(True, index=fronts.index)
+        for col in match:
+            sel &= fronts[col] == pair[col]
+        a = fronts[sel & (fronts["precision"] == low)]
+        b = fronts[sel & (fronts["precision"] == high)]
+        levels = fr.levels_in(*fr.overlap(a, b), n=n_levels)
+        if not len(levels):
+            continue
+        label = pair_label(pair, label_by)
+        for u, r in zip(levels, fr.ratio_at(a, b, levels)):
+            rows.append({"label": label, "hardware": pair["hardware"], "tok_s_per_user": u, "ratio": r})
+    return pd.DataFrame(rows, columns=["label", "hardware", "tok_s_per_user", "ratio"])
+
+
 # --- step-timing sweeps: the same batch and context at two precisions -------------------------------------
 def step_precision_pairs(points: pd.DataFrame, *, low: str = "fp8", high: str = "bf16",
                          match: Sequence[str] = STEP_MATCH, source_format: str | None = "h200-steps-jsonl"
@@ -187,6 +263,25 @@ def gpu_family(hardware: pd.Series) -> pd.Series:
     return hardware.map(lambda h: GPU_FAMILY.get(h, h))
 
 
+def _setting(values: pd.Series, col: str) -> str:
+    if col == "disagg":
+        return ", ".join(sorted({"disaggregated" if bool(v) else "aggregated" for v in values.fillna(False)}))
+    return ", ".join(sorted({_fmt(v) for v in values}))
+
+
+def reading_settings(front: pd.DataFrame, target: float, reading: str, *, columns: dict = SCOPE_CONFOUNDERS
+                     ) -> dict:
+    """``setup_<col>`` for each of ``columns``: the values of the frontier points a reading at ``target`` comes
+    from (the bracketing points; the slowest point for a lower bound; empty when nothing was read)."""
+    if reading == "lower bound":
+        used = front[front["tok_s_per_user"] == front["tok_s_per_user"].min()]
+    elif reading in ("measured", "interpolated", "wide gap"):
+        used = points_used(front, target, target)
+    else:
+        used = front.iloc[0:0]
+    return {f"setup_{col}": _setting(used[col], col) if col in used and len(used) else "" for col in columns}
+
+
 def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100, 200), denominator: str = "all",
                    by: Sequence[str] = ("model", "isl", "osl")) -> pd.DataFrame:
     """tok/s/GPU at each target for every GPU family × precision × scope class, ``not measured`` where absent.
@@ -209,7 +304,8 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
                 for t in targets:
                     rows.append({**key, "scope": scope, "hardware": "", "n_gpus": "", "target_tok_s_per_user": float(t),
                                  "tok_s_per_gpu": np.nan, "reading": "no data", "lower_bound_tok_s_per_gpu": np.nan,
-                                 "status": "not measured", "gpu_denominator": denominator})
+                                 "status": "not measured", "gpu_denominator": denominator,
+                                 **{f"setup_{c}": "" for c in SCOPE_CONFOUNDERS}})
                 continue
             for hw, front in at_scope.groupby("hardware", sort=True):
                 lo, hi = front["tok_s_per_user"].min(), front["tok_s_per_user"].max()
@@ -222,7 +318,8 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
                     rows.append({**key, "scope": scope, "hardware": hw, "n_gpus": gpus,
                                  "target_tok_s_per_user": r.target_tok_s_per_user, "tok_s_per_gpu": value,
                                  "reading": r.reading, "lower_bound_tok_s_per_gpu": r.lower_bound_tok_s_per_gpu,
-                                 "status": status, "gpu_denominator": denominator})
+                                 "status": status, "gpu_denominator": denominator,
+                                 **reading_settings(front, r.target_tok_s_per_user, r.reading)})
     return pd.DataFrame(rows)
 
 
@@ -232,7 +329,10 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
 
     ``reference_over_scope`` = reference tok/s/GPU ÷ the larger scope's at the same tok/s/user (above 1: the
     reference, e.g. one node, delivers more per GPU); ``status`` says ``not measured`` when either side has no value
-    at that target. ``n_gpus``/``reference_n_gpus`` give the GPU-count range along each frontier.
+    at that target. ``n_gpus``/``reference_n_gpus`` give the GPU-count range along each frontier. ``confounders``
+    names what else differs between the points the two readings come from (``SCOPE_CONFOUNDERS``; "none" when
+    nothing does, empty when not measured), ``confounder_detail`` gives the values, and ``clean`` marks a measured
+    reading with no confounder.
     """
     keys = list(by) + ["gpu_family", "precision", "target_tok_s_per_user"]
     rows = []
@@ -260,8 +360,25 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
                     "reference_tok_s_per_gpu": ref["tok_s_per_gpu"],
                     "reference_over_scope": ref["tok_s_per_gpu"] / other["tok_s_per_gpu"] if both else np.nan,
                     "status": status,
+                    **_scope_confounders(ref, other, measured=both),
                 })
-    return pd.DataFrame(rows)
+    columns = keys + ["scope", "hardware", "tok_s_per_gpu", "n_gpus", "reference", "reference_n_gpus",
+                      "reference_tok_s_per_gpu", "reference_over_scope", "status", "confounders",
+                      "confounder_detail", "clean"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _scope_confounders(ref: pd.Series, other: pd.Series, *, measured: bool) -> dict:
+    if not measured:
+        return {"confounders": "", "confounder_detail": "", "clean": False}
+    names, details = [], []
+    for col, label in SCOPE_CONFOUNDERS.items():
+        a, b = ref.get(f"setup_{col}", ""), other.get(f"setup_{col}", "")
+        if a != b:
+            names.append(label)
+            details.append(f"{label} {a} vs {b}")
+    return {"confounders": ", ".join(names) if names else "none", "confounder_detail": "; ".join(details),
+            "clean": not names}
 
 
 def denominator_effect(fronts: pd.DataFrame, *, by: Sequence[str] = ("hardware", "precision", "scope")
@@ -286,13 +403,6 @@ def pair_label(row: pd.Series | dict, columns: Sequence[str]) -> str:
     return fr.group_label(row, columns)
 
 
-def _span(values: pd.Series) -> str:
-    values = values.dropna()
-    if values.empty:
-        return "n/a"
-    return f"{values.min():.2f}–{values.max():.2f}× (median {values.median():.2f}×)"
-
-
 def clean_pairs(matched: pd.DataFrame) -> pd.DataFrame:
     """Matched pairs with a ratio whose two sides differ only in run date and container image (no parallelism,
     GPU-count, framework or speculative-decoding confounder): the closest the snapshot gets to changing only the
@@ -300,132 +410,49 @@ def clean_pairs(matched: pd.DataFrame) -> pd.DataFrame:
     if matched.empty:
         return matched
     has = matched["ratio_median"].notna()
-    only_time = matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none", "date", "image"})
+    only_time = matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none"} | CLEAN_DIFFERENCES)
     return matched[has & only_time]
 
 
-def precision_summary(envelope: pd.DataFrame, matched: pd.DataFrame, *, wide_gap: float = fr.WIDE_GAP) -> dict:
-    """The numbers the precision headline quotes: the full range of the envelope ratios (every level of every
-    envelope's shared range), how many envelopes dip below 1, the range at levels read between close points, and
-    the clean pairs' medians."""
-    env = envelope[envelope["ratio_median"].notna()] if len(envelope) else envelope
-    clean = clean_pairs(matched)
+def held_equal(match: Sequence[str] = PRECISION_MATCH, columns: dict = CONFOUNDERS) -> list[str]:
+    """What a clean pair holds equal: the match columns plus every confounder column except date and image."""
+    return list(match) + [c for c, label in columns.items() if label not in CLEAN_DIFFERENCES]
+
+
+def precision_summary(envelope: pd.DataFrame, matched: pd.DataFrame, *, wide_gap: float = fr.WIDE_GAP,
+                      low: str = "fp4", high: str = "fp8") -> dict:
+    """The numbers the precision page quotes. Clean pairs (the headline): how many, the median and range of their
+    medians, every level of them together, and how many go above the roofline's bytes ratio. Envelopes and
+    matched pairs (confounded): the full range of their ratios (every level of every shared range), how many dip
+    below 1 or go above the bytes ratio, the range at levels read between close points, the widest gap."""
+    env = with_bytes_ratio(envelope[envelope["ratio_median"].notna()] if len(envelope) else envelope,
+                           low=low, high=high)
+    clean = with_bytes_ratio(clean_pairs(matched), low=low, high=high)
+    n_env = len(env)
     return {
-        "n_envelopes": len(env),
-        "ratio_min": env["ratio_min"].min() if len(env) else np.nan,
-        "ratio_max": env["ratio_max"].max() if len(env) else np.nan,
-        "n_below_1": int((env["ratio_min"] < 1).sum()) if len(env) else 0,
-        "median_of_medians": env["ratio_median"].median() if len(env) else np.nan,
-        "median_min": env["ratio_median"].min() if len(env) else np.nan,
-        "median_max": env["ratio_median"].max() if len(env) else np.nan,
-        "ratio_min_close": env["ratio_min_close"].min() if len(env) else np.nan,
-        "ratio_max_close": env["ratio_max_close"].max() if len(env) else np.nan,
-        "n_wide_gap": int((env["widest_gap"] > wide_gap).sum()) if len(env) else 0,
-        "widest_gap": env["widest_gap"].max() if len(env) else np.nan,
         "n_clean": len(clean),
+        "clean_median": clean["ratio_median"].median() if len(clean) else np.nan,
         "clean_min": clean["ratio_median"].min() if len(clean) else np.nan,
         "clean_max": clean["ratio_median"].max() if len(clean) else np.nan,
-        "clean_median": clean["ratio_median"].median() if len(clean) else np.nan,
+        "clean_level_min": clean["ratio_min"].min() if len(clean) else np.nan,
+        "clean_level_max": clean["ratio_max"].max() if len(clean) else np.nan,
+        "n_clean_beyond_bytes": int(clean["beyond_bytes"].sum()) if len(clean) else 0,
+        "n_clean_beyond_roofline": int(clean["beyond_roofline"].sum()) if len(clean) else 0,
+        "n_clean_median_beyond_bytes": int((clean["ratio_median"] > clean["bytes_ratio"]).sum()) if len(clean) else 0,
+        "n_envelopes": n_env,
+        "ratio_min": env["ratio_min"].min() if n_env else np.nan,
+        "ratio_max": env["ratio_max"].max() if n_env else np.nan,
+        "n_below_1": int((env["ratio_min"] < 1).sum()) if n_env else 0,
+        "n_beyond_bytes": int(env["beyond_bytes"].sum()) if n_env else 0,
+        "n_beyond_roofline": int(env["beyond_roofline"].sum()) if n_env else 0,
+        "median_of_medians": env["ratio_median"].median() if n_env else np.nan,
+        "median_min": env["ratio_median"].min() if n_env else np.nan,
+        "median_max": env["ratio_median"].max() if n_env else np.nan,
+        "ratio_min_close": env["ratio_min_close"].min() if n_env else np.nan,
+        "ratio_max_close": env["ratio_max_close"].max() if n_env else np.nan,
+        "n_wide_gap": int((env["widest_gap"] > wide_gap).sum()) if n_env else 0,
+        "widest_gap": env["widest_gap"].max() if n_env else np.nan,
     }
-
-
-def describe_precision_headline(summary: dict, *, low: str = "fp4", high: str = "fp8",
-                                wide_gap: float = fr.WIDE_GAP) -> tuple[str, str]:
-    """The headline sentence (full range of low/high ratios, values below 1 included) and a paragraph on why the
-    extremes are rough, ending with the clean pairs as the best estimate. Says "ratio", not "fp4 gives": the
-    compared frontiers differ in more than precision."""
-    s = summary
-    if not s["n_envelopes"]:
-        return f"No hardware × scope measured {low} and {high} over a shared tok/s/user range.", ""
-    headline = (f"{low}/{high} tok/s/GPU at equal tok/s/user ranges from {s['ratio_min']:.2f}× to "
-                f"{s['ratio_max']:.2f}× across the shared tok/s/user range of {s['n_envelopes']} hardware × scope "
-                f"envelopes; {s['n_below_1']} of them dip below 1× ({high} ahead) somewhere.")
-    text = (f"Each envelope's median over its "
-            f"shared range lies between {s['median_min']:.2f}× and {s['median_max']:.2f}× (median "
-            f"{s['median_of_medians']:.2f}×). ")
-    narrower = s["ratio_min_close"] > s["ratio_min"] or s["ratio_max_close"] < s["ratio_max"]
-    text += (f"Both extremes are rough: each frontier has only a few points in a down-sampled snapshot (neighbouring "
-             f"points up to {s['widest_gap']:.1f}× apart in tok/s/user; {s['n_wide_gap']} envelopes have a gap wider "
-             f"than {wide_gap:g}×) and the ratio swings where one side's frontier drops steeply between them. ")
-    if narrower:
-        text += (f"At levels where both frontiers have points within {wide_gap:g}× the range is "
-                 f"{s['ratio_min_close']:.2f}–{s['ratio_max_close']:.2f}×. ")
-    else:
-        text += (f"Keeping only levels read between points within {wide_gap:g}× does not narrow it, so the extremes "
-                 "come from steep frontiers, not only from gaps. ")
-    if s["n_clean"]:
-        text += (f"Best estimate: the {s['n_clean']} matched pairs that differ only in run date and container "
-                 f"image give {s['clean_min']:.2f}–{s['clean_max']:.2f}× (median {s['clean_median']:.2f}×).")
-    else:
-        text += "No matched pair differs only in date and image, so there is no clean estimate."
-    return headline, text
-
-
-def describe_precision(envelope: pd.DataFrame, matched: pd.DataFrame, *, low: str = "fp4",
-                       high: str = "fp8") -> str:
-    """Markdown prose from the envelope and strictly matched precision comparisons."""
-    lines = []
-    if len(envelope):
-        lines.append(f"Per hardware × scope envelope (all frameworks and speculative-decoding settings pooled), "
-                     f"{low}/{high} tok/s/GPU at equal tok/s/user: median across the overlap "
-                     f"{_span(envelope['ratio_median'])} over {envelope['ratio_median'].notna().sum()} groups; "
-                     f"full range {envelope['ratio_min'].min():.2f}–{envelope['ratio_max'].max():.2f}×; "
-                     f"at the fastest per-user end of the overlap {_span(envelope['ratio_fastest_end'])}; at the "
-                     f"capacity end {_span(envelope['ratio_capacity_end'])}.")
-    if len(matched):
-        has = matched["ratio_median"].notna()
-        clean = clean_pairs(matched)
-        lines.append(f"Matched pairs (same hardware, framework, scope, lengths, speculative decoding; other settings "
-                     f"may differ): {len(matched)} in the data, {int(has.sum())} with an overlapping tok/s/user "
-                     f"range; their median {low}/{high} ratios span {_span(matched['ratio_median'])}, and every "
-                     f"level together {matched['ratio_min'].min():.2f}–{matched['ratio_max'].max():.2f}×. "
-                     f"{len(clean)} of them differ only in date/image (no parallelism or GPU-count confounder)"
-                     + (f": {_span(clean['ratio_median'])}." if len(clean) else "."))
-        missing = matched[~has]
-        if len(missing):
-            lines.append(f"{len(missing)} pairs have no tok/s/user level measured at both precisions "
-                         "(the snapshot keeps ≤5 concurrencies per configuration), so no ratio is read there.")
-    return "\n\n".join(lines)
-
-
-def describe_steps(summary: pd.DataFrame, *, low: str = "fp8", high: str = "bf16") -> str:
-    """Markdown prose for step-timing precision pairs."""
-    if summary.empty:
-        return f"No step-timing points measured at both {low} and {high}."
-    parts = [f"{r['model']} ({r['framework']}, context {r['context_len']:g}): {r['ratio_min']:.2f}–"
-             f"{r['ratio_max']:.2f}× (median {r['ratio_median']:.2f}×, {int(r['n_batches'])} batches)"
-             for _, r in summary.iterrows()]
-    slower = bool((summary["ratio_max"] < 1).all())  # every matched batch, every group
-    verdict = (f"{low} is slower than {high} at every matched batch" if slower
-               else f"{low} is not uniformly slower than {high}")
-    return (f"Same GPU, model shape, batch and context, only the precision changed — {low} tok/s ÷ {high} tok/s: "
-            + "; ".join(parts) + f". {verdict}: on this stack the activations are quantised by separate, unfused "
-            "kernels, which cost more time than halving the weight bytes saves. A real result, not an error: the "
-            "saving needs the quantisation fused into neighbouring kernels, and this sweep shows the cost when it "
-            "is not.")
-
-
-def describe_scope(comparison: pd.DataFrame, capacity: pd.DataFrame, *, reference_scope: str = "node") -> str:
-    """Markdown prose: reference ÷ larger deployment tok/s/GPU at equal interactivity, which side is better per
-    GPU, and what was not measured."""
-    lines = []
-    measured = comparison[comparison["status"] == "measured"]
-    for _, r in measured.iterrows():
-        ratio = r["reference_over_scope"]
-        better = (f"the {reference_scope} is better per GPU here" if ratio > 1 else
-                  f"the {r['scope']} deployment is better per GPU here" if ratio < 1 else "equal per GPU")
-        lines.append(f"- {r['gpu_family']} {r['precision']} at {r['target_tok_s_per_user']:g} tok/s/user: "
-                     f"{r['reference']} ({r['reference_n_gpus']} GPUs) {r['reference_tok_s_per_gpu']:,.0f} vs "
-                     f"{r['hardware']} {r['scope']} ({r['n_gpus']} GPUs) {r['tok_s_per_gpu']:,.0f} tok/s/GPU — "
-                     f"{reference_scope} ÷ {r['scope']} = {ratio:.2f}× ({better}).")
-    n_not = int((comparison["status"] != "measured").sum())
-    single = capacity[(capacity["scope"] == "single-gpu")]
-    single_measured = single["status"].eq("measured").any()
-    tail = [f"{n_not} scope comparisons are not measured (one side has no frontier point range covering the "
-            "level, or no data at that scope)."]
-    if not single_measured:
-        tail.append("One GPU alone: not measured for any family in this selection.")
-    return "\n".join(lines + [""] + tail) if lines else " ".join(tail)
 
 
 def plotted_targets(capacity: pd.DataFrame, *, targets: Sequence[float], min_share: float = 0.5
@@ -442,22 +469,23 @@ def plotted_targets(capacity: pd.DataFrame, *, targets: Sequence[float], min_sha
     return [t for t, _, _ in kept], note
 
 
+def drop_unmeasured(bars: pd.DataFrame, *, x: str, targets: Sequence[float]) -> tuple[pd.DataFrame, list[str]]:
+    """Rows of ``bars`` whose ``x`` group has a value or a lower bound at one of ``targets`` at least, and the
+    groups left out (nothing to draw for them)."""
+    if bars.empty:
+        return bars, []
+    at = bars[bars["target_tok_s_per_user"].isin([float(t) for t in targets])]
+    value = at["tok_s_per_gpu"].notna()
+    if "lower_bound_tok_s_per_gpu" in at:
+        value |= at["lower_bound_tok_s_per_gpu"].notna()
+    drawn = set(at.loc[value, x])
+    dropped = [g for g in dict.fromkeys(bars[x]) if g not in drawn]
+    return bars[bars[x].isin(drawn)], dropped
+
+
 def scope_bars_table(capacity: pd.DataFrame, *, families: Sequence[str]) -> pd.DataFrame:
     """Rows of ``scope_capacity`` for some families, labelled ``hardware · scope`` and ordered family, scope."""
     rows = capacity[capacity["gpu_family"].isin(families) & (capacity["hardware"] != "")].copy()
     rows["where"] = rows["hardware"] + " · " + rows["scope"]
     rows["scope_rank"] = rows["scope"].map({s: i for i, s in enumerate(SCOPE_ORDER)})
     return rows.sort_values(["gpu_family", "scope_rank", "hardware", "precision"], ignore_index=True)
-
-
-def describe_denominator(effect: pd.DataFrame, *, denominator: str) -> str:
-    """Markdown: how much a decode-only denominator would raise disaggregated frontier points."""
-    if effect.empty:
-        return "No disaggregated frontier points: the decode-only and all-GPU denominators agree."
-    span = f"{effect['decode_over_all_min'].min():.2f}–{effect['decode_over_all_max'].max():.2f}×"
-    if denominator == "all":
-        return (f"Counting decode GPUs only (as InferenceX's `output_tput_per_gpu` does) would raise the per-GPU "
-                f"throughput of disaggregated frontier points by {span}. The prefill GPUs are part of the "
-                "deployment, so this report divides by all of them.")
-    return (f"This report divides by decode GPUs only: disaggregated points read {span} higher than they would "
-            "per GPU of the whole deployment (prefill GPUs are not counted).")

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis import compare, frontier as fr
+from analysis.pages import precision_scope as page
 from analysis.schema import to_points
 from test_frontier import brute_force_front, log_interp
 
@@ -112,7 +113,8 @@ def test_h200_fp8_is_slower_than_bf16_at_every_matched_batch(raw_points):
     graph70 = summary[(summary["model"] == "llama-3.1-70b-tp8-shard") & (summary["framework"] == "pytorch-cudagraph")]
     assert graph70["ratio_median"].iloc[0] == pytest.approx(
         np.median([b[k] / a[k] for k in common if k[0] == "llama-3.1-70b-tp8-shard" and k[1] == "pytorch-cudagraph"]))
-    assert "slower than bf16 at every matched batch" in compare.describe_steps(summary)
+    assert "slower than bf16 at every matched batch" in page.steps_text(summary)
+    assert page.steps_title(pairs).endswith("fp8 slower at all 34 matched batches")
 
 
 def test_scope_capacity_marks_single_gpu_not_measured_and_reads_racks(snapshot_1k1k):
@@ -151,13 +153,21 @@ def test_denominator_effect_is_all_over_decode_gpus_of_frontier_points(snapshot_
 def test_scope_prose_says_which_side_is_better_per_gpu(snapshot_1k1k):
     cap = compare.scope_capacity(snapshot_1k1k, targets=[50, 100])
     cmp = compare.scope_comparison(cap)
-    text = compare.describe_scope(cmp, cap)
+    text = page.scope_text(cmp, cap)
     row = cmp[(cmp["gpu_family"] == "B200") & (cmp["precision"] == "fp8") & (cmp["hardware"] == "B200")
               & (cmp["scope"] == "multi-node") & (cmp["target_tok_s_per_user"] == 100)].iloc[0]
     assert row["reference_over_scope"] == pytest.approx(3.36, abs=0.01)
     assert "node ÷ multi-node = 3.36× (the node is better per GPU here)" in text
     assert "node ÷ rack = 0.30× (the rack deployment is better per GPU here)" in text
     assert "keeps" not in text
+    # every measured reading says what else differs: here the node runs aggregated, the multi-node disaggregated
+    assert (cmp.loc[cmp["status"] == "measured", "confounders"] != "").all()
+    assert "disaggregation" in row["confounders"]
+    assert "disaggregation aggregated vs disaggregated" in row["confounder_detail"]
+    assert text.count("Confounded by") == int((cmp["status"] == "measured").sum())
+    # none is clean, so scope has no headline number
+    headline = page.scope_headline(cmp)
+    assert "no headline number" in headline and "÷ rack =" not in headline
     # B300 fp4 node starts at 52.6 tok/s/user: at 50 it is a lower bound, not a blank
     b300 = cap[(cap["hardware"] == "B300") & (cap["scope"] == "node") & (cap["precision"] == "fp4")
                & (cap["target_tok_s_per_user"] == 50)].iloc[0]
@@ -180,7 +190,7 @@ def test_widest_gap_and_close_levels_come_from_the_bracketing_points():
     assert out["ratio_at_15"] == pytest.approx(fr.capacity_at(a, [15])[0] / fr.capacity_at(b, [15])[0])
 
 
-def test_precision_headline_quotes_the_full_range_below_1_and_the_clean_pairs(snapshot_1k1k):
+def test_precision_headline_is_the_clean_pairs_and_the_envelope_range_is_labelled_confounded(snapshot_1k1k):
     envelope = compare.precision_pairs(snapshot_1k1k, match=compare.ENVELOPE_MATCH)
     matched = compare.precision_pairs(snapshot_1k1k)
     summary = compare.precision_summary(envelope, matched)
@@ -192,11 +202,86 @@ def test_precision_headline_quotes_the_full_range_below_1_and_the_clean_pairs(sn
     clean = matched[matched["confounders"].isin(["date, image", "date", "image"]) & matched["ratio_median"].notna()]
     assert summary["n_clean"] == len(clean) == 2
     assert (summary["clean_min"], summary["clean_max"]) == (clean["ratio_median"].min(), clean["ratio_median"].max())
-    headline, detail = compare.describe_precision_headline(summary)
-    assert "ranges from 0.23× to 24.00×" in headline and "4 of them dip below 1× (fp8 ahead)" in headline
-    assert "gives" not in headline
-    assert "Best estimate: the 2 matched pairs that differ only in run date and container image give 1.53–1.88× " \
-           "(median 1.70×)" in detail
+    assert summary["clean_median"] == pytest.approx(clean["ratio_median"].median())
+    headline = page.precision_headline(summary, compare.clean_pairs(matched), model="DeepSeek-R1-0528", isl=1024,
+                                       osl=1024, denominator_text="all GPUs")
+    assert "fp4 delivers 1.70× the tok/s/GPU of fp8 at equal tok/s/user" in headline
+    assert ("(median of 2 clean pairs, which differ only in run date and container image: B200 · trt · node · none "
+            "1.53×, MI355X · sglang · node · mtp 1.88×)") in headline
+    assert "24.00" not in headline and "0.23" not in headline
+    env = page.envelope_text(summary)
+    assert env.startswith("Confounded, not an effect of precision")
+    assert "runs from 0.23× to 24.00×" in env and "4 dip below 1× (fp8 ahead)" in env
+    # every envelope goes beyond the roofline bytes ratio somewhere
+    with_bytes = compare.with_bytes_ratio(envelope[envelope["ratio_median"].notna()])
+    assert summary["n_beyond_bytes"] == int((with_bytes["ratio_max"] > with_bytes["bytes_ratio"]).sum()) == 8
+
+
+def test_roofline_bytes_ratio_reads_fp4_as_the_vendors_format():
+    assert compare.fp4_bytes_ratio("B200") == pytest.approx(8 / 4.5)        # NVFP4: 4-bit + FP8 scale per 16
+    assert compare.fp4_bytes_ratio("GB200 NVL72") == pytest.approx(8 / 4.5)
+    assert compare.fp4_bytes_ratio("MI355X") == pytest.approx(8 / 4.25)     # MXFP4: 4-bit + 8-bit scale per 32
+    assert compare.fp4_bytes_ratio("no such GPU") == pytest.approx(8 / 4.5)
+    # the compute-bound bound: dense tensor-core rates from the spec table
+    assert compare.math_rate_ratio("B200") == pytest.approx(9000 / 4500)
+    assert compare.math_rate_ratio("B300") == pytest.approx(14000 / 4500)
+    assert np.isnan(compare.math_rate_ratio("H200 SXM"))  # no FP4 tensor cores
+    pairs = compare.with_bytes_ratio(pd.DataFrame({"hardware": ["B200", "MI355X", "B200", "H200 SXM"],
+                                                   "ratio_max": [1.9, 1.85, 2.1, 1.8]}))
+    assert pairs["beyond_bytes"].tolist() == [True, False, True, True]
+    assert pairs["beyond_roofline"].tolist() == [False, False, True, True]
+
+
+def test_ratio_curves_read_each_pair_across_its_shared_range():
+    base = dict(model="m", hardware="B200", framework="f", scope="node", isl=1, osl=1, spec_decode="none",
+                n_gpus=8, tp=8, concurrency=4)
+    rows = [{**base, "precision": p, "tok_s_per_user": u, "output_tok_s": o, "date": d}
+            for p, u, o, d in [("fp8", 100.0, 800.0, "a"), ("fp8", 40.0, 1600.0, "a"),
+                               ("fp4", 120.0, 1200.0, "b"), ("fp4", 50.0, 2400.0, "b")]]
+    points = to_points(rows)
+    pairs = compare.precision_pairs(points)
+    curves = compare.ratio_curves(points, pairs)
+    assert len(curves) == 25 and set(curves["label"]) == {"B200 · f · node · none"}
+    assert curves["tok_s_per_user"].min() == pytest.approx(50.0) and curves["tok_s_per_user"].max() == 100.0
+    fp4 = fr.capacity_at(fr.frontier(points[points["precision"] == "fp4"], by=["model"]), curves["tok_s_per_user"])
+    fp8 = fr.capacity_at(fr.frontier(points[points["precision"] == "fp8"], by=["model"]), curves["tok_s_per_user"])
+    assert curves["ratio"].to_numpy() == pytest.approx(fp4 / fp8)
+    assert np.median(curves["ratio"]) == pytest.approx(pairs["ratio_median"].iloc[0])
+
+
+def _scope_points(rack_setup: dict) -> pd.DataFrame:
+    node = dict(model="m", hardware="B200", scope="node", precision="fp8", isl=1, osl=1, framework="sglang",
+                spec_decode="none", disagg=False, ep=1, tp=8, n_gpus=8)
+    rack = {**node, "hardware": "GB200 NVL72", "scope": "rack", "n_gpus": 16, "tp": 16, **rack_setup}
+    rows = []
+    for side, scale in ((node, 1.0), (rack, 2.0)):
+        for u, g in ((40.0, 400.0), (80.0, 100.0)):
+            rows.append({**side, "tok_s_per_user": u, "output_tok_s": g * scale * side["n_gpus"],
+                         "concurrency": g * scale * side["n_gpus"] / u})
+    return to_points(rows)
+
+
+def test_scope_reading_lists_framework_disaggregation_and_ep_width():
+    points = _scope_points({"framework": "dynamo-trt", "disagg": True, "ep": 8})
+    cap = compare.scope_capacity(points, targets=[60])
+    cmp = compare.scope_comparison(cap)
+    row = cmp[(cmp["hardware"] == "GB200 NVL72") & (cmp["status"] == "measured")].iloc[0]
+    assert row["reference_over_scope"] == pytest.approx(0.5)  # the rack side has twice the tok/s/GPU everywhere
+    assert row["confounders"] == "framework, disaggregation, EP width"
+    assert row["confounder_detail"] == ("framework sglang vs dynamo-trt; disaggregation aggregated vs "
+                                        "disaggregated; EP width 1 vs 8")
+    assert not row["clean"]
+    headline = page.scope_headline(cmp)
+    assert "no headline number" in headline and "0.50" not in headline
+    assert "Confounded by framework sglang vs dynamo-trt" in page.scope_text(cmp, cap)
+
+
+def test_clean_scope_reading_reaches_the_headline():
+    points = _scope_points({})
+    cmp = compare.scope_comparison(compare.scope_capacity(points, targets=[60]))
+    row = cmp[(cmp["hardware"] == "GB200 NVL72") & (cmp["status"] == "measured")].iloc[0]
+    assert row["confounders"] == "none" and row["clean"]
+    assert "B200 fp8 at 60 tok/s/user, node ÷ rack = 0.50×" in page.scope_headline(cmp)
 
 
 def test_plotted_targets_drop_levels_that_are_mostly_not_measured():

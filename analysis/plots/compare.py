@@ -1,0 +1,163 @@
+"""Figures for precision and scope comparisons: clean-pair ratios against interactivity, capacity bars at equal
+interactivity, and step-timing precision ratios against batch size.
+
+Colour is precision wherever bars are drawn (as in the frontier figures); legends sit outside the data and every
+log axis says so in its label.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
+
+from analysis.plots.frontier import PRECISION_COLORS, USER_LABEL, gpu_label
+
+LOG = " (log scale)"
+
+
+def _wrap(label: str, width: int = 8) -> str:
+    """One line per `` · `` part, long parts broken at spaces: tick labels that fit under a bar pair unrotated."""
+    return "\n".join(textwrap.fill(part, width, break_on_hyphens=False, break_long_words=False)
+                     for part in str(label).split(" · "))
+
+
+NICE_TICKS = [1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000]
+
+
+def _plain_log_ticks(ax, values: np.ndarray) -> None:
+    """Plain-number ticks on a log x axis (``60``, not ``6×10¹``), from a fixed list inside the data range."""
+    values = values[np.isfinite(values) & (values > 0)]
+    if not len(values):
+        return
+    lo, hi = values.min(), values.max()
+    ticks = [t for t in NICE_TICKS if lo / 1.05 <= t <= hi * 1.05] or [round(lo), round(hi)]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:g}" for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low: str = "fp4", high: str = "fp8",
+                 ax=None, title: str | None = None):
+    """``low``/``high`` tok/s/GPU against tok/s/user, one line per pair (``curves``: ``label``, ``tok_s_per_user``,
+    ``ratio``), each pair's roofline bytes ratio as a dashed line of its colour, and 1× (no gain) in grey."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 4.2))
+    bytes_ratios = bytes_ratios or {}
+    for i, (label, grp) in enumerate(curves.groupby("label", sort=True)):
+        color = f"C{i}"
+        grp = grp.sort_values("tok_s_per_user")
+        ax.plot(grp["tok_s_per_user"], grp["ratio"], color=color, marker="o", markersize=3, label=str(label))
+        if label in bytes_ratios and np.isfinite(bytes_ratios[label]):
+            ax.axhline(bytes_ratios[label], color=color, linestyle="--", linewidth=1.0,
+                       label=f"roofline bytes ratio {bytes_ratios[label]:.2f}× ({label.split(' · ')[0]})")
+    ax.axhline(1.0, color="#555555", linewidth=0.8, label=f"1×: {low} and {high} equal")
+    ax.set_xscale("log")
+    _plain_log_ticks(ax, curves["tok_s_per_user"].to_numpy(float))
+    ax.set_xlabel(USER_LABEL + LOG)
+    ax.set_ylabel(f"tok/s/GPU {low} ÷ {high}\nat equal tok/s/user")
+    top = np.nanmax(curves["ratio"].to_numpy(float)) if len(curves) else 2.0
+    ax.set_ylim(0, max(top, max(bytes_ratios.values(), default=1.0)) * 1.15)
+    ax.set_title(title or f"{low} ÷ {high} over each pair's shared tok/s/user range")
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, which="major", alpha=0.3)
+    return ax
+
+
+def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "precision",
+                  hue_order: Sequence[str] = ("fp8", "fp4"), ratio: tuple[str, str] | None = ("fp4", "fp8"),
+                  ratio_label: str | None = None, targets: Sequence[float] = (50, 100, 200),
+                  denominator: str = "all", title: str | None = None):
+    """Grouped bars of tok/s/GPU at each target tok/s/user (one panel per target), ``ratio[0]/ratio[1]`` written
+    over every group where both bars exist (in grey italics: ``ratio_label`` names what the ratio is, e.g. a
+    confounded envelope ratio, in the legend). A group only measured faster than the target gets a hatched bar at
+    its lower bound marked "≥" (when ``capacity`` has ``reading``/``lower_bound_tok_s_per_gpu``); one faster than
+    anything measured gets no bar and "n/m". Ratios read across a wide gap between frontier points get a "~".
+
+    ``capacity`` is long: columns ``x``, ``hue``, ``target_tok_s_per_user``, ``tok_s_per_gpu``.
+    Returns the array of Axes.
+    """
+    targets = list(targets)
+    labels = list(dict.fromkeys(capacity[x]))
+    has_reading = "reading" in capacity.columns
+    panel_width = max(4.0, 0.62 * len(labels) + 1.0)
+    fig, axes = plt.subplots(1, len(targets), figsize=(panel_width * len(targets) + 1.2, 4.8), sharey=True,
+                             squeeze=False)
+    width = 0.8 / max(1, len(hue_order))
+    for ax, t in zip(axes.flat, targets):
+        at = capacity[capacity["target_tok_s_per_user"] == float(t)]
+        table = at.pivot_table(index=x, columns=hue, values="tok_s_per_gpu", aggfunc="first").reindex(labels)
+        if has_reading:
+            reading = at.pivot_table(index=x, columns=hue, values="reading", aggfunc="first").reindex(labels)
+            floor = at.pivot_table(index=x, columns=hue, values="lower_bound_tok_s_per_gpu",
+                                   aggfunc="first").reindex(labels)
+        pos = np.arange(len(labels))
+        for i, h in enumerate(hue_order):
+            values = table[h].to_numpy(float) if h in table else np.full(len(labels), np.nan)
+            color = PRECISION_COLORS.get(h, f"C{i}")
+            bars = ax.bar(pos + (i - (len(hue_order) - 1) / 2) * width, np.nan_to_num(values, nan=0.0), width,
+                          color=color, label=h)
+            lows = floor[h].to_numpy(float) if has_reading and h in floor else np.full(len(labels), np.nan)
+            for bar, v, lb in zip(bars, values, lows):
+                xc = bar.get_x() + bar.get_width() / 2
+                if not np.isfinite(v) and np.isfinite(lb):
+                    ax.bar(xc, lb, bar.get_width(), color="white", edgecolor=color, hatch="///", linewidth=0.8)
+                    ax.annotate("≥", (xc, lb), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7,
+                                color=color)
+                elif not np.isfinite(v):
+                    # axes-fraction y: a log axis has no zero to stand a missing bar on
+                    ax.text(xc, 0.02, "n/m", transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                            fontsize=6, color="#777777", rotation=90)
+        if ratio is not None and ratio[0] in table and ratio[1] in table:
+            r = table[ratio[0]] / table[ratio[1]]
+            tops = table[[ratio[0], ratio[1]]].max(axis=1)
+            rough = (reading[[ratio[0], ratio[1]]] == "wide gap").any(axis=1) if has_reading else \
+                pd.Series(False, index=table.index)
+            for p, rv, top, wide in zip(pos, r, tops, rough):
+                if np.isfinite(rv):
+                    ax.annotate(f"{'~' if wide else ''}{rv:.2g}×", (p, top), textcoords="offset points",
+                                xytext=(0, 3), ha="center", fontsize=7, fontstyle="italic", color="#555555")
+        ax.set_yscale("log")
+        ax.set_xticks(pos)
+        ax.set_xticklabels([_wrap(label) for label in labels], fontsize=7.5)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
+        ax.set_title(f"at {t:g} tok/s/user", fontsize=10)
+        ax.grid(True, axis="y", which="major", alpha=0.3)
+    axes[0, 0].set_ylabel(gpu_label(denominator) + LOG)
+    handles, texts = axes[0, -1].get_legend_handles_labels()
+    if has_reading:
+        handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="#444444", hatch="///"))
+        texts.append("≥: lower bound\n(only measured faster)")
+    if ratio is not None:
+        handles.append(Line2D([], [], linestyle=""))
+        texts.append(textwrap.fill(f"n.n×: {ratio_label or f'{ratio[0]}/{ratio[1]} ratio'}; ~ read across a "
+                                   "wide gap", 26))
+    # outside the last panel: inside, it would sit on bars
+    axes[0, -1].legend(handles, texts, title=hue, fontsize=8, frameon=False, loc="upper left",
+                       bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(title or "tok/s/GPU at equal interactivity (n/m: not measured at that level)", fontsize=11)
+    fig.tight_layout()
+    return axes
+
+
+def step_ratio(pairs: pd.DataFrame, *, low: str = "fp8", high: str = "bf16", ax=None, title: str | None = None):
+    """Step-timing pairs: tok/s ratio low/high against batch size, one line per model × launch × context."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 4.2))
+    for (model, framework, ctx), grp in pairs.groupby(["model", "framework", "context_len"], sort=True):
+        grp = grp.sort_values("batch_size")
+        ax.plot(grp["batch_size"], grp["ratio"], marker="o", markersize=4,
+                linestyle="-" if "cudagraph" in framework else "--", label=f"{model} · {framework} · ctx {ctx:g}")
+    ax.axhline(1.0, color="#555555", linewidth=0.8, label=f"1×: {low} as fast as {high}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size (sequences per decode step)" + LOG)
+    ax.set_ylabel(f"tok/s {low} ÷ tok/s {high}\n(1 GPU, same batch and context)")
+    ax.set_title(title or f"{low} against {high} at equal batch and context (below 1: {low} is slower)")
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, alpha=0.3)
+    return ax

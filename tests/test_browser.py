@@ -1,0 +1,162 @@
+"""Every rendered report opened in a real browser at 1,400 px: a real title, a link back to the index, no table wider
+than the window, no console error, and nothing fetched but the page itself (``file:``) and inline ``data:`` URIs.
+
+Playwright drives Debian's chromium (``apt-get install chromium``; ``.ci/run`` installs it). Playwright's own
+browser download is never used. Where no chromium exists the tests are skipped with a message. The suite is
+rendered once per test session with the suite runner, and each page is opened once; the checks read what was seen.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from analysis import config, report
+
+WIDTH = 1400
+HEIGHT = 900
+CHROMIUM = os.environ.get("PERFCLAIMS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+NO_BROWSER = ("no chromium to drive: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does) "
+              "or set PERFCLAIMS_CHROMIUM to a chromium binary")
+
+# Reports with a table wider than 1,400 px today (issue 14): the claim cards' evidence tables. Their owner is
+# narrowing them; they xfail (not strict) so a fix shows as XPASS and the entry can go. Every other page, the
+# precision-and-scope page included, must fit.
+WIDE_TABLES_PREFIXES = ("50-claim-card",)
+TITLE_AND_LINK_REASON = ("the report template gets a <title> and a back link to the index in a parallel change "
+                         "(issue 14); not on this branch yet")
+
+
+def _jobs() -> list[report.Job]:
+    try:
+        return report.load_suite(config.SUITE_FILE)
+    except Exception:  # a broken suite file is reported by test_report/test_suite_notebooks
+        return []
+
+
+JOBS = _jobs()
+SLUGS = [job.slug or job.notebook for job in JOBS]
+
+
+@dataclass
+class Seen:
+    """What one page showed the browser."""
+
+    title: str = ""
+    links: list = field(default_factory=list)
+    tables: list = field(default_factory=list)        # (index, left, right, width) in CSS px
+    client_width: int = 0
+    console_errors: list = field(default_factory=list)
+    requests: list = field(default_factory=list)      # every URL the page asked for
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(NO_BROWSER)
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install "
+                                                                 "-e '.[test]')")
+    with sync_api.sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        except Exception as err:  # a chromium that cannot start is the same as none
+            pytest.skip(f"{NO_BROWSER} ({CHROMIUM} did not start: {str(err).splitlines()[0]})")
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def rendered(browser, tmp_path_factory) -> Path:
+    """The whole suite rendered once into a temporary folder; returns the folder holding the report pages."""
+    out = tmp_path_factory.mktemp("reports")
+    report.run_suite(config.SUITE_FILE, out=out, date="run")
+    return out / "run"
+
+
+_SEEN: dict[str, Seen] = {}
+
+
+def _open(browser, path: Path) -> Seen:
+    seen = Seen()
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    page.on("console", lambda msg: seen.console_errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda err: seen.console_errors.append(str(err)))
+
+    def route(r):
+        seen.requests.append(r.request.url)
+        # nothing leaves the machine: a remote load is recorded and refused
+        if r.request.url.startswith(("file:", "data:")):
+            r.continue_()
+        else:
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    page.wait_for_timeout(200)  # late console messages (fonts, scripts) arrive after load
+    seen.title = page.title()
+    seen.links = page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
+    seen.client_width = page.evaluate("document.documentElement.clientWidth")
+    seen.tables = page.eval_on_selector_all(
+        "table", "els => els.map((t, i) => { const r = t.getBoundingClientRect();"
+                 " return [i, r.left, r.right, r.width]; })")
+    context.close()
+    return seen
+
+
+@pytest.fixture
+def seen(request, browser, rendered) -> Seen:
+    slug = request.param
+    if slug not in _SEEN:
+        path = rendered / f"{slug}.html"
+        if not path.exists():
+            pytest.fail(f"{slug}.html was not rendered (the suite run failed for it; see the index)")
+        _SEEN[slug] = _open(browser, path)
+    return _SEEN[slug]
+
+
+def _params(xfail_when=lambda slug: False, reason: str = ""):
+    return [pytest.param(slug, id=slug, marks=[pytest.mark.xfail(strict=False, reason=reason)]
+                         if xfail_when(slug) else []) for slug in SLUGS]
+
+
+def _wide_known(slug: str) -> bool:
+    return slug.startswith(WIDE_TABLES_PREFIXES)
+
+
+@pytest.mark.parametrize("seen", _params(lambda s: True, TITLE_AND_LINK_REASON), indirect=True)
+def test_page_has_a_real_title(seen):
+    assert seen.title.strip() and seen.title.strip() != "Notebook", f"title is {seen.title!r}"
+
+
+@pytest.mark.parametrize("seen", _params(lambda s: True, TITLE_AND_LINK_REASON), indirect=True)
+def test_page_links_back_to_the_index(seen):
+    assert any(link.split("#")[0].endswith("/index.html") for link in seen.links), seen.links[:10]
+
+
+@pytest.mark.parametrize("seen", _params(_wide_known, "tables wider than 1,400 px on this page (issue 14); its "
+                                                      "owner is narrowing them"), indirect=True)
+def test_no_table_is_wider_than_the_window(seen):
+    wide = [(i, round(w), round(right)) for i, left, right, w in seen.tables
+            if w > seen.client_width + 0.5 or right > seen.client_width + 0.5]
+    assert not wide, (f"{len(wide)} of {len(seen.tables)} tables overflow a {seen.client_width} px window "
+                      f"(table index, width, right edge): {wide}")
+
+
+@pytest.mark.parametrize("seen", _params(), indirect=True)
+def test_page_logs_no_console_error(seen):
+    assert not seen.console_errors, seen.console_errors[:5]
+
+
+@pytest.mark.parametrize("seen", _params(), indirect=True)
+def test_page_fetches_nothing_but_itself_and_inline_data(seen):
+    remote = [u for u in seen.requests if not u.startswith(("file:", "data:"))]
+    assert not remote, remote[:10]
+
+
+def test_the_suite_has_pages_to_open():
+    assert "30-precision-scope" in SLUGS and len(SLUGS) >= 5

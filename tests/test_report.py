@@ -20,6 +20,8 @@ from analysis.ingest import ingest, write_outputs
 
 from conftest import RAW, ROOT
 
+# Anything a browser would fetch on opening a page (links a reader may click are not loads).
+NETWORK_LOAD = r"""\bsrc\s*=\s*["']?(https?:)?//|<link\b|url\(\s*["']?(https?:)?//|@import|<iframe|<object|<embed"""
 HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>'
 
 
@@ -152,7 +154,7 @@ def test_every_page_has_a_csp_and_no_script(tiny):
         doc = page.read_text()
         assert csp_of(doc).startswith("default-src 'none'; img-src data:; style-src 'unsafe-inline'"), page
         assert "<script" not in doc.lower(), page
-        assert not re.search(r"""(src|href)=["']?(https?:)?//""", doc), page
+        assert not re.search(NETWORK_LOAD, doc), page
     a = (out / "2026-03-01" / "a.html").read_text()
     assert "<title>Report A: Llama on H200</title>" in a  # suite title, model and hardware from results()
     b = (out / "2026-03-01" / "b.html").read_text()
@@ -372,7 +374,7 @@ def test_share_writes_one_offline_file_with_every_report(tiny, tmp_path, capsys)
     assert "a headline 3" in doc and "b headline 5" in doc
     assert doc.count("data:image/png;base64,") >= 2
     assert csp_of(doc).startswith("default-src 'none'") and "<script" not in doc.lower()
-    assert not re.search(r"""(src|href)=["']?(https?:)?//|url\(\s*["']?https?:|@import""", doc)
+    assert not re.search(NETWORK_LOAD, doc)
     assert len(doc) < 2 * (out / "2026-03-01" / "a.html").stat().st_size
 
 
@@ -438,3 +440,15 @@ def test_make_clean_removes_only_what_the_project_generated(tmp_path):
     assert [rel for rel in generated if (proj / rel).exists()] == []
     assert not (proj / "reports" / "latest").is_symlink()
     assert all((proj / rel).exists() for rel in mine)
+
+
+def test_the_scheduled_workflow_runs_make_report_and_keeps_the_reports():
+    import yaml
+
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "report.yml").read_text())
+    triggers = flow[True]  # YAML 1.1 reads the key `on` as True
+    assert triggers["schedule"][0]["cron"].count(" ") == 4
+    steps = flow["jobs"]["report"]["steps"]
+    assert any(s.get("run") == "make report" for s in steps)
+    upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact"))
+    assert upload["with"]["path"].splitlines()[0] == "reports/" and upload.get("if") == "always()"

@@ -36,8 +36,9 @@ $(PROCESSED)/points.parquet: $(STAMP) $(RAW_STAMP) $(READERS)
 
 ingest: $(PROCESSED)/points.parquet
 
+# e.g. make report REPORT_ARGS="--jobs 1 --force"
 report: $(PROCESSED)/points.parquet
-	$(BIN)/perfclaims report
+	$(BIN)/perfclaims report $(REPORT_ARGS)
 
 share: $(STAMP)
 	$(BIN)/perfclaims share

@@ -25,6 +25,12 @@ from analysis.report.results import load_results, write_atomic
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
 
+# nbformat validates with jsonschema, which loads the optional IRI format checker `rfc3987_syntax` when installed;
+# that module compiles a grammar at import (1-3 s, more than everything else here) and no notebook schema uses the
+# `iri` format. Marking it absent (the standard `sys.modules[name] = None`) makes jsonschema skip it.
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)
+
 
 class NotebookError(RuntimeError):
     """A cell raised: ``ename``/``evalue`` as a kernel reports them."""

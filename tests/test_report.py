@@ -283,15 +283,31 @@ def test_inprocess_runs_do_not_leak_matplotlib_state_or_names(tmp_path):
     nb_dir = tmp_path / "nbs"
     nb_dir.mkdir()
     write_notebook(nb_dir, "dirty", "", "import matplotlib as mpl, matplotlib.pyplot as plt\nleaked = 1\n"
-                   "mpl.rcParams['lines.linewidth'] = 9\nplt.figure()")
+                   "mpl.rcParams['lines.linewidth'] = 9\nplt.figure()\n"
+                   "import pandas as pd\npd.set_option('display.max_rows', 3)")
     write_notebook(nb_dir, "check", "", "import matplotlib as mpl, matplotlib.pyplot as plt\n"
                    "assert mpl.rcParams['lines.linewidth'] != 9\nassert not plt.get_fignums()\n"
-                   "assert 'leaked' not in dir()\n"
+                   "assert 'leaked' not in dir()\nimport pandas as pd\nassert pd.get_option('display.max_rows') == 60\n"
                    "from analysis.report import save_results\nsave_results({'clean': True}, results_path)")
     (nb_dir / "suite.yml").write_text("notebooks: .\nreports:\n" + "".join(
         f"  - notebook: {n}\n    executor: inprocess\n" for n in ("dirty", "check")))
     assert report.run_suite(nb_dir / "suite.yml", out=tmp_path / "r", date="2026-03-01", jobs=1) == 0
     assert json.loads((tmp_path / "r" / "2026-03-01" / "check.results.json").read_text()) == {"clean": True}
+
+
+def test_a_report_that_kills_its_worker_fails_alone(tmp_path):
+    nb_dir = tmp_path / "nbs"
+    nb_dir.mkdir()
+    write_notebook(nb_dir, "crash", "", "import os\nos._exit(3)")
+    write_notebook(nb_dir, "fine", "name = ''", "import time\ntime.sleep(0.5)\n"
+                   "from analysis.report import save_results\nsave_results({'headline': name}, results_path)")
+    (nb_dir / "suite.yml").write_text("notebooks: .\nreports:\n  - notebook: crash\n    executor: inprocess\n" + "".join(
+        f"  - notebook: fine\n    slug: fine{i}\n    executor: inprocess\n    parameters: {{name: f{i}}}\n"
+        for i in range(3)))
+    assert report.run_suite(nb_dir / "suite.yml", out=tmp_path / "r", date="2026-03-01", jobs=2) == 1
+    jobs = {j["slug"]: j for j in json.loads((tmp_path / "r" / "2026-03-01" / "run.json").read_text())["jobs"]}
+    assert jobs["crash"]["status"] == "failed" and "stopped" in jobs["crash"]["error"]
+    assert [jobs[f"fine{i}"]["status"] for i in range(3)] == ["ok", "ok", "ok"]
 
 
 def test_render_notebook_renders_one_page_in_process(tmp_path):
@@ -419,6 +435,10 @@ def test_the_shipped_suite_lists_existing_notebooks_and_inputs():
             assert path.is_relative_to(ROOT / "data"), path
     cards = [j for j in suite.jobs if j.notebook == "50-claim-card"]
     assert cards and all(j.executor == "inprocess" for j in cards)
+    for card in cards:  # editing one claim reruns only its card
+        claim_files = [p for p in card.inputs if p.parent == ROOT / "data" / "claims"]
+        assert claim_files == [ROOT / "data" / "claims" / f"{card.parameters['claim']}.yaml"]
+        assert claim_files[0].is_file()
 
 
 # --- Makefile ------------------------------------------------------------------------------------

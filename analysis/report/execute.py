@@ -3,8 +3,8 @@
 Two executors: ``papermill`` starts a kernel per notebook (full isolation, the default), and ``inprocess`` runs the
 notebook's code cells in one IPython shell inside the calling process, capturing display outputs into nbformat
 outputs (no kernel start, imports paid once per worker: a claim card renders in well under a second once warm).
-Between in-process runs the namespace is reset, figures are closed and matplotlib's rcParams and the warning filters
-are restored. Either way the result is exported with the same offline template (``analysis/templates/perfclaims``).
+Between in-process runs the namespace is reset, figures are closed, and matplotlib's rcParams, pandas' options
+and the warning filters are restored. Either way the result is exported with the same offline template (``analysis/templates/perfclaims``).
 papermill, nbformat and nbconvert are imported only here, where they are used.
 """
 
@@ -187,6 +187,10 @@ def run_inprocess(src: Path, parameters: dict, cwd: Path):
         os.chdir(old_cwd)
         plt.close("all")
         matplotlib.rcParams.update(_STATE["rc"])
+        if "pandas" in sys.modules:  # display options a notebook set
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sys.modules["pandas"].reset_option("all")
         warnings.filters[:] = old_filters
         shell.reset(new_session=False)
     return nb, error

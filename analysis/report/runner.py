@@ -192,26 +192,49 @@ def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_wo
     for job in jobs:  # stale results of an earlier run of this report go before it runs
         (run_dir / job.results_name).unlink(missing_ok=True)
     n_workers = max(1, min(n_workers or os.cpu_count() or 1, len(jobs)))
-    ordered = _order(jobs, out)
-    specs = {job.name: _spec(job, run_dir, suite, stamp, out) for job in ordered}
-    done = 0
     # fork: workers start in milliseconds and re-import nothing; each report's state stays in its worker
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork" and n_workers > 1:
         preload({job.executor for job in jobs})
+    ordered = _order(jobs, out)
+    specs = {job.name: _spec(job, run_dir, suite, stamp, out) for job in ordered}
+    progress = {"done": 0}
+
+    def finished(job: Job, result: dict) -> None:
+        _place(job, result, run_dir, Path(specs[job.name]["work"]), stamp["run_date"])
+        progress["done"] += 1
+        say(f"[{progress['done']}/{len(jobs)}] {job.name} {job.status} ({job.seconds:.0f} s)"
+            + (f"  {job.error}" if job.error else ""))
+
+    lost = _pool_run(ordered, specs, n_workers, method, run_job_spec, finished)
+    # A worker that dies (a crash in native code, the OOM killer) breaks the pool for the reports queued beside it;
+    # those rerun one per fresh worker, so only the report that kills its worker fails.
+    for job in lost:
+        if _pool_run([job], specs, 1, method, run_job_spec, finished):
+            finished(job, {"status": "failed", "error": "the worker running this report stopped (crash or killed)",
+                           "results": {}, "title": job.title, "seconds": 0.0})
+
+
+def _pool_run(jobs: list[Job], specs: dict, n_workers: int, method: str, fn, finished) -> list[Job]:
+    """Run ``jobs`` in a pool, calling ``finished(job, result)`` for each; return the jobs whose worker died."""
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost = []
     with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context(method)) as pool:
-        futures = {pool.submit(run_job_spec, specs[job.name]): job for job in ordered}
+        futures = {pool.submit(fn, specs[job.name]): job for job in jobs}
         for future in as_completed(futures):
             job = futures[future]
             try:
                 result = future.result()
-            except Exception as err:  # the worker itself died: this report failed, the others go on
-                result = {"status": "failed", "error": f"worker stopped: {type(err).__name__}: {err}"[:500],
-                          "results": {}, "title": job.title, "seconds": 0.0}
-            _place(job, result, run_dir, Path(specs[job.name]["work"]), stamp["run_date"])
-            done += 1
-            say(f"[{done}/{len(jobs)}] {job.name} {job.status} ({job.seconds:.0f} s)"
-                + (f"  {job.error}" if job.error else ""))
+            except BrokenProcessPool:
+                lost.append(job)
+                continue
+            except Exception as err:  # the result could not come back: this report failed, the others go on
+                result = {"status": "failed", "error": f"{type(err).__name__}: {err}"[:500], "results": {},
+                          "title": job.title, "seconds": 0.0}
+            finished(job, result)
+    return lost
 
 
 def _place(job: Job, result: dict, run_dir: Path, work: Path, date: str) -> None:

@@ -6,7 +6,8 @@ file; default ``notebooks/``); ``parameters`` given to every notebook whose para
 (their content hash decides whether a report is re-executed; default: the points table). Each entry of ``reports`` has ``notebook``, and
 optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor`` (``papermill``, the default: one kernel per
 report; or ``inprocess``: run in a shared worker process) and ``foreach: claims`` (one report per registry claim).
-Relative paths in ``inputs`` and in parameters named ``*_path``, ``*_dir`` or ``*_file`` are relative to the suite
+In a ``foreach: claims`` entry, ``{claim}`` in an input path stands for each claim's id, so editing one claim
+reruns only its card. Relative paths in ``inputs`` and in parameters named ``*_path``, ``*_dir`` or ``*_file`` are relative to the suite
 file.
 """
 
@@ -116,15 +117,18 @@ def read_suite(path: Path) -> Suite:
         known = notebook_parameters(nb_dir / f"{notebook}.ipynb")
         params = {k: v for k, v in shared_params.items() if k in known}
         params.update(_resolve_paths(dict(entry.get("parameters") or {}), here))
-        inputs = [_resolve(p, here) for p in entry["inputs"]] if "inputs" in entry else list(shared_inputs)
-        inputs += [Path(v) for k, v in params.items() if _is_path_param(k, v) and Path(v) not in inputs]
-        inputs = inputs or [Path(config.POINTS_FILE)]  # what a notebook reads when told nothing else
+        raw_inputs = entry["inputs"] if "inputs" in entry else None
         title = str(entry.get("title", notebook))
         if entry.get("foreach") == "claims":
-            expanded = [(f"{notebook}-{c}", title.replace("{claim}", c), {**params, "claim": c}) for c in _claim_ids()]
+            expanded = [(f"{notebook}-{c}", title.replace("{claim}", c), {**params, "claim": c}, {"claim": c})
+                        for c in _claim_ids()]
         else:
-            expanded = [(str(entry.get("slug", notebook)), title, params)]
-        for slug, job_title, job_params in expanded:
+            expanded = [(str(entry.get("slug", notebook)), title, params, {})]
+        for slug, job_title, job_params, fill in expanded:
+            inputs = ([_resolve(_fill(p, fill), here) for p in raw_inputs] if raw_inputs is not None
+                      else list(shared_inputs))
+            inputs += [Path(v) for k, v in job_params.items() if _is_path_param(k, v) and Path(v) not in inputs]
+            inputs = inputs or [Path(config.POINTS_FILE)]  # what a notebook reads when told nothing else
             if not _SLUG.match(slug):
                 raise ValueError(f"{path}: reports[{i}]: {slug!r} cannot be a file name (letters, digits, . _ -)")
             if slug in seen:
@@ -151,6 +155,14 @@ def notebook_parameters(path: Path) -> set[str]:
             src = "".join(cell.get("source", []))
             return set(re.findall(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=", src, re.M))
     return set()
+
+
+def _fill(p, fill: dict) -> str:
+    """``{claim}`` in an input path of a ``foreach: claims`` entry becomes each claim's id."""
+    text = str(p)
+    for k, v in fill.items():
+        text = text.replace("{" + k + "}", v)
+    return text
 
 
 def _is_path_param(key: str, value) -> bool:

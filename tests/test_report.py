@@ -173,6 +173,21 @@ def test_hostile_title_params_and_results_are_escaped_in_the_index(tiny):
     assert "<script" not in page and "<title>&lt;script&gt;" in page
 
 
+def test_a_notebook_can_title_its_own_index_entry(tmp_path):
+    nb_dir = tmp_path / "nbs"
+    nb_dir.mkdir()
+    write_notebook(nb_dir, "t", "", "from analysis.report import save_results\n"
+                   "save_results({'title': 'Llama-3 on B200 <b>', 'model': 'Llama-3', 'hardware': 'B200'}, results_path)")
+    (nb_dir / "suite.yml").write_text("notebooks: .\nreports:\n  - notebook: t\n    title: Suite title\n"
+                                      "    executor: inprocess\n")
+    report.run_suite(nb_dir / "suite.yml", out=tmp_path / "r", date="2026-03-01")
+    index = (tmp_path / "r" / "index.html").read_text()
+    assert ">Llama-3 on B200 &lt;b&gt;</a>" in index and "Suite title" not in index
+    assert '<span class="mh">Llama-3 · B200</span>' in index
+    page = (tmp_path / "r" / "2026-03-01" / "t.html").read_text()
+    assert "<title>Llama-3 on B200 &lt;b&gt;</title>" in page
+
+
 # --- 2. atomic, locked, mergeable runs ---------------------------------------------------------------
 
 def test_only_merges_into_the_existing_index(tiny):

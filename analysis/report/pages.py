@@ -79,7 +79,8 @@ def index_page(manifest: dict, results: dict[str, dict], *, href, runs: list[tup
         slug = rec.get("slug", "")
         res = results.get(slug) or {}
         target = href(slug)
-        title = e(str(rec.get("title", slug)))
+        title = e(str(res.get("title") if isinstance(res.get("title"), str) and res.get("title")
+                      else rec.get("title", slug)))
         link = f'<a href="{e(target)}">{title}</a>' if target else title
         mh = " · ".join(e(str(res[k])) for k in ("model", "hardware") if isinstance(res.get(k), str) and res[k])
         mh = f'<br><span class="mh">{mh}</span>' if mh else ""

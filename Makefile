@@ -3,17 +3,22 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-RAW    := $(shell find data/raw -type f 2>/dev/null)
+# One stamp stands for every raw log (names with spaces or colons included): rewritten only when they change.
+RAW_STAMP := $(VENV)/.raw-inputs
 READERS := $(wildcard analysis/ingest/*.py) analysis/schema.py
+PROCESSED := data/processed
+GENERATED := points.parquet requests.parquet quarantine.csv files.csv fits.csv
 
-.PHONY: help install ingest report test bench lock clean
+.PHONY: help install ingest report share test bench lock clean FORCE
 
 help:
 	@echo "make report   set up .venv, ingest data/raw, run the notebook suite -> reports/index.html"
+	@echo "make share    the newest run as one HTML file to send (reports/latest/perfclaims-DATE.html)"
 	@echo "make test     run the whole test suite (executes every suite notebook)"
 	@echo "make bench    ingest speed and memory against pandas, printed side by side"
 	@echo "make ingest   only rebuild data/processed/ from data/raw/"
 	@echo "make lock     re-resolve requirements.lock from pyproject.toml"
+	@echo "make clean    delete what make report generated (dated runs, index, history, processed tables)"
 
 install: $(STAMP)
 
@@ -23,13 +28,20 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
-data/processed/points.parquet: $(STAMP) $(RAW) $(READERS)
-	$(BIN)/perfclaims ingest data/raw --out data/processed --quiet
+$(RAW_STAMP): FORCE | $(STAMP)
+	@$(BIN)/python -m analysis.report.stamp $@ data/raw
 
-ingest: data/processed/points.parquet
+$(PROCESSED)/points.parquet: $(STAMP) $(RAW_STAMP) $(READERS)
+	$(BIN)/perfclaims ingest data/raw --out $(PROCESSED) --quiet
 
-report: data/processed/points.parquet
-	$(BIN)/perfclaims report
+ingest: $(PROCESSED)/points.parquet
+
+# e.g. make report REPORT_ARGS="--jobs 1 --force"
+report: $(PROCESSED)/points.parquet
+	$(BIN)/perfclaims report $(REPORT_ARGS)
+
+share: $(STAMP)
+	$(BIN)/perfclaims share
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -45,5 +57,8 @@ lock:
 	 .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^perfclaims') > requirements.lock
 	rm -rf .lock-venv
 
+# Only what the project writes: the tables ingest writes, dated run folders, the index, latest, the history.
 clean:
-	rm -rf data/processed reports/20* reports/index.html
+	rm -f $(addprefix $(PROCESSED)/,$(GENERATED)) $(RAW_STAMP)
+	rm -rf reports/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] reports/history
+	rm -f reports/index.html reports/latest reports/.perfclaims-run.lock

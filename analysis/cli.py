@@ -27,6 +27,7 @@ def _cols(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="perfclaims", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("ingest", help="read raw logs into points.parquet, requests.parquet, quarantine.csv")
@@ -116,7 +117,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", type=Path, default=config.SUITE_FILE)
     s.add_argument("--out", type=Path, default=config.REPORTS_DIR)
     s.add_argument("--only", type=_cols, help="run only these notebooks (names from the suite file)")
+    s.add_argument("--date", help="the run's date, YYYY-MM-DD (default today, UTC): reports go to OUT/DATE/")
+    s.add_argument("--jobs", "-j", type=int, help="reports run at once (default: the number of cores)")
+    s.add_argument("--force", action="store_true", help="re-execute reports whose inputs and code are unchanged")
+
+    s = sub.add_parser("share", help="write the newest report run as one self-contained HTML file")
+    s.add_argument("--reports", type=Path, default=config.REPORTS_DIR, help="the reports folder (default reports/)")
+    s.add_argument("--out", type=Path, help="the file to write (default REPORTS/perfclaims-DATE.html)")
     return p
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("perfclaims")
+    except Exception:
+        from analysis import __version__
+
+        return __version__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,7 +180,14 @@ def _dispatch(args) -> int:
     if args.command == "report":
         from analysis import report
 
-        return report.run_suite(args.config, out=args.out, only=args.only)
+        return report.run_suite(args.config, out=args.out, only=args.only, date=args.date, jobs=args.jobs,
+                                force=args.force, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.command == "share":
+        from analysis.report import share
+
+        path = share.write_share(args.reports, args.out)
+        print(f"{path} ({path.stat().st_size / 1e6:.1f} MB)")
+        return 0
     raise ValueError(f"unknown command {args.command}")
 
 

@@ -30,3 +30,14 @@ def test_some_test_executes_the_notebook(name):
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_suite_notebooks.py")
     assert re.search(rf"""(notebook_runner|run_notebook)\(\s*["']{re.escape(name)}["']""", tests), \
         f"no test runs notebooks/{name}.ipynb under papermill"
+
+
+def test_suite_parameters_are_ones_the_notebooks_take():
+    """A misspelt parameter in suite.yml would be injected and ignored; the runner's parser must see every name."""
+    from analysis.report.suite import notebook_parameters
+
+    for entry in SUITE:
+        known = notebook_parameters(NOTEBOOKS / f"{entry['notebook']}.ipynb")
+        assert {"points_path", "results_path"} <= known, entry["notebook"]
+        wanted = set(entry.get("parameters") or {}) | ({"claim"} if entry.get("foreach") == "claims" else set())
+        assert wanted <= known, (entry["notebook"], wanted - known)

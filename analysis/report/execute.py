@@ -1,0 +1,316 @@
+"""Executing one notebook and exporting it to HTML.
+
+Two executors: ``papermill`` starts a kernel per notebook (full isolation, the default), and ``inprocess`` runs the
+notebook's code cells in one IPython shell inside the calling process, capturing display outputs into nbformat
+outputs (no kernel start, imports paid once per worker: a claim card renders in well under a second once warm).
+Between in-process runs the namespace is reset, figures are closed, and matplotlib's rcParams, pandas' options
+and the warning filters are restored. Either way the result is exported with the same offline template (``analysis/templates/perfclaims``).
+papermill, nbformat and nbconvert are imported only here, where they are used.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from analysis import config
+from analysis.report.results import load_results, write_atomic
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
+
+# nbformat validates with jsonschema, which loads the optional IRI format checker `rfc3987_syntax` when installed;
+# that module compiles a grammar at import (1-3 s, more than everything else here) and no notebook schema uses the
+# `iri` format. Marking it absent (the standard `sys.modules[name] = None`) makes jsonschema skip it.
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+
+class NotebookError(RuntimeError):
+    """A cell raised: ``ename``/``evalue`` as a kernel reports them."""
+
+    def __init__(self, ename: str, evalue: str):
+        super().__init__(f"{ename}: {evalue}")
+        self.ename, self.evalue = ename, evalue
+
+
+def short_error(err: BaseException) -> str:
+    name = getattr(err, "ename", type(err).__name__)
+    value = getattr(err, "evalue", str(err))
+    return f"{name}: {value}".strip()[:500]
+
+
+# --- papermill -------------------------------------------------------------------------------------
+
+_KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
+
+
+@contextlib.contextmanager
+def quiet_kernel_stderr():
+    """Drop the kernel's transport warning from stderr (it inherits our fd 2); keep everything else."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            for line in tmp.read().decode(errors="replace").splitlines():
+                if line.strip() and not any(noise in line for noise in _KERNEL_NOISE):
+                    print(line, file=sys.stderr)
+
+
+def run_papermill(src: Path, executed: Path, parameters: dict, cwd: Path):
+    """Execute under papermill into ``executed``; returns (notebook node, error text or '')."""
+    import nbformat
+    import papermill as pm
+
+    error = ""
+    try:
+        with quiet_kernel_stderr():
+            pm.execute_notebook(str(src), str(executed), parameters=parameters, kernel_name="python3",
+                                cwd=str(cwd), progress_bar=False)
+    except Exception as err:  # any failure marks this report failed; the suite goes on
+        error = short_error(err)
+    nb = nbformat.read(str(executed), as_version=4) if executed.exists() else None
+    return nb, error
+
+
+# --- in process ------------------------------------------------------------------------------------
+
+_STATE: dict = {}
+
+
+def _shell():
+    """One IPython shell per process whose display outputs land in ``_STATE['sink']`` as nbformat outputs."""
+    if "shell" in _STATE:
+        return _STATE["shell"]
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    from nbformat.v4 import new_output
+    from traitlets.config import Config
+
+    def _data(data: dict) -> dict:
+        return {k: (base64.b64encode(v).decode("ascii") if isinstance(v, bytes) else v) for k, v in data.items()}
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
+            _STATE["sink"].append(new_output("display_data", data=_data(data), metadata=metadata or {}))
+
+        def clear_output(self, wait=False):
+            _STATE["sink"].clear()
+
+    class Hook(DisplayHook):
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            _STATE["sink"].append(new_output("execute_result", data=_data(format_dict), metadata=md_dict or {},
+                                             execution_count=_STATE.get("count")))
+
+        def finish_displayhook(self):
+            self._is_active = False
+
+        def flush(self):  # as IPython's, without its full garbage collection (0.4 s with the stack loaded)
+            import gc
+
+            collect, gc.collect = gc.collect, (lambda *a: 0)
+            try:
+                super().flush()
+            finally:
+                gc.collect = collect
+
+    class Shell(InteractiveShell):
+        def enable_gui(self, gui=None):  # no event loop: figures are captured by the inline backend
+            pass
+
+        def _showtraceback(self, etype, evalue, stb):
+            _STATE["sink"].append(new_output("error", ename=getattr(etype, "__name__", str(etype)),
+                                             evalue=str(evalue), traceback=list(stb)))
+            _STATE["error"] = (getattr(etype, "__name__", str(etype)), str(evalue))
+
+    cfg = Config()
+    cfg.HistoryManager.enabled = False
+    cfg.InteractiveShell.colors = "nocolor"
+    shell = Shell.instance(config=cfg, display_pub_class=Publisher, displayhook_class=Hook)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    with contextlib.redirect_stdout(io.StringIO()):
+        shell.enable_matplotlib("inline")
+    import matplotlib
+
+    _STATE.update(shell=shell, rc=dict(matplotlib.rcParams))
+    return shell
+
+
+def run_inprocess(src: Path, parameters: dict, cwd: Path):
+    """Execute the code cells of ``src`` in this process's shell; returns (notebook node with outputs, error or '')."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_output
+
+    nb = nbformat.read(str(src), as_version=4)
+    shell = _shell()
+    shell.reset(new_session=False)
+    _inject_parameters(nb, parameters, new_code_cell)
+    error = ""
+    old_cwd, old_filters = os.getcwd(), list(warnings.filters)
+    os.chdir(cwd)
+    try:
+        for count, cell in enumerate((c for c in nb.cells if c.cell_type == "code"), 1):
+            sink: list = []
+            _STATE.update(sink=sink, count=count, error=None)
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                result = shell.run_cell(cell.source, store_history=True, silent=False)
+            streams = [new_output("stream", name=n, text=s.getvalue()) for n, s in (("stdout", out), ("stderr", err))
+                       if s.getvalue()]
+            cell.outputs = streams + sink
+            cell.execution_count = count
+            if not result.success:
+                ename, evalue = _STATE.get("error") or (type(result.error_in_exec or result.error_before_exec).__name__,
+                                                        str(result.error_in_exec or result.error_before_exec))
+                error = f"{ename}: {evalue}".strip()[:500]
+                break
+    finally:
+        os.chdir(old_cwd)
+        plt.close("all")
+        matplotlib.rcParams.update(_STATE["rc"])
+        if "pandas" in sys.modules:  # display options a notebook set
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sys.modules["pandas"].reset_option("all")
+        warnings.filters[:] = old_filters
+        shell.reset(new_session=False)
+    return nb, error
+
+
+def _inject_parameters(nb, parameters: dict, new_code_cell) -> None:
+    """As papermill does: a cell tagged ``injected-parameters`` after the one tagged ``parameters``."""
+    if not parameters:
+        return
+    source = "# Parameters\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
+    cell = new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    index = next((i + 1 for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0)
+    nb.cells.insert(index, cell)
+
+
+# --- HTML ------------------------------------------------------------------------------------------
+
+def _exporter():
+    if "exporter" not in _STATE:
+        from nbconvert import HTMLExporter
+
+        _STATE["exporter"] = HTMLExporter(
+            template_name="perfclaims", extra_template_basedirs=[str(TEMPLATE_DIR)], exclude_input=True,
+            exclude_input_prompt=True, exclude_output_prompt=True, embed_images=True)
+    return _STATE["exporter"]
+
+
+def export_html(nb, html_path: Path, page: dict | None = None) -> None:
+    """Self-contained HTML (code hidden, nothing fetched at view time, scripts forbidden by its CSP), written
+    atomically. ``page`` carries the title, the back link and the footer's run date, hashes and command."""
+    import nbformat
+
+    if isinstance(nb, (str, Path)):
+        nb = nbformat.read(str(nb), as_version=4)
+    page = dict(page or {})
+    nb.metadata["title"] = str(page.get("title") or nb.metadata.get("title") or "perfclaims report")
+    nb.metadata["perfclaims"] = {k: str(v) for k, v in page.items() if v not in (None, "")}
+    body, _ = _exporter().from_notebook_node(nb)
+    write_atomic(Path(html_path), body)
+
+
+def to_html(notebook_path: Path, html_path: Path, page: dict | None = None) -> None:
+    """An executed notebook file as a report page (see :func:`export_html`)."""
+    export_html(Path(notebook_path), Path(html_path), page)
+
+
+def page_title(title: str, results: dict | None) -> str:
+    """A report's ``<title>``: the notebook's own ``title`` result, else the suite title, naming model and hardware."""
+    results = results or {}
+    base = str(results.get("title") or title)
+    model, hardware = results.get("model"), results.get("hardware")
+    extra = " on ".join(str(x) for x in (model, hardware) if isinstance(x, str) and x and x not in base)
+    return f"{base}: {extra}" if extra else base
+
+
+def execute(src: Path, parameters: dict, executor: str, work: Path, cwd: Path):
+    """Run ``src`` with ``parameters`` (plus ``results_path`` in ``work``); returns (nb, error, results)."""
+    work.mkdir(parents=True, exist_ok=True)
+    results_path = work / "results.json"
+    results_path.unlink(missing_ok=True)
+    params = {**parameters, "results_path": str(results_path)}
+    if not src.exists():
+        return None, f"FileNotFoundError: notebook {src.name} not found in {src.parent}", {}
+    if executor == "inprocess":
+        nb, error = run_inprocess(src, params, cwd)
+    else:
+        nb, error = run_papermill(src, work / "executed.ipynb", params, cwd)
+    results = load_results(results_path) if results_path.exists() and not error else {}
+    return nb, error, results
+
+
+def render_notebook(notebook: str | Path, parameters: dict | None, html_path: str | Path, *,
+                    title: str | None = None, page: dict | None = None) -> dict:
+    """Execute one notebook in this process and write its HTML page; return what it saved with ``save_results``.
+
+    ``notebook`` is a suite name (``50-claim-card``) or a path. The page is written even when a cell fails (the
+    error shows on it); then :class:`NotebookError` is raised. Warm, a claim card takes well under a second.
+    """
+    src = Path(notebook)
+    if src.suffix != ".ipynb":
+        src = Path(config.NOTEBOOKS_DIR) / f"{notebook}.ipynb"
+    if not src.exists():
+        raise FileNotFoundError(f"{src}: notebook not found")
+    html_path = Path(html_path)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".render-", dir=html_path.parent) as work:
+        nb, error, results = execute(src, dict(parameters or {}), "inprocess", Path(work), src.parent)
+    export_html(nb, html_path, {**(page or {}), "title": page_title(title or src.stem, results)})
+    if error:
+        ename, _, evalue = error.partition(": ")
+        raise NotebookError(ename, evalue)
+    return results
+
+
+def preload(executors: set[str]) -> None:
+    """Import what the workers will need once, before they are forked, so each starts warm."""
+    import matplotlib.pyplot  # noqa: F401
+    import nbformat  # noqa: F401
+    import pandas  # noqa: F401
+
+    _exporter()  # templates compiled once, inherited by every worker
+    if "inprocess" in executors:
+        from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
+    if "papermill" in executors:
+        import papermill  # noqa: F401
+
+
+def run_job_spec(spec: dict) -> dict:
+    """Worker entry point (a process of the pool): execute one report and export its page into ``spec['work']``.
+
+    Returns status, error, seconds, results and title; the caller moves the files into place.
+    """
+    start = time.monotonic()
+    work = Path(spec["work"])
+    nb, error, results = execute(Path(spec["src"]), spec["parameters"], spec["executor"], work, Path(spec["cwd"]))
+    title = page_title(spec["title"], results)
+    if nb is not None:
+        try:
+            export_html(nb, work / "page.html", {**spec["page"], "title": title})
+        except Exception as err:
+            error = error or f"HTML conversion failed: {short_error(err)}"
+    return {"status": "failed" if error else "ok", "error": error, "results": results, "title": title,
+            "seconds": time.monotonic() - start}

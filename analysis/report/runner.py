@@ -1,0 +1,288 @@
+"""Run the notebook suite into ``reports/<date>/`` and write the index: locked, cached, parallel, atomic.
+
+* **Lock**: one run per output folder at a time (:func:`runs.run_lock`); a second is refused in one line.
+* **Cache**: a report whose key (content hash of its notebook, the package source, its parameters and the files it
+  reads) matches a page already made is not re-executed; its page and results are kept (copied into this run's
+  folder) and the index says "unchanged since DATE". ``force=True`` reruns everything.
+* **Parallel**: reports run in a pool of worker processes (``jobs``, default the number of cores), slowest first
+  (by the previous run's times); a papermill report gets its own kernel, in-process reports share their worker's
+  imports; a failure fails only its report.
+* **Atomic**: a report executes in a private work folder; its page and results are renamed into place when done.
+  Its old results are removed before it runs, so a failed rerun never shows the previous headline beside "failed".
+* **Merge**: ``only`` reruns some reports; the others keep their rows (from this date's run, else the newest earlier
+  run) instead of vanishing from the index.
+* **History**: every run appends its reports' numbers to ``reports/history/<run_id>.parquet``; ``reports/latest``
+  points at the newest run folder.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import secrets
+import shlex
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Callable
+
+from analysis import config
+from analysis.report import fingerprint, pages, runs
+from analysis.report.history import append_history, history_rows
+from analysis.report.results import load_results
+from analysis.report.runs import OutputError, RunLocked  # noqa: F401  (re-exported for callers)
+from analysis.report.suite import Job, read_suite
+
+OK = ("ok", "unchanged", "kept")
+
+
+def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORTS_DIR,
+              only: list[str] | None = None, date: str | None = None, jobs: int | None = None,
+              force: bool = False, progress: Callable[[str], None] | None = None) -> int:
+    """Run the suite into ``out/<date>/``; write both indexes, ``latest``, a history part. 1 if a report failed."""
+    say = progress or (lambda line: None)
+    date = runs.check_date(date)
+    suite = read_suite(suite_file)
+    selected = suite.jobs
+    if only:
+        selected = [j for j in suite.jobs if j.notebook in only or j.slug in only]
+        if not selected:
+            raise ValueError(f"--only {','.join(only)} matches no notebook in {suite_file}")
+    out = runs.prepare_out(Path(out))
+    with runs.run_lock(out):
+        started = time.monotonic()
+        run_dir = out / date
+        run_dir.mkdir(exist_ok=True)
+        previous = _previous_records(out)
+        hasher = fingerprint.Hasher()
+        code = fingerprint.code_hash()
+        for job in suite.jobs:
+            job.key, job.inputs_hash = hasher.job_key(job, code)
+        stamp = {"run_date": date, "version": fingerprint.code_version(), "commit": fingerprint.git_commit()}
+
+        to_run: list[Job] = []
+        for job in selected:
+            hit = None if force else _cache_hit(job, previous)
+            if hit:
+                _adopt(job, hit, run_dir, status="unchanged")
+                say(f"[{job.name}] unchanged since {job.made_on}")
+            else:
+                to_run.append(job)
+        chosen = {j.name for j in selected}
+        carried = {j.name for j in _carry_over([j for j in suite.jobs if j.name not in chosen], run_dir, previous)}
+        _execute(to_run, run_dir, suite, stamp, out, jobs, say)
+
+        shown = [j for j in suite.jobs if j.name in chosen or j.name in carried]
+        manifest = {"run_date": date, "suite": str(Path(suite_file).resolve()), "suite_title": suite.title,
+                    "code_version": stamp["version"], "commit": stamp["commit"],
+                    "inputs": {str(p): hasher.path(p)[:16] for j in shown for p in j.inputs},
+                    "seconds": round(time.monotonic() - started, 1), "jobs": [j.record() for j in shown]}
+        runs.write_manifest(run_dir, manifest)
+        write_indexes(out)
+        runs.point_latest(out)
+        run_id = f"{date}_{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%SZ}_{secrets.token_hex(3)}"
+        rows = history_rows(run_id, date, {j.name: (j.results, j.inputs_hash) for j in selected
+                                           if j.status in OK and j.results},
+                            stamp["version"], stamp["commit"])
+        append_history(out, rows, run_id)
+        shutil.rmtree(run_dir / ".work", ignore_errors=True)
+    failed = [j for j in selected if j.status not in OK]
+    say(f"{len(selected) - len(failed)} of {len(selected)} reports ok "
+        f"({sum(j.status == 'unchanged' for j in selected)} unchanged, not re-executed) in "
+        f"{time.monotonic() - started:.0f} s; index: {out / 'index.html'}")
+    return 1 if failed else 0
+
+
+# --- cache and carry-over ----------------------------------------------------------------------------
+
+def _previous_records(out: Path) -> dict[str, list[tuple[Path, dict]]]:
+    """slug -> [(run folder, record)] over every earlier run, newest first."""
+    found: dict[str, list[tuple[Path, dict]]] = {}
+    for run_dir in reversed(runs.run_dirs(out)):
+        for rec in runs.read_manifest(run_dir).get("jobs", []):
+            found.setdefault(rec.get("slug", ""), []).append((run_dir, rec))
+    return found
+
+
+def _cache_hit(job: Job, previous) -> tuple[Path, dict] | None:
+    for run_dir, rec in previous.get(job.name, []):
+        if (rec.get("key") == job.key and rec.get("status") in OK and (run_dir / job.html_name).is_file()
+                and (run_dir / job.results_name).is_file()):
+            return run_dir, rec
+    return None
+
+
+def _adopt(job: Job, found: tuple[Path, dict], run_dir: Path, *, status: str) -> None:
+    """Use a page made by an earlier run (copied into this run's folder atomically)."""
+    src_dir, rec = found
+    for name in (job.html_name, job.results_name):
+        src, dst = src_dir / name, run_dir / name
+        if src.is_file() and src.resolve() != dst.resolve():
+            tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dst)
+    job.status, job.error = status, ""
+    job.made_on = rec.get("made_on") or src_dir.name
+    job.seconds = 0.0
+    job.results = load_results(run_dir / job.results_name) if (run_dir / job.results_name).is_file() else {}
+
+
+def _carry_over(others: list[Job], run_dir: Path, previous) -> list[Job]:
+    """Reports not selected by ``--only`` keep their row: as recorded for this date, else from the newest run."""
+    carried = []
+    for job in others:
+        recs = previous.get(job.name, [])
+        same_day = next((r for d, r in recs if d == run_dir), None)
+        if same_day is not None:
+            key, inputs_hash = job.key, job.inputs_hash
+            done = Job.from_record(same_day)
+            for k in ("status", "error", "seconds", "made_on", "title"):
+                setattr(job, k, getattr(done, k))
+            job.key, job.inputs_hash = done.key or key, done.inputs_hash or inputs_hash
+            path = run_dir / job.results_name
+            job.results = load_results(path) if path.is_file() and job.status in OK else {}
+            carried.append(job)
+        elif recs and recs[0][1].get("status") in OK:
+            _adopt(job, recs[0], run_dir, status="kept")
+            job.key, job.inputs_hash = recs[0][1].get("key", ""), recs[0][1].get("inputs_hash", "")
+            carried.append(job)
+    return carried
+
+
+# --- execution -------------------------------------------------------------------------------------
+
+def _command(job: Job, suite, date: str, out: Path) -> str:
+    parts = ["perfclaims", "report"]
+    if Path(suite.path).resolve() != Path(config.SUITE_FILE).resolve():
+        parts += ["--config", pages.shown_path(suite.path)]
+    if Path(out).resolve() != Path(config.REPORTS_DIR).resolve():
+        parts += ["--out", pages.shown_path(out)]
+    parts += ["--only", job.name, "--date", date, "--force"]
+    return shlex.join(parts)
+
+
+def _spec(job: Job, run_dir: Path, suite, stamp: dict, out: Path) -> dict:
+    work = run_dir / ".work" / job.name
+    shutil.rmtree(work, ignore_errors=True)
+    page = {**stamp, "made_on": stamp["run_date"], "inputs_hash": job.inputs_hash, "index_href": "index.html",
+            "command": _command(job, suite, stamp["run_date"], out)}
+    return {"src": str(job.notebook_path), "parameters": job.parameters, "executor": job.executor,
+            "work": str(work), "cwd": str(job.notebook_path.parent), "title": job.title, "page": page}
+
+
+def _order(jobs: list[Job], out: Path) -> list[Job]:
+    """Slowest first (by the newest recorded time; unknown papermill reports before in-process ones)."""
+    seconds: dict[str, float] = {}
+    for run_dir in runs.run_dirs(out):
+        for rec in runs.read_manifest(run_dir).get("jobs", []):
+            if rec.get("status") in ("ok", "failed") and rec.get("seconds"):
+                seconds[rec.get("slug", "")] = float(rec["seconds"])
+    default = {"papermill": 1e6, "inprocess": 0.0}
+    return sorted(jobs, key=lambda j: -seconds.get(j.name, default.get(j.executor, 0.0)))
+
+
+def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_workers: int | None, say) -> None:
+    if not jobs:
+        return
+    import multiprocessing
+
+    from analysis.report.execute import preload, run_job_spec
+
+    for job in jobs:  # stale results of an earlier run of this report go before it runs
+        (run_dir / job.results_name).unlink(missing_ok=True)
+    n_workers = max(1, min(n_workers or os.cpu_count() or 1, len(jobs)))
+    # fork: workers start in milliseconds and re-import nothing; each report's state stays in its worker
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    if method == "fork" and n_workers > 1:
+        preload({job.executor for job in jobs})
+    ordered = _order(jobs, out)
+    specs = {job.name: _spec(job, run_dir, suite, stamp, out) for job in ordered}
+    progress = {"done": 0}
+
+    def finished(job: Job, result: dict) -> None:
+        _place(job, result, run_dir, Path(specs[job.name]["work"]), stamp["run_date"])
+        progress["done"] += 1
+        say(f"[{progress['done']}/{len(jobs)}] {job.name} {job.status} ({job.seconds:.0f} s)"
+            + (f"  {job.error}" if job.error else ""))
+
+    lost = _pool_run(ordered, specs, n_workers, method, run_job_spec, finished)
+    # A worker that dies (a crash in native code, the OOM killer) breaks the pool for the reports queued beside it;
+    # those rerun one per fresh worker, so only the report that kills its worker fails.
+    for job in lost:
+        if _pool_run([job], specs, 1, method, run_job_spec, finished):
+            finished(job, {"status": "failed", "error": "the worker running this report stopped (crash or killed)",
+                           "results": {}, "title": job.title, "seconds": 0.0})
+
+
+def _pool_run(jobs: list[Job], specs: dict, n_workers: int, method: str, fn, finished) -> list[Job]:
+    """Run ``jobs`` in a pool, calling ``finished(job, result)`` for each; return the jobs whose worker died."""
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost = []
+    with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = {pool.submit(fn, specs[job.name]): job for job in jobs}
+        for future in as_completed(futures):
+            job = futures[future]
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                lost.append(job)
+                continue
+            except Exception as err:  # the result could not come back: this report failed, the others go on
+                result = {"status": "failed", "error": f"{type(err).__name__}: {err}"[:500], "results": {},
+                          "title": job.title, "seconds": 0.0}
+            finished(job, result)
+    return lost
+
+
+def _place(job: Job, result: dict, run_dir: Path, work: Path, date: str) -> None:
+    """Rename the finished page, results and executed notebook into the run folder."""
+    job.status, job.error, job.seconds = result["status"], result["error"], result["seconds"]
+    job.results, job.made_on = (result["results"] if result["status"] == "ok" else {}), date
+    moves = {"page.html": job.html_name, "executed.ipynb": f"{job.name}.ipynb"}
+    if job.status == "ok":
+        moves["results.json"] = job.results_name
+    for src_name, dst_name in moves.items():
+        src, dst = work / src_name, run_dir / dst_name
+        if src.is_file():
+            os.replace(src, dst)
+        elif src_name == "page.html":
+            dst.unlink(missing_ok=True)
+
+
+# --- indexes ---------------------------------------------------------------------------------------
+
+def _results_of(run_dir: Path, manifest: dict) -> dict[str, dict]:
+    found = {}
+    for rec in manifest.get("jobs", []):
+        path = run_dir / f"{rec.get('slug', '')}.results.json"
+        if path.is_file() and rec.get("status") in OK:
+            try:
+                found[rec["slug"]] = load_results(path)
+            except (OSError, ValueError):
+                pass
+    return found
+
+
+def write_indexes(out: Path) -> None:
+    """Each run folder's own ``index.html``, and ``out/index.html`` for the newest run with the earlier runs."""
+    from analysis.report.results import write_atomic
+
+    dirs = runs.run_dirs(out)
+    for run_dir in dirs:
+        manifest = runs.read_manifest(run_dir)
+        results = _results_of(run_dir, manifest)
+        present = {rec["slug"] for rec in manifest.get("jobs", []) if (run_dir / f"{rec['slug']}.html").is_file()}
+        others = [(d.name, f"../{d.name}/index.html", pages.run_summary(runs.read_manifest(d)))
+                  for d in reversed(dirs) if d != run_dir]
+        write_atomic(run_dir / "index.html", pages.index_page(
+            manifest, results, href=lambda s: f"{s}.html" if s in present else None, runs=others,
+            up_href="../index.html"))
+        if run_dir == dirs[-1]:
+            earlier = [(d.name, f"{d.name}/index.html", pages.run_summary(runs.read_manifest(d)))
+                       for d in reversed(dirs[:-1])]
+            write_atomic(Path(out) / "index.html", pages.index_page(
+                manifest, results, href=lambda s: f"{run_dir.name}/{s}.html" if s in present else None,
+                runs=earlier))

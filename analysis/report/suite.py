@@ -1,0 +1,186 @@
+"""The suite file (``notebooks/suite.yml``): which notebooks run, with which parameters, reading which inputs.
+
+Top-level keys (all optional except ``reports``): ``title``; ``notebooks`` (their folder, relative to the suite
+file; default ``notebooks/``); ``parameters`` given to every notebook whose parameters cell names them (e.g. the
+``points_path`` of a second suite over another data folder); ``inputs``, the files and folders every report reads
+(their content hash decides whether a report is re-executed; default: the points table). Each entry of ``reports`` has ``notebook``, and
+optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor`` (``papermill``, the default: one kernel per
+report; or ``inprocess``: run in a shared worker process) and ``foreach: claims`` (one report per registry claim).
+In a ``foreach: claims`` entry, ``{claim}`` in an input path stands for each claim's id, so editing one claim
+reruns only its card. Relative paths in ``inputs`` and in parameters named ``*_path``, ``*_dir`` or ``*_file`` are relative to the suite
+file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from analysis import config
+
+EXECUTORS = ("papermill", "inprocess")
+_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+
+
+@dataclass
+class Job:
+    """One notebook run: which notebook, its parameters, and where its outputs go."""
+
+    notebook: str
+    title: str
+    parameters: dict = field(default_factory=dict)
+    slug: str = ""
+    executor: str = "papermill"
+    inputs: list = field(default_factory=list)
+    notebook_dir: Path | None = None
+    status: str = "pending"          # ok | failed | unchanged (cache hit) | kept (not selected by --only)
+    error: str = ""
+    seconds: float = 0.0
+    results: dict = field(default_factory=dict)
+    key: str = ""                    # content hash of everything the report depends on
+    inputs_hash: str = ""            # content hash of its data inputs alone
+    made_on: str = ""                # run date of the run that executed it (earlier than this run when unchanged)
+
+    @property
+    def name(self) -> str:
+        return self.slug or self.notebook
+
+    @property
+    def html_name(self) -> str:
+        return f"{self.name}.html"
+
+    @property
+    def results_name(self) -> str:
+        return f"{self.name}.results.json"
+
+    @property
+    def notebook_path(self) -> Path:
+        return Path(self.notebook_dir or config.NOTEBOOKS_DIR) / f"{self.notebook}.ipynb"
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "unchanged", "kept")
+
+    def record(self) -> dict:
+        """What the run manifest keeps about this job (JSON)."""
+        return {"notebook": self.notebook, "slug": self.name, "title": self.title, "parameters": self.parameters,
+                "executor": self.executor, "inputs": [str(p) for p in self.inputs], "status": self.status,
+                "error": self.error, "seconds": round(self.seconds, 2), "key": self.key,
+                "inputs_hash": self.inputs_hash, "made_on": self.made_on}
+
+    @classmethod
+    def from_record(cls, rec: dict) -> "Job":
+        job = cls(rec["notebook"], rec.get("title", rec["notebook"]), dict(rec.get("parameters") or {}),
+                  slug=rec.get("slug", ""), executor=rec.get("executor", "papermill"),
+                  inputs=[Path(p) for p in rec.get("inputs") or []])
+        for k in ("status", "error", "seconds", "key", "inputs_hash", "made_on"):
+            if k in rec:
+                setattr(job, k, rec[k])
+        return job
+
+
+@dataclass
+class Suite:
+    path: Path
+    title: str
+    jobs: list[Job]
+
+
+def read_suite(path: Path) -> Suite:
+    """The suite file as jobs; an entry with ``foreach: claims`` expands to one job per registry claim."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: suite file not found")
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("reports") or [], list):
+        raise ValueError(f"{path}: expected a mapping with a 'reports' list")
+    here = path.resolve().parent
+    nb_dir = (here / doc["notebooks"]).resolve() if doc.get("notebooks") else Path(config.NOTEBOOKS_DIR)
+    shared_params = _resolve_paths(dict(doc.get("parameters") or {}), here)
+    shared_inputs = [_resolve(p, here) for p in doc.get("inputs") or []]
+    jobs: list[Job] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(doc.get("reports") or []):
+        if not isinstance(entry, dict) or "notebook" not in entry:
+            raise ValueError(f"{path}: reports[{i}] needs a 'notebook'")
+        executor = entry.get("executor", "papermill")
+        if executor not in EXECUTORS:
+            raise ValueError(f"{path}: reports[{i}]: executor must be one of {', '.join(EXECUTORS)}")
+        notebook = str(entry["notebook"])
+        known = notebook_parameters(nb_dir / f"{notebook}.ipynb")
+        params = {k: v for k, v in shared_params.items() if k in known}
+        params.update(_resolve_paths(dict(entry.get("parameters") or {}), here))
+        raw_inputs = entry["inputs"] if "inputs" in entry else None
+        title = str(entry.get("title", notebook))
+        if entry.get("foreach") == "claims":
+            expanded = [(f"{notebook}-{c}", title.replace("{claim}", c), {**params, "claim": c}, {"claim": c})
+                        for c in _claim_ids()]
+        else:
+            expanded = [(str(entry.get("slug", notebook)), title, params, {})]
+        for slug, job_title, job_params, fill in expanded:
+            inputs = ([_resolve(_fill(p, fill), here) for p in raw_inputs] if raw_inputs is not None
+                      else list(shared_inputs))
+            inputs += [Path(v) for k, v in job_params.items() if _is_path_param(k, v) and Path(v) not in inputs]
+            inputs = inputs or [Path(config.POINTS_FILE)]  # what a notebook reads when told nothing else
+            if not _SLUG.match(slug):
+                raise ValueError(f"{path}: reports[{i}]: {slug!r} cannot be a file name (letters, digits, . _ -)")
+            if slug in seen:
+                raise ValueError(f"{path}: two reports are named {slug!r}; give one a 'slug'")
+            seen.add(slug)
+            jobs.append(Job(notebook, job_title, job_params, slug=slug, executor=executor, inputs=inputs,
+                            notebook_dir=nb_dir))
+    return Suite(path, str(doc.get("title") or "perfclaims reports"), jobs)
+
+
+def load_suite(path: Path) -> list[Job]:
+    """The jobs of the suite file (see :func:`read_suite`)."""
+    return read_suite(path).jobs
+
+
+def notebook_parameters(path: Path) -> set[str]:
+    """Names assigned in the notebook's cell tagged ``parameters`` (empty when the notebook cannot be read)."""
+    try:
+        nb = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return set()
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = "".join(cell.get("source", []))
+            return set(re.findall(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=", src, re.M))
+    return set()
+
+
+def _fill(p, fill: dict) -> str:
+    """``{claim}`` in an input path of a ``foreach: claims`` entry becomes each claim's id."""
+    text = str(p)
+    for k, v in fill.items():
+        text = text.replace("{" + k + "}", v)
+    return text
+
+
+def _is_path_param(key: str, value) -> bool:
+    return isinstance(value, str) and bool(value) and key.endswith(("_path", "_dir", "_file"))
+
+
+def _resolve(p, here: Path) -> Path:
+    p = Path(str(p)).expanduser()
+    return p if p.is_absolute() else (here / p).resolve()
+
+
+def _resolve_paths(params: dict, here: Path) -> dict:
+    return {k: (str(_resolve(v, here)) if _is_path_param(k, v) else v) for k, v in params.items()}
+
+
+def _claim_ids() -> list[str]:
+    try:
+        from analysis import claims
+    except ImportError:
+        return []
+    return list(claims.claim_ids())

@@ -40,14 +40,8 @@ def append_history(reports_dir: Path, rows: list[dict], run_id: str) -> Path | N
 
 
 def load_suite_history(reports_dir: str | Path) -> "pd.DataFrame":
-    """Every run's key numbers, oldest run first, in the columns ``run_id, run_date, report, key, value,
-    inputs_hash, code_version, commit`` (an empty table when nothing was recorded yet)."""
-    import pandas as pd
+    """Every run's key numbers, oldest run first (read by :func:`analysis.history.load_suite_history`, the one
+    reader of the store, from ``reports_dir/history``)."""
+    from analysis import history
 
-    folder = Path(reports_dir) / FOLDER
-    parts = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    frames = [pd.read_parquet(p) for p in parts]
-    if not frames:
-        return pd.DataFrame({c: pd.Series(dtype="float64" if c == "value" else "object") for c in COLUMNS})
-    frame = pd.concat(frames, ignore_index=True)[COLUMNS]
-    return frame.sort_values(["run_date", "run_id", "report", "key"], kind="stable").reset_index(drop=True)
+    return history.load_suite_history(Path(reports_dir) / FOLDER)

@@ -276,32 +276,19 @@ CLAIM_NOTEBOOK = "50-claim-card"
 
 def _render_claim_card(claim: str, claim_id: str, *, out: Path, points_path: Path | None = None,
                        title: str = "") -> Path:
-    """Execute the claim-card notebook for ``claim`` and write ``out/<id>.html`` (code hidden, images inline).
-    Kept small on purpose: the report runner's in-process renderer is meant to replace it."""
-    import nbformat
-    import papermill as pm
-    from nbconvert import HTMLExporter
-
-    from analysis.report import quiet_kernel_stderr
+    """Render the claim-card notebook for ``claim`` to ``out/<id>.html`` in this process (no kernel start), through
+    the suite's template: the same CSP, title, back link and footer as every report page."""
+    from analysis import report
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     is_file = Path(str(claim).split("#")[0]).suffix.lower() in (".csv", ".yaml", ".yml")
-    params = {"claim": claim_id, "claim_file": str(Path(str(claim)).resolve()) if is_file else None,
-              "results_path": str((out / f"{claim_id}.results.json").resolve())}
+    params = {"claim": claim_id, "claim_file": str(Path(str(claim)).resolve()) if is_file else None}
     if points_path:
         params["points_path"] = str(Path(points_path).resolve())
-    executed = out / f"{claim_id}.ipynb"
-    with quiet_kernel_stderr():  # the kernel's "running over TCP without encryption" warning is not the user's
-        pm.execute_notebook(str(config.NOTEBOOKS_DIR / f"{CLAIM_NOTEBOOK}.ipynb"), str(executed), parameters=params,
-                            kernel_name="python3", cwd=str(config.NOTEBOOKS_DIR), progress_bar=False)
-    nb = nbformat.read(str(executed), as_version=4)
-    nb.metadata["title"] = title or f"Claim {claim_id}"   # the page's <title> (the template escapes it)
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
-                            embed_images=True)
-    body, _ = exporter.from_notebook_node(nb)
     html_path = out / f"{claim_id}.html"
-    html_path.write_text(body, encoding="utf-8")
+    command = f"perfclaims claim {claim}" + (f" --points {points_path}" if points_path else "") + f" --out {out}"
+    report.render_notebook(CLAIM_NOTEBOOK, params, html_path, title=title or f"Claim {claim_id}",
+                           page={"command": command})
     return html_path
 def _unwritable_folder(folder: Path) -> str | None:
     """Why ``folder`` cannot take the outputs (a file, under a file, not writable), or None."""

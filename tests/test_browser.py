@@ -23,14 +23,6 @@ CHROMIUM = os.environ.get("PERFCLAIMS_CHROMIUM") or shutil.which("chromium") or 
 NO_BROWSER = ("no chromium to drive: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does) "
               "or set PERFCLAIMS_CHROMIUM to a chromium binary")
 
-# Reports with a table wider than 1,400 px today (issue 14): the claim cards' evidence tables. Their owner is
-# narrowing them; they xfail (not strict) so a fix shows as XPASS and the entry can go. Every other page, the
-# precision-and-scope page included, must fit.
-WIDE_TABLES_PREFIXES = ("50-claim-card",)
-TITLE_AND_LINK_REASON = ("the report template gets a <title> and a back link to the index in a parallel change "
-                         "(issue 14); not on this branch yet")
-
-
 def _jobs() -> list[report.Job]:
     try:
         return report.load_suite(config.SUITE_FILE)
@@ -73,8 +65,8 @@ def browser():
 def rendered(browser, tmp_path_factory) -> Path:
     """The whole suite rendered once into a temporary folder; returns the folder holding the report pages."""
     out = tmp_path_factory.mktemp("reports")
-    report.run_suite(config.SUITE_FILE, out=out, date="run")
-    return out / "run"
+    report.run_suite(config.SUITE_FILE, out=out, date="2026-01-01")
+    return out / "2026-01-01"
 
 
 _SEEN: dict[str, Seen] = {}
@@ -119,27 +111,21 @@ def seen(request, browser, rendered) -> Seen:
     return _SEEN[slug]
 
 
-def _params(xfail_when=lambda slug: False, reason: str = ""):
-    return [pytest.param(slug, id=slug, marks=[pytest.mark.xfail(strict=False, reason=reason)]
-                         if xfail_when(slug) else []) for slug in SLUGS]
+def _params():
+    return [pytest.param(slug, id=slug) for slug in SLUGS]
 
 
-def _wide_known(slug: str) -> bool:
-    return slug.startswith(WIDE_TABLES_PREFIXES)
-
-
-@pytest.mark.parametrize("seen", _params(lambda s: True, TITLE_AND_LINK_REASON), indirect=True)
+@pytest.mark.parametrize("seen", _params(), indirect=True)
 def test_page_has_a_real_title(seen):
     assert seen.title.strip() and seen.title.strip() != "Notebook", f"title is {seen.title!r}"
 
 
-@pytest.mark.parametrize("seen", _params(lambda s: True, TITLE_AND_LINK_REASON), indirect=True)
+@pytest.mark.parametrize("seen", _params(), indirect=True)
 def test_page_links_back_to_the_index(seen):
     assert any(link.split("#")[0].endswith("/index.html") for link in seen.links), seen.links[:10]
 
 
-@pytest.mark.parametrize("seen", _params(_wide_known, "tables wider than 1,400 px on this page (issue 14); its "
-                                                      "owner is narrowing them"), indirect=True)
+@pytest.mark.parametrize("seen", _params(), indirect=True)
 def test_no_table_is_wider_than_the_window(seen):
     wide = [(i, round(w), round(right)) for i, left, right, w in seen.tables
             if w > seen.client_width + 0.5 or right > seen.client_width + 0.5]

@@ -413,8 +413,12 @@ class BatchScalingPage:
     def all_fits_html(self) -> str:
         table = scaling.summary(self.fits).assign(n_batches=self.fitted["n_batches"].to_numpy(),
                                                   at_bound=self.fitted["at_bound"].fillna("").to_numpy())
-        return details_html(f"Every fitted configuration, all columns ({len(self.fitted)} rows)",
-                            display_table(table).rename(columns={"at_bound": "at bound"}))
+        shown = display_table(table).rename(columns={"at_bound": "at bound"})
+        # B½ and its interval in one column, and no smallest batch (n batches says it): the table fits 1,400 px.
+        shown.insert(shown.columns.get_loc("b_half"), "B½ (95% interval)",
+                     [_b_half_text(r) for _, r in table.iterrows()])
+        shown = shown.drop(columns=[c for c in ("b_half", "b_half_lo", "b_half_hi", "batch_min") if c in shown])
+        return details_html(f"Every fitted configuration ({len(self.fitted)} rows)", shown)
 
     def poor_caption(self, *, step: bool) -> str:
         n = len(self._section(step, good=False))

@@ -74,7 +74,7 @@ class ClaimCardPage:
         """Each number of the claim against one measured group: short columns; the 'how' goes below as bullets."""
         c = self.card.checks
         if c.empty:
-            return c
+            return pd.DataFrame()
         return pd.DataFrame({
             "claimed": [f"{num(v)} {u}" for v, u in zip(c["claimed"], c["unit"])],
             "match": [match_label(r) for r in c.to_dict("records")],

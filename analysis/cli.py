@@ -161,17 +161,17 @@ def _dispatch(args) -> int:
     if args.command == "predict":
         return _predict(args)
     if args.command == "frontier":
-        from analysis import frontier
+        from analysis import commands
 
-        return frontier.cli_frontier(args.points, at=args.at, by=args.by, denominator=args.denominator,
+        return commands.cli_frontier(args.points, at=args.at, by=args.by, denominator=args.denominator,
                                      ttft_max_ms=args.ttft_max_ms, metric=args.metric, prices_path=args.prices,
                                      price=args.price)
     if args.command == "history":
         return _history(args)
     if args.command == "sol":
-        from analysis import roofline
+        from analysis import commands
 
-        return roofline.cli_sol(
+        return commands.cli_sol(
             model=args.model, hardware=args.hardware, precision=args.precision, gpus=args.gpus,
             batch=args.batch, context=args.context, tokens_per_step=args.tokens_per_step, list_names=args.list,
         )
@@ -253,11 +253,11 @@ def _claim(args) -> int:
     """``perfclaims claim``: the card as JSON on stdout, or rendered to ``--out/<id>.html``; 2 on a user error."""
     import json
 
-    from analysis import claims
+    from analysis import claims, data
 
     claim = claims.load_claim(args.claim)  # an unknown id, a bad file or an unsafe id: exit 2 via main()
     if args.json:
-        card = claims.claim_card(claim, claims.load_points(args.points))
+        card = claims.claim_card(claim, data.load_points(args.points))
         print(json.dumps(card.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     try:

@@ -18,16 +18,14 @@ output tok/s per MW is higher-is-better. The per-point figures and prices come f
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from analysis import config, cost
-from analysis.schema import has_flag, trusted
+from analysis import cost
+from analysis.schema import trusted
 
 DEFAULT_BY = ["model", "hardware", "precision", "scope", "isl", "osl", "context_len"]
 DENOMINATORS = ("all", "decode")
@@ -48,13 +46,6 @@ WIDE_GAP = 3.0
 
 
 # --- loading and selecting -------------------------------------------------------------------------
-def load_points(path=None):
-    """The points table (see :func:`analysis.data.load_points`)."""
-    from analysis import data
-
-    return data.load_points(path)
-
-
 def select(points: pd.DataFrame, *, model: str | None = None, isl: float | None = None,
            osl: float | None = None, source_format: str | None = None) -> pd.DataFrame:
     """Rows of one model, one input/output length pair and one source format (None: no filter)."""
@@ -586,53 +577,6 @@ def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: f
 # --- command line -----------------------------------------------------------------------------------
 CLI_END_COLUMNS = ["fastest_tok_s_per_user", "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
                    "fastest_ttft_ms_p50"]
-
-
-def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, denominator: str,
-                 ttft_max_ms: float | None = None, metric: str = DEFAULT_METRIC,
-                 prices_path: str | Path | None = None, price: Sequence[str] = ()) -> int:
-    """``perfclaims frontier``: per group ``<metric>_at_<level>`` at each ``at`` tok/s/user, as CSV. For
-    tok/s/GPU also the fastest per-user point (its concurrency, GPU count and median TTFT); for $/M tokens the
-    price each row used, and on stderr the hardware left out for want of a price; for energy ``power_scope``
-    (GPU power only) and on stderr the groups left out for want of measured power."""
-    points = load_points(points_path)
-    by = _check_by(points, DEFAULT_BY if not by else by)
-    prices = None
-    if metric in cost.COST_METRICS:
-        prices = cost.load_prices(extra=prices_path, overrides=cost.parse_price_args(price))
-    fronts = metric_frontier(points, metric=metric, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms,
-                             prices=prices)
-    notes = []
-    if metric in cost.COST_METRICS:
-        missing = cost.missing_prices(prices, usable(points, denominator=denominator)["hardware"])
-        if missing:
-            notes.append(cost.no_price_message(missing))
-    elif metric in cost.ENERGY_METRICS:
-        left = no_metric_groups(points, fronts, metric=metric, by=by, denominator=denominator,
-                                ttft_max_ms=ttft_max_ms)
-        if len(left):
-            notes.append(f"{len(left)} group(s) have no measured GPU power and no energy figure")
-    for note in notes:
-        print(f"perfclaims frontier: {note}", file=sys.stderr)
-    if fronts.empty:
-        print(f"perfclaims frontier: {points_path}: no usable points (need tok/s/user and {metric})",
-              file=sys.stderr)
-        return 1
-    table = metric_table(fronts, targets=at, metric=metric, by=by)
-    cols = by + ["gpu_denominator", "n_points", "n_frontier", "n_gpus_min", "n_gpus_max", "tok_s_per_user_min",
-                 "tok_s_per_user_max"]
-    if metric == DEFAULT_METRIC:
-        cols += [target_column(t) for t in at] + CLI_END_COLUMNS
-    else:
-        cols += [metric_column(metric, t) for t in at]
-        cols += PRICE_COLUMNS if metric in cost.COST_METRICS else ["power_scope"]
-    text = table[cols].to_csv(index=False, float_format="%.6g")
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `perfclaims frontier | head` is normal use, not an error
-        pass
-    return 0
 
 
 # --- report helpers (what the frontier notebook shows) ------------------------------------------------

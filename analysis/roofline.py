@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -562,63 +561,3 @@ def batch1_speed_of_light_for_points(points: pd.DataFrame) -> pd.DataFrame:
 
 
 # --- the `perfclaims sol` command ------------------------------------------------------------------
-
-def _fmt(x: float, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "nan"
-    return f"{x:,.{digits}g}" if abs(x) < 1e5 else f"{x:,.0f}"
-
-
-def cli_sol(*, model: str | None, hardware: str | None, precision: str | None, gpus: int = 1, batch: int = 1,
-            context: int = 1024, tokens_per_step: float = 1.0, list_names: bool = False) -> int:
-    """Print bytes, FLOPs, bound step_ms, tok/s/user and tok/s/GPU (datasheet and achievable); 0 on success."""
-    if list_names:
-        names = specs.known_names()
-        print("models:")
-        for n in names["models"]:
-            print(f"  {n}")
-        print("hardware:")
-        for n in names["hardware"]:
-            print(f"  {n}")
-        print("precisions: " + ", ".join(BITS_PER_WEIGHT) + ", native; per component: e.g. "
-              "'fp4,attention=bf16,router=bf16,kv=fp8'")
-        return 0
-    missing = [f"--{n}" for n, v in (("model", model), ("hardware", hardware)) if not v]
-    if missing:
-        print(f"perfclaims sol: {' and '.join(missing)} required (or --list for the known names)", file=sys.stderr)
-        return 2
-    try:
-        lines = [speed_of_light(model, hardware, precision or "native", gpus=gpus, batch=batch, context=context,
-                                tokens_per_step=tokens_per_step, ceiling=c) for c in ("datasheet", "achievable")]
-    except (KeyError, ValueError) as err:
-        print(f"perfclaims sol: {err.args[0] if err.args else err}", file=sys.stderr)
-        return 2
-    ds, ac = lines
-    print(f"model              {ds.model}")
-    print(f"hardware           {ds.hardware} x {ds.gpus} GPU{'s' if ds.gpus > 1 else ''}")
-    print(f"precision          {ds.precision}")
-    print(f"batch              {ds.batch} sequences at context {ds.context} tokens, "
-          f"tokens_per_step {ds.tokens_per_step:g}")
-    print(f"weight_bytes_gb    {ds.weight_bytes / 1e9:,.2f}")
-    print(f"kv_bytes_gb        {ds.kv_bytes / 1e9:,.3f}" + (f"  ({ds.kv_replicas:g} replicas)"
-                                                            if ds.kv_replicas > 1 else ""))
-    print(f"bytes_per_step_gb  {ds.bytes_per_step / 1e9:,.2f}")
-    print(f"flops_per_step     {ds.flops_per_step:.4g}")
-    if ds.experts_touched_per_layer:
-        print(f"experts_per_layer  {ds.experts_touched_per_layer:.1f}")
-    print(f"hbm                {'fits' if ds.fits else 'DOES NOT FIT'}: needs {ds.hbm_needed_gb:,.1f} GB "
-          f"of {ds.hbm_available_gb:,.0f} GB")
-    print()
-    print(f"{'':19s}{'datasheet':>14s}{'achievable':>14s}")
-    for label, attr in (("bandwidth_tb_s", "aggregate_bandwidth_tb_s"), ("step_ms", "step_ms"),
-                        ("t_memory_ms", "t_memory_ms"), ("t_compute_ms", "t_compute_ms"),
-                        ("tok_s_per_user", "tok_s_per_user"), ("tok_s_per_gpu", "tok_s_per_gpu"),
-                        ("tok_s_total", "tok_s_total")):
-        print(f"{label:19s}{_fmt(getattr(ds, attr)):>14s}{_fmt(getattr(ac, attr)):>14s}")
-    print(f"{'bound':19s}{ds.bound:>14s}{ac.bound:>14s}")
-    print()
-    print(f"datasheet:  {ds.ceiling_source}")
-    print(f"achievable: {ac.ceiling_source}")
-    for note in ds.notes:
-        print(f"note: {note}")
-    return 0

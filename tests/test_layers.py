@@ -15,7 +15,7 @@ FOUNDATIONS = {"config", "schema", "specs", "text"}
 LAYER_OF_TOP = {
     **{m: "foundations" for m in FOUNDATIONS},
     "ingest": "ingest", "data": "data", "pages": "pages", "plots": "plots",
-    "report": "report", "show": "report", "cli": "cli", "__init__": "foundations", "__main__": "cli",
+    "report": "report", "show": "report", "cli": "cli", "commands": "cli", "__init__": "foundations", "__main__": "cli",
 }
 ALLOWED = {
     "foundations": {"foundations"},

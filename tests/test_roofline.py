@@ -11,7 +11,8 @@ import pytest
 
 from analysis import roofline, specs
 from analysis.cli import main as cli_main
-from analysis.roofline import cli_sol, speed_of_light
+from analysis.commands import cli_sol
+from analysis.roofline import speed_of_light
 
 TEST_DATA = __import__("pathlib").Path(__file__).parent / "data" / "claims"
 

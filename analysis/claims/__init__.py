@@ -29,7 +29,6 @@ from analysis.claims.registry import (CSV_COLUMNS, INFERRED, KINDS, NOT_STATED, 
                                       read_claims_csv, registry)
 from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TOKENS, SCOPES, sol_for_claim
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
-from analysis.data import load_points
 
 __all__ = [
     "ASSUMED_TAU", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS", "DEFAULT_CONTEXT",
@@ -37,7 +36,7 @@ __all__ = [
     "SNAPSHOT_CAVEAT", "STATED", "Answer", "Claim", "ClaimCard", "ClaimPart", "check_parts", "check_statements",
     "claim_card", "claim_from_row", "claim_ids", "claim_parts", "claim_title", "claim_to_yaml", "context_for",
     "evidence_for", "evidence_frontier", "evidence_summary", "five_answers", "kind_from_unit", "kinds_text",
-    "lengths_text", "load_claim", "load_points", "matched_lengths", "own_sol", "parse_value", "per_user_value",
+    "lengths_text", "load_claim", "matched_lengths", "own_sol", "parse_value", "per_user_value",
     "precision_from_text", "read_claim_yaml", "read_claims_csv", "registry", "restate", "row_id",
     "single_user_end", "sol_for_claim", "sol_statements", "stated_lengths", "verdict",
 ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import claims, specs
+from analysis import claims, data, specs
 from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.labels import precision_label, share
 from analysis.claims.words import match_label
@@ -185,4 +185,4 @@ class ClaimCardPage:
 def claim_card_page(claim, points_path=None) -> ClaimCardPage:
     """The page for ``claim`` (an id, a claim file, or ``file.csv#ID``) against the points table at
     ``points_path`` (default ``data/processed/points.parquet``)."""
-    return ClaimCardPage(claims.claim_card(claim, claims.load_points(points_path)))
+    return ClaimCardPage(claims.claim_card(claim, data.load_points(points_path)))

@@ -1,0 +1,121 @@
+"""What ``perfclaims frontier`` and ``perfclaims sol`` print: the command line's output, kept out of the domain
+modules (``analysis.frontier``, ``analysis.roofline``), which compute and never print."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from analysis import cost, data, specs
+from analysis import frontier as fr
+from analysis import roofline as rl
+
+
+def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, denominator: str,
+                 ttft_max_ms: float | None = None, metric: str = fr.DEFAULT_METRIC,
+                 prices_path: str | Path | None = None, price: Sequence[str] = ()) -> int:
+    """``perfclaims frontier``: per group ``<metric>_at_<level>`` at each ``at`` tok/s/user, as CSV. For
+    tok/s/GPU also the fastest per-user point (its concurrency, GPU count and median TTFT); for $/M tokens the
+    price each row used, and on stderr the hardware left out for want of a price; for energy ``power_scope``
+    (GPU power only) and on stderr the groups left out for want of measured power."""
+    points = data.load_points(points_path)
+    by = fr._check_by(points, fr.DEFAULT_BY if not by else by)
+    prices = None
+    if metric in cost.COST_METRICS:
+        prices = cost.load_prices(extra=prices_path, overrides=cost.parse_price_args(price))
+    fronts = fr.metric_frontier(points, metric=metric, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms,
+                             prices=prices)
+    notes = []
+    if metric in cost.COST_METRICS:
+        missing = cost.missing_prices(prices, fr.usable(points, denominator=denominator)["hardware"])
+        if missing:
+            notes.append(cost.no_price_message(missing))
+    elif metric in cost.ENERGY_METRICS:
+        left = fr.no_metric_groups(points, fronts, metric=metric, by=by, denominator=denominator,
+                                ttft_max_ms=ttft_max_ms)
+        if len(left):
+            notes.append(f"{len(left)} group(s) have no measured GPU power and no energy figure")
+    for note in notes:
+        print(f"perfclaims frontier: {note}", file=sys.stderr)
+    if fronts.empty:
+        print(f"perfclaims frontier: {points_path}: no fr.usable points (need tok/s/user and {metric})",
+              file=sys.stderr)
+        return 1
+    table = fr.metric_table(fronts, targets=at, metric=metric, by=by)
+    cols = by + ["gpu_denominator", "n_points", "n_frontier", "n_gpus_min", "n_gpus_max", "tok_s_per_user_min",
+                 "tok_s_per_user_max"]
+    if metric == fr.DEFAULT_METRIC:
+        cols += [fr.target_column(t) for t in at] + fr.CLI_END_COLUMNS
+    else:
+        cols += [fr.metric_column(metric, t) for t in at]
+        cols += fr.PRICE_COLUMNS if metric in cost.COST_METRICS else ["power_scope"]
+    text = table[cols].to_csv(index=False, float_format="%.6g")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `perfclaims frontier | head` is normal use, not an error
+        pass
+    return 0
+
+
+def cli_sol(*, model: str | None, hardware: str | None, precision: str | None, gpus: int = 1, batch: int = 1,
+            context: int = 1024, tokens_per_step: float = 1.0, list_names: bool = False) -> int:
+    """Print bytes, FLOPs, bound step_ms, tok/s/user and tok/s/GPU (datasheet and achievable); 0 on success."""
+    if list_names:
+        names = specs.known_names()
+        print("models:")
+        for n in names["models"]:
+            print(f"  {n}")
+        print("hardware:")
+        for n in names["hardware"]:
+            print(f"  {n}")
+        print("precisions: " + ", ".join(rl.BITS_PER_WEIGHT) + ", native; per component: e.g. "
+              "'fp4,attention=bf16,router=bf16,kv=fp8'")
+        return 0
+    missing = [f"--{n}" for n, v in (("model", model), ("hardware", hardware)) if not v]
+    if missing:
+        print(f"perfclaims sol: {' and '.join(missing)} required (or --list for the known names)", file=sys.stderr)
+        return 2
+    try:
+        lines = [rl.speed_of_light(model, hardware, precision or "native", gpus=gpus, batch=batch, context=context,
+                                tokens_per_step=tokens_per_step, ceiling=c) for c in ("datasheet", "achievable")]
+    except (KeyError, ValueError) as err:
+        print(f"perfclaims sol: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    ds, ac = lines
+    print(f"model              {ds.model}")
+    print(f"hardware           {ds.hardware} x {ds.gpus} GPU{'s' if ds.gpus > 1 else ''}")
+    print(f"precision          {ds.precision}")
+    print(f"batch              {ds.batch} sequences at context {ds.context} tokens, "
+          f"tokens_per_step {ds.tokens_per_step:g}")
+    print(f"weight_bytes_gb    {ds.weight_bytes / 1e9:,.2f}")
+    print(f"kv_bytes_gb        {ds.kv_bytes / 1e9:,.3f}" + (f"  ({ds.kv_replicas:g} replicas)"
+                                                            if ds.kv_replicas > 1 else ""))
+    print(f"bytes_per_step_gb  {ds.bytes_per_step / 1e9:,.2f}")
+    print(f"flops_per_step     {ds.flops_per_step:.4g}")
+    if ds.experts_touched_per_layer:
+        print(f"experts_per_layer  {ds.experts_touched_per_layer:.1f}")
+    print(f"hbm                {'fits' if ds.fits else 'DOES NOT FIT'}: needs {ds.hbm_needed_gb:,.1f} GB "
+          f"of {ds.hbm_available_gb:,.0f} GB")
+    print()
+    print(f"{'':19s}{'datasheet':>14s}{'achievable':>14s}")
+    for label, attr in (("bandwidth_tb_s", "aggregate_bandwidth_tb_s"), ("step_ms", "step_ms"),
+                        ("t_memory_ms", "t_memory_ms"), ("t_compute_ms", "t_compute_ms"),
+                        ("tok_s_per_user", "tok_s_per_user"), ("tok_s_per_gpu", "tok_s_per_gpu"),
+                        ("tok_s_total", "tok_s_total")):
+        print(f"{label:19s}{_fmt(getattr(ds, attr)):>14s}{_fmt(getattr(ac, attr)):>14s}")
+    print(f"{'bound':19s}{ds.bound:>14s}{ac.bound:>14s}")
+    print()
+    print(f"datasheet:  {ds.ceiling_source}")
+    print(f"achievable: {ac.ceiling_source}")
+    for note in ds.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    return f"{x:,.{digits}g}" if abs(x) < 1e5 else f"{x:,.0f}"

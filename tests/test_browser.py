@@ -144,5 +144,14 @@ def test_page_fetches_nothing_but_itself_and_inline_data(seen):
     assert not remote, remote[:10]
 
 
+def test_every_report_of_the_run_rendered_ok(rendered):
+    # A failed report still gets a page (its error shows there), so the widths and titles above would pass on it.
+    from analysis.report import runs
+
+    manifest = runs.read_manifest(rendered)
+    failed = {r.get("slug"): r.get("error") for r in manifest.get("jobs", []) if r.get("status") == "failed"}
+    assert manifest.get("jobs") and not failed, failed
+
+
 def test_the_suite_has_pages_to_open():
     assert "30-precision-scope" in SLUGS and len(SLUGS) >= 5

@@ -415,9 +415,10 @@ class BatchScalingPage:
                                                   at_bound=self.fitted["at_bound"].fillna("").to_numpy())
         shown = display_table(table).rename(columns={"at_bound": "at bound"})
         # B½ and its interval in one column, and no smallest batch (n batches says it): the table fits 1,400 px.
-        shown.insert(shown.columns.get_loc("b_half"), "B½ (95% interval)",
+        names = [DISPLAY_NAMES.get(c, c) for c in ("b_half", "b_half_lo", "b_half_hi", "batch_min")]
+        shown.insert(shown.columns.get_loc(names[0]), "B½ (95% interval)",
                      [_b_half_text(r) for _, r in table.iterrows()])
-        shown = shown.drop(columns=[c for c in ("b_half", "b_half_lo", "b_half_hi", "batch_min") if c in shown])
+        shown = shown.drop(columns=[c for c in names if c in shown.columns])
         return details_html(f"Every fitted configuration ({len(self.fitted)} rows)", shown)
 
     def poor_caption(self, *, step: bool) -> str:

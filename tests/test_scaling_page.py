@@ -93,8 +93,8 @@ def test_figures_and_tables_are_bounded(page):
     assert all(f.row["cv_error"] <= batch_scaling.POOR_FIT_CV_ERROR for f in page.figures)
     # Section tables keep to ten columns or fewer; the full table is in a collapsible block.
     assert len(page.step_table().columns) <= 10 and len(page.serving_table().columns) <= 10
-    assert html.unescape(page.all_fits_html()).startswith("<details><summary>Every fitted configuration, all "
-                                                          "columns (72 rows)")
+    assert html.unescape(page.all_fits_html()).startswith("<details><summary>Every fitted configuration "
+                                                          "(72 rows)")
 
 
 def test_results_are_plain_text_with_the_same_numbers(page):

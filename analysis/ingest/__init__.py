@@ -147,15 +147,19 @@ def ingest(
     request_tables = []
     file_log: list[dict] = []
     seen_hashes: dict[str, str] = {}
+    sizes = {path: _size(path) for path in files}
+    shared_size = _sizes_held_by_several(sizes.values())
 
     bar = _progress(files, progress)
     for path in files:
         shown = _display_path(path, roots)
         bar.set_postfix_str(path.name[-40:], refresh=False)
-        step = _size(path)
+        step = sizes[path]
         entry = {"source_file": shown, "format": "none", "tool": "none", "points": 0, "quarantined": 0}
         try:
-            head, digest = _head_and_hash(path)
+            head = _head(path)
+            # only a file whose size another file shares can be a byte-identical copy: hash those alone
+            digest = _sha256(path) if step in shared_size else None
         except OSError as err:
             quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
             entry["quarantined"] = 1
@@ -167,7 +171,7 @@ def ingest(
             reason = "empty file"
         elif b"\x00" in head[:8192]:
             reason = "binary file (contains NUL bytes), not a benchmark log"
-        elif digest in seen_hashes:
+        elif digest is not None and digest in seen_hashes:
             reason = f"duplicate run: identical to {seen_hashes[digest]}"
         if reason:
             quarantine.append(_q(shown, None, None, reason, "none"))
@@ -175,7 +179,8 @@ def ingest(
             file_log.append(entry)
             bar.update(step)
             continue
-        seen_hashes[digest] = shown
+        if digest is not None:
+            seen_hashes[digest] = shown
         found = forced or detect(path, head)
         if found is None:
             quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
@@ -269,14 +274,24 @@ def _q(source_file, line, field_name, reason, fmt_name) -> dict:
     return {"source_file": source_file, "line": line, "field": field_name, "reason": reason, "format": fmt_name}
 
 
-def _head_and_hash(path: Path) -> tuple[bytes, str]:
-    h = hashlib.sha256()
+def _sizes_held_by_several(sizes) -> set[int]:
+    """File sizes that occur more than once: the only sizes at which two files can be identical."""
+    seen: set[int] = set()
+    several: set[int] = set()
+    for size in sizes:
+        (several if size in seen else seen).add(size)
+    return several
+
+
+def _head(path: Path) -> bytes:
     with open(path, "rb") as fh:
-        head = fh.read(HEAD_BYTES)
-        h.update(head)
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return head, h.hexdigest()
+        return fh.read(HEAD_BYTES)
+
+
+def _sha256(path: Path) -> str:
+    """SHA-256 of the whole file: the identity behind 'duplicate run: identical to ...'."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _as_frame(table, shown: str) -> pd.DataFrame:

@@ -16,6 +16,10 @@ SHARED = ROOT.parent / "shared"
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+from analysis.lazy_imports import defer_iri_grammar  # noqa: E402
+
+defer_iri_grammar()  # every papermill/nbconvert import in the tests skips building jsonschema's IRI grammar
+
 
 @pytest.fixture(autouse=True)
 def _seed_and_close():

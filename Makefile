@@ -34,7 +34,13 @@ report: data/processed/points.parquet
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) requirements.lock pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[bench]'
+	@touch $@
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python bench/ingest_speed.py
 
 lock:

@@ -11,7 +11,7 @@ READERS := $(wildcard analysis/ingest/*.py) analysis/schema.py
 help:
 	@echo "make report   set up .venv, ingest data/raw, run the notebook suite -> reports/index.html"
 	@echo "make test     run the whole test suite (executes every suite notebook)"
-	@echo "make bench    ingest speed and memory against pandas, printed side by side"
+	@echo "make bench    ingest, fit/frontier scale and suite timings side by side (BENCH_ARGS=--quick to try it)"
 	@echo "make ingest   only rebuild data/processed/ from data/raw/"
 	@echo "make lock     re-resolve requirements.lock from pyproject.toml"
 
@@ -41,7 +41,7 @@ $(BENCH_STAMP): $(STAMP) requirements.lock pyproject.toml
 	@touch $@
 
 bench: $(BENCH_STAMP)
-	$(BIN)/python bench/ingest_speed.py
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv

@@ -9,7 +9,8 @@ they are fastest on this file: msgspec decodes into typed structs holding only t
 (the gap array kept as an unparsed ``msgspec.Raw`` and counted, or decoded to floats), polars reads with a
 projected schema (with the gap array as a list, or without it). The targets apply to the default mode, and the
 script exits 1 when it misses one: at least 5x the MB/s of pandas, at least the MB/s of the fastest msgspec or
-polars method, and peak memory at most 1.5x the file size.
+polars method that builds the same columns (each request's ITL mean included; polars without the gap list is
+printed beside it), and peak memory at most 1.5x the file size.
 
 Memory method: each child reports ``ru_maxrss`` of itself plus ``ru_maxrss`` of its own children (the reader's
 worker processes, when it uses them; the sum is an upper bound because the peaks need not coincide). A baseline
@@ -63,6 +64,7 @@ METHODS = {  # name -> label; the order they are printed in
     "polars": "polars read_ndjson, gap list parsed",
     "polars-no-gaps": "polars read_ndjson, gaps not read (no ITL)",
 }
+SAME_COLUMNS = ("msgspec-raw-gaps", "msgspec", "polars")  # rivals that also compute each request's ITL mean
 OPTIONAL = {"msgspec-raw-gaps": "msgspec", "msgspec": "msgspec", "polars": "polars", "polars-no-gaps": "polars"}
 
 
@@ -214,12 +216,16 @@ def measure(path: Path, workers: int | None) -> dict:
 def verdicts(results: dict) -> dict:
     """Ratios and target checks of the default perfclaims mode."""
     ours = results["perfclaims"]
-    rivals = {m: r for m, r in results.items() if m.startswith(("msgspec", "polars"))}
+    # the target compares methods that build the same per-request columns (ITL mean included); polars without
+    # the gap list does less work and is shown beside it for information
+    rivals = {m: r for m, r in results.items() if m in SAME_COLUMNS}
     fastest = max(rivals, key=lambda m: rivals[m]["mb_s"]) if rivals else None
+    lighter = results.get("polars-no-gaps")
     out = {
         "vs_pandas": ours["mb_s"] / results["pandas"]["mb_s"],
         "fastest_rival": fastest,
         "vs_fastest_rival": ours["mb_s"] / rivals[fastest]["mb_s"] if fastest else float("nan"),
+        "vs_polars_no_gaps": ours["mb_s"] / lighter["mb_s"] if lighter else float("nan"),
         "peak_over_size": ours["peak_over_size"],
     }
     out["speed_ok"] = out["vs_pandas"] >= SPEED_TARGET
@@ -248,8 +254,12 @@ def print_table(results: dict, size_mb: float, sample: Path) -> dict:
     print(f"  speed: default perfclaims is {v['vs_pandas']:.2f}x pandas (target >= {SPEED_TARGET:g}x): "
           f"{'ok' if v['speed_ok'] else 'MISSED'}")
     if v["fastest_rival"]:
-        print(f"  against the fastest of msgspec/polars ({METHODS[v['fastest_rival']]}): "
-              f"{v['vs_fastest_rival']:.2f}x (target >= 1x): {'ok' if v['rival_ok'] else 'MISSED'}")
+        print(f"  against the fastest msgspec/polars method building the same columns "
+              f"({METHODS[v['fastest_rival']]}): {v['vs_fastest_rival']:.2f}x (target >= 1x): "
+              f"{'ok' if v['rival_ok'] else 'MISSED'}")
+    if v["vs_polars_no_gaps"] == v["vs_polars_no_gaps"]:
+        print(f"  for information, against polars not reading the gaps at all (no ITL column): "
+              f"{v['vs_polars_no_gaps']:.2f}x")
     print(f"  memory: default perfclaims peak is {v['peak_over_size']:.2f}x the file size (target <= "
           f"{MEMORY_TARGET:g}x; pandas {results['pandas']['peak_over_size']:.2f}x): "
           f"{'ok' if v['memory_ok'] else 'MISSED'}")

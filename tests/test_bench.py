@@ -91,3 +91,44 @@ def test_bench_extra_is_pinned_in_the_lock():
             if l and not l.startswith("#")}
     assert set(project["optional-dependencies"]["bench"]) == {"msgspec", "polars"}
     assert {"msgspec", "polars"} <= lock
+
+
+suite = _load("suite_speed")
+
+
+def test_change_one_value_raises_the_first_ttft_by_one_percent(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text('{"conc": 4, "mean_ttft": 0.25, "median_ttft": 0.5}')
+    said = suite.change_one_value(path)
+    import json
+
+    doc = json.loads(path.read_text())
+    assert doc == {"conc": 4, "mean_ttft": pytest.approx(0.2525), "median_ttft": 0.5}
+    assert "mean_ttft 0.25 -> 0.2525" in said
+    other = tmp_path / "other.json"
+    other.write_text('{"a": 1}')
+    suite.change_one_value(other)
+    assert other.read_text() == '{"a": 1}\n'
+
+
+def test_default_touched_file_has_a_ttft_to_change():
+    assert suite.NUMBER.search((ROOT / "data" / "raw" / suite.DEFAULT_TOUCH).read_bytes())
+
+
+def test_make_root_copies_inputs_and_nothing_computed(tmp_path):
+    src = tmp_path / "src"
+    for rel in ("data/raw/a.json", "data/specs/s.csv", "data/claims/C00.yaml", "notebooks/x.ipynb",
+                "data/processed/points.parquet", "reports/index.html"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(rel)
+    root = suite.make_root(tmp_path / "root", source=src)
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert files == ["data/claims/C00.yaml", "data/raw/a.json", "data/specs/s.csv", "notebooks/x.ipynb"]
+    assert (root / "data" / "processed").is_dir()
+
+
+def test_progress_lines_of_the_runner_are_read():
+    text = ("[1/3] 01-ingest ... ok (3 s)\n[2/3] 20-frontier ... failed (7 s)  ValueError: bad (2 s)\n"
+            "  10-batch-scaling unchanged since 2026-12-01 (0.1 s)\n3 of 3 reports written; index: x\n")
+    got = [(m["name"], m["status"], float(m["seconds"])) for m in suite.PROGRESS.finditer(text)]
+    assert got == [("01-ingest", "ok", 3.0), ("20-frontier", "failed", 7.0), ("10-batch-scaling", "unchanged", 0.1)]

@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--itl-gaps", action="store_true",
                    help="parse every per-chunk gap of AIPerf JSONL for per-request ITL p50/p99 (slower)")
+    s.add_argument("--partition", action="store_true",
+                   help="also write points/ and requests/ as Parquet datasets partitioned by tool and date "
+                        "(for DuckDB, Polars, Dask)")
 
     sub.add_parser("formats", help="list the formats perfclaims reads, how each is detected, an example file")
 
@@ -135,7 +138,7 @@ def _ingest(args) -> int:
 
     result = ingest(args.paths, args.manifest, fmt=args.fmt, progress=False if args.quiet else None,
                     itl_gaps=args.itl_gaps)
-    paths = write_outputs(result, args.out)
+    paths = write_outputs(result, args.out, partition=args.partition)
     summary = result.summary()
     print(summary.to_string(index=False))
     print(f"\n{len(result.points)} points, {len(result.requests)} requests, "

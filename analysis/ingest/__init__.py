@@ -240,8 +240,20 @@ def ingest(
     return IngestResult(points=points, requests=requests, quarantine=qframe, files=files_frame)
 
 
-def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
-    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``."""
+# Rows per Parquet row group: big enough that a reader's per-group overhead vanishes, small enough that DuckDB,
+# Polars and Dask skip groups by their min/max statistics and read a large requests table in parallel pieces.
+ROW_GROUP_ROWS = 128 * 1024
+PARTITION_BY = ("tool", "day")  # day: the first ten characters of ``date`` (YYYY-MM-DD); ``date`` itself is kept
+UNKNOWN_DAY = "unknown"
+
+
+def write_outputs(result: IngestResult, out_dir: Path, *, partition: bool = False) -> dict[str, Path]:
+    """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``.
+
+    ``partition=True`` also writes ``points/`` and ``requests/``: the same rows as Hive-partitioned Parquet
+    datasets (``tool=.../day=YYYY-MM-DD/*.parquet``, plus a ``day`` column; a request row takes the tool and date
+    of its file), which DuckDB, Polars and Dask read directly, skipping folders a filter rules out.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -250,11 +262,58 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
         "quarantine": out_dir / "quarantine.csv",
         "files": out_dir / "files.csv",
     }
-    result.points.to_parquet(paths["points"], index=False)
-    result.requests.to_parquet(paths["requests"], index=False)
+    result.points.to_parquet(paths["points"], index=False, row_group_size=ROW_GROUP_ROWS)
+    result.requests.to_parquet(paths["requests"], index=False, row_group_size=ROW_GROUP_ROWS)
     result.quarantine.to_csv(paths["quarantine"], index=False)
     result.files.to_csv(paths["files"], index=False)
+    if partition:
+        paths["points_dataset"] = _write_dataset(result.points, out_dir / "points")
+        paths["requests_dataset"] = _write_dataset(_with_file_tool_and_date(result), out_dir / "requests")
     return paths
+
+
+def _with_file_tool_and_date(result: IngestResult) -> pd.DataFrame:
+    """The requests table with the tool (from the file log) and date of each row's file: the date of that file's
+    points, else of the points read from the same folder (a run's per-request JSONL beside its aggregate)."""
+    requests = result.requests
+    if requests.empty or "source_file" not in requests.columns:
+        return requests
+    extra = {}
+    if "tool" not in requests.columns and len(result.files):
+        extra["tool"] = requests["source_file"].map(result.files.set_index("source_file")["tool"])
+    if "date" not in requests.columns and len(result.points) and "date" in result.points.columns:
+        dated = result.points.dropna(subset=["date"])
+        by_file = dated.groupby("source_file")["date"].first()
+        by_folder = dated.groupby(dated["source_file"].map(_folder))["date"].first()
+        extra["date"] = requests["source_file"].map(by_file).fillna(requests["source_file"].map(_folder)
+                                                                    .map(by_folder))
+    return requests.assign(**extra)
+
+
+def _folder(source_file: str) -> str:
+    return str(source_file).rpartition("/")[0]
+
+
+def _write_dataset(frame: pd.DataFrame, folder: Path) -> Path:
+    """``frame`` as a Hive-partitioned Parquet dataset in ``folder`` (replaced whole: no stale partitions)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    if frame.empty:
+        return folder
+    if "date" in frame.columns:  # a null partition value would leave readers unable to infer the column's type
+        frame = frame.assign(day=frame["date"].astype("string").str.slice(0, 10).fillna(UNKNOWN_DAY))
+    by = [c for c in PARTITION_BY if c in frame.columns]
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    ds.write_dataset(table, folder, format="parquet", partitioning=by or None, partitioning_flavor="hive",
+                     basename_template="part-{i}.parquet", max_rows_per_group=ROW_GROUP_ROWS,
+                     min_rows_per_group=min(ROW_GROUP_ROWS, 16 * 1024), existing_data_behavior="error")
+    return folder
 
 
 def _status(row: dict) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import pytest
 
 from analysis.ingest import ROW_GROUP_ROWS, IngestResult, ingest, write_outputs
 
@@ -74,3 +75,14 @@ def test_partitioned_requests_take_the_tool_and_date_of_their_file(tmp_path):
     np.testing.assert_allclose(np.sort(back["ttft_ms"].to_numpy()), np.sort(result.requests["ttft_ms"].to_numpy()))
     pd.testing.assert_frame_equal(_read(paths["points_dataset"])[["tok_s_per_user"]].reset_index(drop=True),
                                   result.points[["tok_s_per_user"]].reset_index(drop=True), check_dtype=False)
+
+
+def test_a_points_folder_perfclaims_did_not_write_is_left_alone(tmp_path):
+    mine = tmp_path / "points"
+    mine.mkdir()
+    (mine / "notes.md").write_text("keep me")
+    points = pd.DataFrame({"tool": ["vllm"], "date": ["2026-01-01"], "tok_s_per_user": [1.0]})
+
+    with pytest.raises(ValueError, match="not a dataset perfclaims wrote"):
+        write_outputs(_result(points), tmp_path, partition=True)
+    assert (mine / "notes.md").read_text() == "keep me"

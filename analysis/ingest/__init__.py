@@ -302,6 +302,11 @@ def _write_dataset(frame: pd.DataFrame, folder: Path) -> Path:
     import pyarrow.dataset as ds
 
     if folder.is_dir():
+        strangers = [q.name for q in folder.iterdir()
+                     if not (q.is_dir() and "=" in q.name) and not (q.is_file() and q.name.startswith("part-"))]
+        if strangers:  # never delete a folder this function did not write
+            raise ValueError(f"{folder}: not a dataset perfclaims wrote (holds {strangers[0]}); "
+                                  "move it or choose another --out")
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     if frame.empty:

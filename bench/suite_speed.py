@@ -40,7 +40,10 @@ DEFAULT_TOUCH = ("inferencex-samples/agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafals
                  "MI355-gbt350-odcdh5-wbb3.json")
 COLD_TARGET_S, WARM_TARGET_S, RATIO_TARGET = 60.0, 10.0, 0.4
 CLAIM_TARGET_S, HELP_TARGET_S = 2.0, 0.5
-# "[3/25] 20-frontier ... ok (12 s)", or any line naming a report, a status word and "(N s)"
+# "[3/25] 20-frontier ... ok (12 s)": the status may come lines after the name (a kernel's stderr in between);
+# other runners: any line naming a report, then a status word and "(N s)"
+JOB_START = re.compile(r"^\s*\[\d+/\d+\]\s+(?P<name>[\w.-]+)", re.MULTILINE)
+STATUS = re.compile(r"\b(?P<status>ok|failed|unchanged|cached|skipped|reused)\b[^\n]*?\((?P<seconds>\d+(?:\.\d+)?)\s*s\)")
 PROGRESS = re.compile(r"^\s*(?:\[[^\]\n]*\]\s*)?(?P<name>[\w.-]+)\s[^\n]*?"
                       r"\b(?P<status>ok|failed|unchanged|cached|skipped|reused)\b[^\n]*?\((?P<seconds>\d+(?:\.\d+)?)\s*s\)",
                       re.MULTILINE)
@@ -85,10 +88,25 @@ def timed(cmd: list[str], env: dict) -> dict:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=env["PERFCLAIMS_ROOT"])
     seconds = time.perf_counter() - started
     text = proc.stdout + "\n" + proc.stderr
-    reports = [{"name": m["name"], "status": m["status"], "seconds": float(m["seconds"])}
-               for m in PROGRESS.finditer(text)]
+    reports = progress(text)
     return {"cmd": cmd, "seconds": seconds, "rc": proc.returncode, "reports": reports,
             "tail": [l for l in text.strip().splitlines() if l.strip()][-3:]}
+
+
+def progress(text: str) -> list[dict]:
+    """Each report's name, status and seconds from the runner's output."""
+    starts = list(JOB_START.finditer(text))
+    if not starts:
+        return [{"name": m["name"], "status": m["status"], "seconds": float(m["seconds"])}
+                for m in PROGRESS.finditer(text)]
+    out = []
+    for start, nxt in zip(starts, starts[1:] + [None]):
+        found = STATUS.search(text, start.end(), nxt.start() if nxt else len(text))
+        if found:
+            out.append({"name": start["name"], "status": found["status"], "seconds": float(found["seconds"])})
+        else:
+            out.append({"name": start["name"], "status": "unknown", "seconds": float("nan")})
+    return out
 
 
 def run(only: list[str] | None, touch: str, keep: Path | None = None) -> dict:

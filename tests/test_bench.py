@@ -128,7 +128,12 @@ def test_make_root_copies_inputs_and_nothing_computed(tmp_path):
 
 
 def test_progress_lines_of_the_runner_are_read():
-    text = ("[1/3] 01-ingest ... ok (3 s)\n[2/3] 20-frontier ... failed (7 s)  ValueError: bad (2 s)\n"
-            "  10-batch-scaling unchanged since 2026-12-01 (0.1 s)\n3 of 3 reports written; index: x\n")
-    got = [(m["name"], m["status"], float(m["seconds"])) for m in suite.PROGRESS.finditer(text)]
-    assert got == [("01-ingest", "ok", 3.0), ("20-frontier", "failed", 7.0), ("10-batch-scaling", "unchanged", 0.1)]
+    text = ("[1/4] 01-ingest ... ok (3 s)\n[2/4] 20-frontier ... failed (7 s)  ValueError: bad (2 s)\n"
+            "[3/4] 50-claim-card-C00 ... warning from the kernel\nmore noise ok\nok (4 s)\n"
+            "[4/4] 50-claim-card-C01 ... \n3 of 4 reports written; index: x\n")
+    got = [(r["name"], r["status"], r["seconds"]) for r in suite.progress(text)]
+    assert got[:3] == [("01-ingest", "ok", 3.0), ("20-frontier", "failed", 7.0), ("50-claim-card-C00", "ok", 4.0)]
+    assert got[3][:2] == ("50-claim-card-C01", "unknown")
+    other = "  10-batch-scaling unchanged since 2026-12-01 (0.1 s)\n  01-ingest ok (2.5 s)\n"
+    assert [(r["name"], r["status"], r["seconds"]) for r in suite.progress(other)] == [
+        ("10-batch-scaling", "unchanged", 0.1), ("01-ingest", "ok", 2.5)]

@@ -9,13 +9,15 @@ READERS := $(wildcard analysis/ingest/*.py) analysis/schema.py
 PROCESSED := data/processed
 GENERATED := points.parquet requests.parquet quarantine.csv files.csv fits.csv
 
-.PHONY: help install ingest report share test bench lock clean FORCE
+.PHONY: help install ingest report share test test-py312 lint bench lock clean FORCE
 
 help:
 	@echo "make report   set up .venv, ingest data/raw, run the notebook suite -> reports/index.html"
 	@echo "make share    the newest run as one HTML file to send (reports/latest/perfclaims-DATE.html)"
 	@echo "make test     run the whole test suite (executes every suite notebook)"
-	@echo "make bench    ingest speed and memory against pandas, printed side by side"
+	@echo "make test-py312  the same test suite on Python 3.12 in .venv312 (skipped when no 3.12 is found)"
+	@echo "make lint     ruff over the package, tests, benchmarks and notebooks (configured in pyproject.toml)"
+	@echo "make bench    ingest, fit/frontier scale and suite timings side by side (BENCH_ARGS=--quick to try it)"
 	@echo "make ingest   only rebuild data/processed/ from data/raw/"
 	@echo "make lock     re-resolve requirements.lock from pyproject.toml"
 	@echo "make clean    delete what make report generated (dated runs, index, history, processed tables)"
@@ -46,13 +48,31 @@ share: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
-	$(BIN)/python bench/ingest_speed.py
+# Python 3.12: from PY312, else python3.12 on PATH, else a pyenv 3.12; the same lock file, its own venv.
+PY312 ?= $(firstword $(shell command -v python3.12 2>/dev/null) $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3))
+test-py312:
+	@if [ -z "$(PY312)" ]; then echo "test-py312: no Python 3.12 found (set PY312=...): skipped"; exit 0; fi; \
+	set -e; test -x .venv312/bin/python || $(PY312) -m venv .venv312; \
+	.venv312/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.lock; \
+	.venv312/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .; \
+	.venv312/bin/python --version; .venv312/bin/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check analysis tests bench notebooks
+
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) requirements.lock pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[bench]'
+	@touch $@
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --upgrade pip
-	.lock-venv/bin/python -m pip install --quiet -e '.[test]'
+	.lock-venv/bin/python -m pip install --quiet -e '.[test,bench]'
 	(echo "# Exact versions that \`make\` installs into .venv (Python 3.11). Regenerate with \`make lock\`."; \
 	 .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^perfclaims') > requirements.lock
 	rm -rf .lock-venv

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from analysis import config
+from analysis.lazy_imports import defer_iri_grammar
 
 
 def _floats(text: str) -> list[float]:
@@ -38,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--itl-gaps", action="store_true",
                    help="parse every per-chunk gap of AIPerf JSONL for per-request ITL p50/p99 (slower)")
+    s.add_argument("--partition", action="store_true",
+                   help="also write points/ and requests/ as Parquet datasets partitioned by tool and date "
+                        "(for DuckDB, Polars, Dask)")
 
     sub.add_parser("formats", help="list the formats perfclaims reads, how each is detected, an example file")
 
@@ -140,6 +144,7 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    defer_iri_grammar()  # papermill/nbconvert import jsonschema, which would build an unused IRI grammar (~1.4 s)
     try:
         return _dispatch(args)
     except BrokenPipeError:  # `perfclaims fit | head`: the reader left; not an error of ours
@@ -201,7 +206,7 @@ def _ingest(args) -> int:
     result = ingest(args.paths, args.manifest, fmt=args.fmt, progress=False if args.quiet else None,
                     itl_gaps=args.itl_gaps)
     try:
-        paths = write_outputs(result, args.out)
+        paths = write_outputs(result, args.out, partition=args.partition)
     except OSError as err:  # outputs are written all or none: the previous run's files are untouched
         print(f"perfclaims ingest: cannot write to {args.out}: {err.strerror or err}", file=sys.stderr)
         return 2

@@ -16,12 +16,13 @@ memory-bound decode step; a measured ratio above it needs another cause, and tab
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from analysis import frontier as fr, roofline, specs
+from analysis import frontier as fr
+from analysis import roofline, specs
 
 PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spec_decode"]
 # The headline view: every framework and speculative-decoding setting of a hardware × scope pooled into one

@@ -24,9 +24,9 @@ hardware has no price gets no cost figure, and :func:`no_price_message` names th
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd

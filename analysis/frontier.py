@@ -18,8 +18,8 @@ output tok/s per MW is higher-is-better. The per-point figures and prices come f
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -507,7 +507,7 @@ class Efficiency:
     n_points: int
     n_with_metric: int
     points: pd.DataFrame
-    price: "cost.Price | None"
+    price: cost.Price | None
     power_scope: str
     reason: str | None
 

@@ -5,12 +5,12 @@ Feeds the ``01-ingest`` report. Reads the files ``perfclaims ingest`` writes; co
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
 from analysis import config, schema
+
 
 def count(n: int, noun: str) -> str:
     """``count(1, "record")`` -> "1 record", ``count(3, "record")`` -> "3 records"."""

@@ -9,8 +9,8 @@ approximate route carries the flag ``tok-s-per-user-approx``, and a row with not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd

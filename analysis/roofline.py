@@ -553,7 +553,7 @@ def batch1_speed_of_light_for_points(points: pd.DataFrame) -> pd.DataFrame:
             sol_tok_s_per_user_datasheet=ds.tok_s_per_user, sol_tok_s_per_user_measured=me.tok_s_per_user,
             fraction_of_sol_datasheet=p["tok_s_per_user"] / ds.tok_s_per_user,
             fraction_of_sol_measured=p["tok_s_per_user"] / me.tok_s_per_user,
-            note=("one GPU's slice of a TP=%d deployment: SOL of the whole deployment, all-reduce ignored" % gpus
+            note=(f"one GPU's slice of a TP={gpus:d} deployment: SOL of the whole deployment, all-reduce ignored"
                   if gpus > 1 else ""),
         )
         rows.append(row)

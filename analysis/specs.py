@@ -293,8 +293,8 @@ def _model_record(row: pd.Series, configs_dir: Path) -> Model:
     params: dict[str, float] = {c: 0.0 for c in COMPONENTS}
     params["lm_head"] = lm_head
     if attention != "dsv4":
-        params["attention"] = n_layers * _attention_params(cfg or {}, hidden, n_heads, n_kv if math.isnan(num("n_kv_heads")) else int(num("n_kv_heads")),
-                                                           head_dim) / 1e9
+        kv_heads = n_kv if math.isnan(num("n_kv_heads")) else int(num("n_kv_heads"))
+        params["attention"] = n_layers * _attention_params(cfg or {}, hidden, n_heads, kv_heads, head_dim) / 1e9
         derived["attention"] = "computed from config.json" if cfg else "computed from the table's head counts"
     if n_experts:
         params["routed_experts"] = n_moe * n_experts * expert_b

@@ -16,6 +16,10 @@ SHARED = ROOT.parent / "shared"
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+from analysis.lazy_imports import defer_iri_grammar  # noqa: E402
+
+defer_iri_grammar()  # every papermill/nbconvert import in the tests skips building jsonschema's IRI grammar
+
 
 @pytest.fixture(autouse=True)
 def _seed_and_close():
@@ -69,3 +73,29 @@ def notebook_runner(tmp_path):
         return run_notebook(name, tmp_path, **parameters)
 
     return _run
+
+
+# What a test does to execute a suite notebook (directly, through the suite runner, or through `perfclaims claim`).
+_RUNS_A_NOTEBOOK = ("notebook_runner(", "run_notebook(", "execute_notebook(", "run_suite(", "run_job(",
+                    "cli_claim(", '"claim", ')
+
+
+def runs_a_notebook(item) -> bool:
+    """True for a test that starts a kernel: it uses ``notebook_runner``, lives in a ``test_nb_*`` module, or its
+    own code calls a notebook-running entry point."""
+    import inspect
+
+    if "notebook_runner" in getattr(item, "fixturenames", ()) or item.path.name.startswith("test_nb_"):
+        return True
+    try:
+        source = inspect.getsource(item.function)
+    except (OSError, TypeError, AttributeError):
+        return False
+    return any(call in source for call in _RUNS_A_NOTEBOOK)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds)."""
+    for item in items:
+        if runs_a_notebook(item) and item.get_closest_marker("notebook") is None:
+            item.add_marker(pytest.mark.notebook)

@@ -352,7 +352,6 @@ def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
 
 
 def test_interconnect_table_feeds_the_scope_answer(points):
-    import pandas as pd
 
     from analysis import config, roofline
 

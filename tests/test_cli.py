@@ -1,11 +1,10 @@
 """The perfclaims command line: ingest writes the tables, formats lists every reader, errors are one line."""
 
 import pandas as pd
+from conftest import RAW
 
 from analysis import cli
 from analysis.ingest import formats
-
-from conftest import RAW
 
 
 def test_ingest_writes_points_requests_and_quarantine(tmp_path, capsys):

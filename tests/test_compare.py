@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_frontier import brute_force_front, log_interp
 
-from analysis import compare, frontier as fr
+from analysis import compare
+from analysis import frontier as fr
 from analysis.pages import precision_scope as page
 from analysis.schema import to_points
-from test_frontier import brute_force_front, log_interp
 
 STRICT = ["hardware", "framework", "scope", "spec_decode"]
 

@@ -8,11 +8,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import RAW
 
 from analysis import cost
 from analysis.schema import to_points
-
-from conftest import RAW
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ import re
 import tomllib
 
 import yaml
-
 from conftest import ROOT
 
 
@@ -23,7 +22,7 @@ def test_environment_yml_matches_pyproject():
 
 def test_lock_pins_every_dependency_exactly():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    lines = [l for l in (ROOT / "requirements.lock").read_text().splitlines() if l and not l.startswith("#")]
+    lines = [ln for ln in (ROOT / "requirements.lock").read_text().splitlines() if ln and not ln.startswith("#")]
     pinned = {}
     for line in lines:
         assert "==" in line, f"requirements.lock: {line!r} is not an exact pin"

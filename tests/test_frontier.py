@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import cli, frontier as fr
+from analysis import cli
+from analysis import frontier as fr
 from analysis.pages import frontier as page
 from analysis.schema import to_points
 

@@ -16,15 +16,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.ingest import formats, ingest, write_outputs
 from analysis.schema import (
-    NON_NEGATIVE, NUMERIC_COLUMNS, PERCENTILE_CHAINS, POSITIVE, STRING_COLUMNS, UPPER_BOUNDS, trusted,
+    NON_NEGATIVE,
+    NUMERIC_COLUMNS,
+    PERCENTILE_CHAINS,
+    POSITIVE,
+    STRING_COLUMNS,
+    UPPER_BOUNDS,
+    trusted,
 )
-
-from conftest import ROOT
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="FUZZ_RANDOM" not in os.environ, database=None,

@@ -10,11 +10,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import RAW
 
 from analysis import cli, history
 from analysis.schema import has_flag, to_points
-
-from conftest import RAW
 
 HISTORY = RAW / "inferencex-history" / "benchmarks-history.json"
 SNAPSHOT = RAW / "inferencex" / "benchmarks.json"

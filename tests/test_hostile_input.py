@@ -10,11 +10,10 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+from conftest import RAW, TEST_DATA
 
 from analysis.ingest import ingest, write_outputs
 from analysis.schema import has_flag
-
-from conftest import RAW, TEST_DATA
 
 VLLM = TEST_DATA / "formats" / "vllm"
 STEPS = RAW / "h200" / "decode_sweep_run1.jsonl"

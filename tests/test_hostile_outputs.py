@@ -10,11 +10,10 @@ import sys
 
 import pandas as pd
 import pytest
+from conftest import ROOT, TEST_DATA
 
 from analysis import cli
 from analysis.ingest import ingest, write_outputs
-
-from conftest import ROOT, TEST_DATA
 
 VLLM = TEST_DATA / "formats" / "vllm"
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import TEST_DATA
 
 from analysis.ingest import ingest
 from analysis.schema import has_flag, trusted
-
-from conftest import TEST_DATA
 
 AIPERF_CSV = TEST_DATA / "formats" / "aiperf" / "m1517_c16none" / "profile_export_aiperf.csv"
 GENAI_CSV = TEST_DATA / "formats" / "genai_perf" / "v4cc7650c_concurrency8" / "profile_export_llm_genai_perf.csv"

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import TEST_DATA
 
 from analysis.ingest import ingest, write_outputs
 from analysis.schema import has_flag, trusted
-
-from conftest import TEST_DATA
 
 VLLM = TEST_DATA / "formats" / "vllm"
 HEADER = "model,hardware,n_gpus,tok_s_per_user,tok_s_per_gpu,ttft_ms_p50,ttft_ms_p90,ttft_ms_p99"

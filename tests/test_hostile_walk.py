@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, TEST_DATA
 
 from analysis.ingest import formats, ingest
 from analysis.ingest.manifest import ManifestError
-
-from conftest import ROOT, TEST_DATA
 
 RUN = TEST_DATA / "formats" / "vllm" / "fork_gptoss_conc4.json"
 OTHER = TEST_DATA / "formats" / "vllm" / "fork_kimi_mtp_conc32.json"

@@ -2,10 +2,9 @@
 rows, or the quarantine with a reason. None is silently skipped."""
 
 import pytest
+from conftest import RAW, SHARED, TEST_DATA
 
 from analysis.ingest import ingest
-
-from conftest import RAW, SHARED, TEST_DATA
 
 ACCOUNTED = {"points", "points (some records quarantined)", "requests", "quarantined", "same run read elsewhere",
              "skipped"}

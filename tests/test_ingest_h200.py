@@ -3,11 +3,10 @@
 import json
 
 import pytest
+from conftest import RAW
 
 from analysis.ingest import ingest
 from analysis.ingest.h200_steps import calibrations
-
-from conftest import RAW
 
 DECODE = RAW / "h200" / "decode_sweep_run1.jsonl"
 MOE = RAW / "h200" / "moe_sweep_run1.jsonl"

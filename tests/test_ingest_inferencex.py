@@ -3,11 +3,10 @@
 import json
 
 import pytest
+from conftest import RAW
 
 from analysis.ingest import ingest
 from analysis.ingest.inferencex import decode_result_filename
-
-from conftest import RAW
 
 API = RAW / "inferencex" / "benchmarks.json"
 SAMPLES = RAW / "inferencex-samples"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import shutil
 
+from conftest import TEST_DATA
+
 from analysis.ingest import ingest, write_outputs
 from analysis.pages.ingest import IngestPage
-
-from conftest import TEST_DATA
 
 VLLM = TEST_DATA / "formats" / "vllm"
 

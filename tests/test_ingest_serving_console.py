@@ -11,11 +11,10 @@ import math
 import re
 
 import pytest
+from conftest import RAW, TEST_DATA
 
 from analysis.ingest import HEAD_BYTES, detect, ingest
 from analysis.schema import has_flag, trusted
-
-from conftest import RAW, TEST_DATA
 
 VLLM_LOG = TEST_DATA / "formats" / "vllm" / "upstream_stdout_conc32.log"
 SGLANG_LOG = TEST_DATA / "formats" / "sglang" / "bench_serving_console.log"

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import RAW
 
 from analysis.ingest import ingest, write_outputs
-
-from conftest import RAW
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from test_frontier import brute_force_front, brute_force_lower_front, log_interp
 
 TARGETS = [50, 100, 200]

@@ -4,10 +4,9 @@ read back and checked against the history module and the raw rows."""
 from __future__ import annotations
 
 import pytest
+from test_history import write_suite_history
 
 from analysis import history
-
-from test_history import write_suite_history
 
 pytestmark = pytest.mark.notebook
 

@@ -2,9 +2,9 @@
 
 import shutil
 
-from analysis.ingest import ingest, write_outputs
-
 from conftest import RAW, TEST_DATA
+
+from analysis.ingest import ingest, write_outputs
 
 
 def test_ingest_notebook_reports_counts_and_quarantine(notebook_runner, tmp_path):

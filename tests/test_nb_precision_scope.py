@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_compare import side_front
+from test_frontier import log_interp
 
 from analysis.pages import precision_scope
 from analysis.schema import to_points
-from test_compare import side_front
-from test_frontier import log_interp
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import RAW, ROOT
 from nbformat.v4 import new_code_cell, new_notebook
 
 from analysis import cli, config, report
-from analysis.report import runs
 from analysis.ingest import ingest, write_outputs
-
-from conftest import RAW, ROOT
+from analysis.report import runs
 
 # Anything a browser would fetch on opening a page (links a reader may click are not loads).
 NETWORK_LOAD = r"""\bsrc\s*=\s*["']?(https?:)?//|<link\b|url\(\s*["']?(https?:)?//|@import|<iframe|<object|<embed"""

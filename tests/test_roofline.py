@@ -3,10 +3,8 @@ library, the H200 batch-1 numbers, MoE coverage, speculative decoding and the sp
 
 from __future__ import annotations
 
-import math
 import re
 
-import pandas as pd
 import pytest
 
 from analysis import roofline, specs

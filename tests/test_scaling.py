@@ -9,12 +9,11 @@ from contextlib import redirect_stdout
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import RAW, TEST_DATA
 
 from analysis import data, scaling, sweeps
-from analysis.pages import batch_scaling as page
 from analysis.ingest import ingest
-
-from conftest import RAW, TEST_DATA
+from analysis.pages import batch_scaling as page
 
 DATA = TEST_DATA / "scaling"
 CUDAGRAPH = "pytorch-cudagraph"

@@ -7,11 +7,10 @@ import html
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import RAW
 
 from analysis import scaling, text
 from analysis.pages import batch_scaling
-
-from conftest import RAW
 
 
 @pytest.fixture(scope="module")

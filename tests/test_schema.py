@@ -90,9 +90,9 @@ def test_every_flag_written_anywhere_in_the_code_is_registered():
 
 
 def test_every_flag_in_ingested_fixtures_is_registered():
-    from analysis.ingest import ingest
-
     from conftest import RAW, TEST_DATA
+
+    from analysis.ingest import ingest
 
     points = pd.concat([ingest([TEST_DATA / "formats"]).points, ingest([RAW]).points])
     seen = set(points["flags"].str.split(";").explode()) - {""}

@@ -19,14 +19,37 @@ executes ``notebooks/50-claim-card.ipynb``); nothing here prints or draws.
 from analysis.claims.answers import QUESTIONS, Answer, five_answers
 from analysis.claims.card import ClaimCard, claim_card
 from analysis.claims.checks import CHECK_COLUMNS, REFERENCE_TOK_S_PER_USER, check_parts, single_user_end
-from analysis.claims.conditions import (DEFAULT_CONTEXT, context_for, matched_lengths, per_user_value, restate,
-                                        stated_lengths)
+from analysis.claims.conditions import (
+                                        DEFAULT_CONTEXT,
+                                        context_for,
+                                        matched_lengths,
+                                        per_user_value,
+                                        restate,
+                                        stated_lengths,
+)
 from analysis.claims.evidence import evidence_for, evidence_frontier, evidence_summary, own_sol, row_id
 from analysis.claims.labels import SNAPSHOT_CAVEAT, lengths_text
-from analysis.claims.registry import (CSV_COLUMNS, INFERRED, KINDS, NOT_STATED, STATED, Claim, ClaimPart,
-                                      claim_from_row, claim_ids, claim_parts, claim_title, claim_to_yaml,
-                                      kind_from_unit, load_claim, parse_value, precision_from_text, read_claim_yaml,
-                                      read_claims_csv, registry)
+from analysis.claims.registry import (
+                                        CSV_COLUMNS,
+                                        INFERRED,
+                                        KINDS,
+                                        NOT_STATED,
+                                        STATED,
+                                        Claim,
+                                        ClaimPart,
+                                        claim_from_row,
+                                        claim_ids,
+                                        claim_parts,
+                                        claim_title,
+                                        claim_to_yaml,
+                                        kind_from_unit,
+                                        load_claim,
+                                        parse_value,
+                                        precision_from_text,
+                                        read_claim_yaml,
+                                        read_claims_csv,
+                                        registry,
+)
 from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TOKENS, SCOPES, sol_for_claim
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
 

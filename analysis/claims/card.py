@@ -9,15 +9,22 @@ import pandas as pd
 
 from analysis.claims.answers import five_answers
 from analysis.claims.checks import MATCH_TIERS, check_parts
-from analysis.claims.jsonform import card_json
-from analysis.claims.pairs import precision_pairs
 from analysis.claims.conditions import matched_lengths, restate
 from analysis.claims.evidence import evidence_for, evidence_frontier, evidence_summary
+from analysis.claims.jsonform import card_json
 from analysis.claims.labels import num_text, share
+from analysis.claims.pairs import precision_pairs
 from analysis.claims.registry import Claim, claim_title, load_claim
 from analysis.claims.sol import sol_for_claim
-from analysis.claims.words import (bottom_line, check_statements, kinds_text, match_label, model_note_for,
-                                   sol_statements, verdict)
+from analysis.claims.words import (
+    bottom_line,
+    check_statements,
+    kinds_text,
+    match_label,
+    model_note_for,
+    sol_statements,
+    verdict,
+)
 
 # --- 5. the card -----------------------------------------------------------------------------------
 

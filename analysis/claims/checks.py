@@ -15,8 +15,14 @@ import re
 import pandas as pd
 
 from analysis import frontier, specs
-from analysis.claims.conditions import (latency_limits, lengths_match, matched_lengths, meets_limits, spec_decode_of,
-                                        stated_lengths)
+from analysis.claims.conditions import (
+    latency_limits,
+    lengths_match,
+    matched_lengths,
+    meets_limits,
+    spec_decode_of,
+    stated_lengths,
+)
 from analysis.claims.evidence import evidence_object, generation, hw_key, hw_keys, own_sol, row_id
 from analysis.claims.labels import fmt_num, lengths_text
 from analysis.claims.registry import NOT_STATED, Claim, ClaimPart, claim_parts

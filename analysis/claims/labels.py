@@ -8,6 +8,7 @@ import pandas as pd
 
 from analysis import roofline
 
+
 def precision_label(precision: str) -> str:
     """"FP8", or for a per-component recipe "FP4 (attention bf16, router bf16)"."""
     if "," not in str(precision):

@@ -158,7 +158,7 @@ class ClaimPart:
     axis: str | None = None
 
 
-def claim_parts(claim: "Claim") -> list[ClaimPart]:
+def claim_parts(claim: Claim) -> list[ClaimPart]:
     """The claim's parts (the registry's ``parts`` list), or its one headline value as a single part."""
     if not claim.parts:
         return [ClaimPart(kind=claim.kind, value=claim.value, text=claim_title(claim),
@@ -177,7 +177,7 @@ def claim_parts(claim: "Claim") -> list[ClaimPart]:
         value = parse_value(value)[0] if isinstance(value, str) else float(value) if value is not None else math.nan
         if math.isnan(value):
             raise ValueError(f"{where}: field 'value' has no number")
-        num = lambda k: float(d[k]) if isinstance(d.get(k), (int, float)) else math.nan  # noqa: E731
+        num = lambda k, d=d: float(d[k]) if isinstance(d.get(k), (int, float)) else math.nan  # noqa: E731
         n = num("n_gpus")
         if math.isnan(n) and d["kind"] != "ratio":
             n = claim.number("n_gpus")
@@ -188,7 +188,7 @@ def claim_parts(claim: "Claim") -> list[ClaimPart]:
     return out
 
 
-def claim_title(claim: "Claim") -> str:
+def claim_title(claim: Claim) -> str:
     """The claim as one readable phrase: the published text, with the unit only when the text lacks one."""
     text = str(claim.value_text).strip()
     if len(text) > 100 and claim.parts:  # a long published sentence: its checked parts say it shorter

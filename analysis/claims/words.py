@@ -12,6 +12,7 @@ from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, precision_label, sh
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
 
+
 def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     """Plain sentences: where a reading is impossible (by bandwidth, or by the communication floor of a
     multi-GPU step) or possible only at near-peak bandwidth, and what speculative decoding or lower precision

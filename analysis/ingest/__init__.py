@@ -227,6 +227,9 @@ def ingest(
     request_tables = []
     file_log: list[dict] = []
     seen_hashes: dict[str, str] = {}
+    sizes = {path: _size(path) for path in files}
+    # only a file whose size another file shares can be a byte-identical copy: hash those alone
+    shared_size = _sizes_held_by_several(sizes.values())
 
     manifest_shown = _display_path(manifest.source, roots) if manifest.source else None
     for path, why in skipped:
@@ -252,7 +255,8 @@ def ingest(
         found_requests: list = []
         try:
             _read_one(path, shown, entry, found_rows, found_quarantine, found_requests, manifest=manifest,
-                      forced=forced, itl_gaps=itl_gaps, seen_hashes=seen_hashes)
+                      forced=forced, itl_gaps=itl_gaps, seen_hashes=seen_hashes,
+                      hash_it=sizes[path] in shared_size)
         except Exception as err:  # nothing in one file may stop the others: the file becomes a quarantine row
             reason, field_name = in_words(err)
             found_rows, found_requests = [], []
@@ -262,7 +266,7 @@ def ingest(
         quarantine.extend(found_quarantine)
         request_tables.extend(found_requests)
         file_log.append(entry)
-        bar.update(_size(path))
+        bar.update(sizes[path])
     bar.close()
 
     points = to_points(rows)
@@ -279,10 +283,12 @@ def ingest(
 
 
 def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list, request_tables: list, *,
-              manifest: Manifest, forced: Format | None, itl_gaps: bool, seen_hashes: dict) -> None:
+              manifest: Manifest, forced: Format | None, itl_gaps: bool, seen_hashes: dict,
+              hash_it: bool = True) -> None:
     """Read one file into ``rows``/``quarantine``/``request_tables`` and fill its ``files.csv`` entry."""
     try:
-        head, digest = _head_and_hash(path)
+        head = _head(path)
+        digest = _sha256(path) if hash_it else None
     except OSError as err:
         quarantine.append(_q(shown, None, None, f"cannot read file: {err.strerror or err}", "none"))
         entry["quarantined"] = 1
@@ -292,13 +298,14 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
         reason = "empty file"
     elif b"\x00" in head[:8192]:
         reason = "binary file (contains NUL bytes), not a benchmark log"
-    elif digest in seen_hashes:
+    elif digest is not None and digest in seen_hashes:
         reason = f"duplicate run: identical to {seen_hashes[digest]}"
     if reason:
         quarantine.append(_q(shown, None, None, reason, "none"))
         entry["quarantined"] = 1
         return
-    seen_hashes[digest] = shown
+    if digest is not None:
+        seen_hashes[digest] = shown
     found = forced or detect(path, head[3:] if head.startswith(BOM) else head)
     if found is None:
         quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
@@ -348,7 +355,14 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
     entry["note"] = clean("; ".join(sink.notes))
 
 
-def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
+# Rows per Parquet row group: big enough that a reader's per-group overhead vanishes, small enough that DuckDB,
+# Polars and Dask skip groups by their min/max statistics and read a large requests table in parallel pieces.
+ROW_GROUP_ROWS = 128 * 1024
+PARTITION_BY = ("tool", "day")  # day: the first ten characters of ``date`` (YYYY-MM-DD); ``date`` itself is kept
+UNKNOWN_DAY = "unknown"
+
+
+def write_outputs(result: IngestResult, out_dir: Path, *, partition: bool = False) -> dict[str, Path]:
     """points.parquet, requests.parquet, quarantine.csv and files.csv in ``out_dir``, all four or none.
 
     Each table is written to a hidden temporary file beside its final name, and only when all four are written
@@ -364,8 +378,8 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
         "files": out_dir / "files.csv",
     }
     writers = {
-        "points": lambda p: result.points.to_parquet(p, index=False),
-        "requests": lambda p: result.requests.to_parquet(p, index=False),
+        "points": lambda p: result.points.to_parquet(p, index=False, row_group_size=ROW_GROUP_ROWS),
+        "requests": lambda p: result.requests.to_parquet(p, index=False, row_group_size=ROW_GROUP_ROWS),
         "quarantine": lambda p: result.quarantine.to_csv(p, index=False),
         "files": lambda p: result.files.to_csv(p, index=False),
     }
@@ -383,6 +397,9 @@ def write_outputs(result: IngestResult, out_dir: Path) -> dict[str, Path]:
             except FileNotFoundError:
                 pass
         raise
+    if partition:  # ``partition=True``: the same rows as Hive-partitioned datasets (tool=.../day=YYYY-MM-DD)
+        paths["points_dataset"] = _write_dataset(result.points, out_dir / "points")
+        paths["requests_dataset"] = _write_dataset(_with_file_tool_and_date(result), out_dir / "requests")
     return paths
 
 
@@ -407,14 +424,90 @@ def _q(source_file, line, field_name, reason, fmt_name) -> dict:
             "reason": clean(reason), "format": fmt_name}
 
 
-def _head_and_hash(path: Path) -> tuple[bytes, str]:
-    h = hashlib.sha256()
+def _with_file_tool_and_date(result: IngestResult) -> pd.DataFrame:
+    """The requests table with the tool (from the file log) and date of each row's file: the date of that file's
+    points, else of the points read from the same folder (a run's per-request JSONL beside its aggregate)."""
+    requests = result.requests
+    if requests.empty or "source_file" not in requests.columns:
+        return requests
+    extra = {}
+    if "tool" not in requests.columns and len(result.files):
+        extra["tool"] = requests["source_file"].map(result.files.set_index("source_file")["tool"])
+    if "date" not in requests.columns and len(result.points) and "date" in result.points.columns:
+        dated = result.points.dropna(subset=["date"])
+        by_file = dated.groupby("source_file")["date"].first()
+        by_folder = dated.groupby(dated["source_file"].map(_folder))["date"].first()
+        extra["date"] = requests["source_file"].map(by_file).fillna(requests["source_file"].map(_folder)
+                                                                    .map(by_folder))
+    return requests.assign(**extra)
+
+
+def _folder(source_file: str) -> str:
+    return str(source_file).rpartition("/")[0]
+
+
+def _write_dataset(frame: pd.DataFrame, folder: Path) -> Path:
+    """``frame`` as a Hive-partitioned Parquet dataset in ``folder`` (replaced whole: no stale partitions)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if folder.is_dir():
+        strangers = [q.name for q in folder.iterdir()
+                     if not (q.is_dir() and "=" in q.name) and not (q.is_file() and q.name.startswith("part-"))]
+        if strangers:  # never delete a folder this function did not write
+            raise ValueError(f"{folder}: not a dataset perfclaims wrote (holds {strangers[0]}); "
+                                  "move it or choose another --out")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    if frame.empty:
+        return folder
+    if "date" in frame.columns:  # a null partition value would leave readers unable to infer the column's type
+        frame = frame.assign(day=frame["date"].astype("string").str.slice(0, 10).fillna(UNKNOWN_DAY))
+    by = [c for c in PARTITION_BY if c in frame.columns]
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    ds.write_dataset(table, folder, format="parquet", partitioning=by or None, partitioning_flavor="hive",
+                     basename_template="part-{i}.parquet", max_rows_per_group=ROW_GROUP_ROWS,
+                     min_rows_per_group=min(ROW_GROUP_ROWS, 16 * 1024), existing_data_behavior="error")
+    return folder
+
+
+def _status(row: dict) -> str:
+    """What became of one file, in words: every file is read into points or requests, or quarantined."""
+    if row["points"]:
+        return "points" + (" (some records quarantined)" if row["quarantined"] else "")
+    if row.get("n_requests"):
+        return "requests"
+    if row["quarantined"]:
+        return "quarantined"
+    if row.get("note"):
+        return "same run read elsewhere"
+    return "nothing read"
+
+
+def _q(source_file, line, field_name, reason, fmt_name) -> dict:
+    return {"source_file": source_file, "line": line, "field": field_name, "reason": reason, "format": fmt_name}
+
+
+def _sizes_held_by_several(sizes) -> set[int]:
+    """File sizes that occur more than once: the only sizes at which two files can be identical."""
+    seen: set[int] = set()
+    several: set[int] = set()
+    for size in sizes:
+        (several if size in seen else seen).add(size)
+    return several
+
+
+def _head(path: Path) -> bytes:
     with open(path, "rb") as fh:
-        head = fh.read(HEAD_BYTES)
-        h.update(head)
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return head, h.hexdigest()
+        return fh.read(HEAD_BYTES)
+
+
+def _sha256(path: Path) -> str:
+    """SHA-256 of the whole file: the identity behind 'duplicate run: identical to ...'."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _as_frame(table, shown: str) -> pd.DataFrame:

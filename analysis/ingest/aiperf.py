@@ -14,7 +14,8 @@ requests only when no aggregate of the same run sits next to the file (otherwise
 twice). By default each record's ``inter_chunk_latency`` array (~95% of the bytes) is cut out unparsed and only
 its length is kept: the per-request gap mean is exact from it (the gaps sum to e2e − TTFT), and the run's pooled
 ITL mean equals AIPerf's; per-request gap p50/p99 need every value and come only with ``itl_gaps=True``
-(``perfclaims ingest --itl-gaps``). Run metadata (model, concurrency) for the JSONL and CSV comes from the sibling JSON when there is one.
+(``perfclaims ingest --itl-gaps``). Run metadata (model, concurrency) for the JSONL and CSV comes from the sibling
+JSON when there is one.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 
@@ -40,7 +41,7 @@ class Format:
     name: str
     tool: str
     detect: Callable[[Path, bytes], bool]
-    parse: Callable[[Path, "Sink"], None]
+    parse: Callable[[Path, Sink], None]
     detected_by: str
     example: str = ""
     per_request: bool = False

@@ -18,7 +18,14 @@ import re
 from pathlib import Path
 
 from analysis.ingest.aiperf import (
-    artifact_run_id, checked, csv_sections, csv_truncation, latency_columns, metrics_from_csv, split_unit, stat,
+    artifact_run_id,
+    checked,
+    csv_sections,
+    csv_truncation,
+    latency_columns,
+    metrics_from_csv,
+    split_unit,
+    stat,
 )
 from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json

@@ -28,11 +28,12 @@ import mmap
 import os
 import re
 import struct
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import orjson

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
@@ -96,7 +96,7 @@ def _date(timestamp) -> str | None:
     if timestamp is None:
         return None
     seconds = num(timestamp, "timestamp")
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).date().isoformat() if seconds > 0 else None
+    return datetime.fromtimestamp(seconds, tz=UTC).date().isoformat() if seconds > 0 else None
 
 
 # --- individual responses -------------------------------------------------------------------------------

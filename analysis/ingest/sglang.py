@@ -17,7 +17,13 @@ from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.vllm import (
-    check_duration, details_to_requests, fail_run, json_documents, latency_stats, per_user, request_rate,
+    check_duration,
+    details_to_requests,
+    fail_run,
+    json_documents,
+    latency_stats,
+    per_user,
+    request_rate,
 )
 from analysis.schema import add_flag
 

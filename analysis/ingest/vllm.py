@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import json_error_reason, replace_lone_surrogates

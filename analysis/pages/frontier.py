@@ -10,8 +10,8 @@ GPU power only) at the efficiency levels. Every data-derived string in the Markd
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd

@@ -28,7 +28,7 @@ class IngestPage:
         self.flags = inventory.flag_counts(self.points)
 
     @classmethod
-    def load(cls, processed_dir: str | Path | None = None) -> "IngestPage":
+    def load(cls, processed_dir: str | Path | None = None) -> IngestPage:
         tables = inventory.load_processed(processed_dir)
         return cls(points=tables["points"], quarantine=tables["quarantine"], files=tables["files"])
 

@@ -13,13 +13,14 @@ Sentences are built twice from the same numbers: ``*_md`` for the page (every da
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from analysis import compare, data, frontier as fr, text
+from analysis import compare, data, text
+from analysis import frontier as fr
 
 LOW, HIGH = "fp4", "fp8"
 STEP_LOW, STEP_HIGH = "fp8", "bf16"
@@ -122,7 +123,8 @@ def envelope_text(summary: dict, *, wide_gap: float = fr.WIDE_GAP) -> str:
              f"Across the shared tok/s/user range of {s['n_envelopes']} envelopes, {LOW}/{HIGH} runs from "
              f"{_x(s['ratio_min'])} to {_x(s['ratio_max'])}; {s['n_below_1']} dip below 1× ({HIGH} ahead) "
              f"somewhere, {s['n_beyond_bytes']} go beyond the roofline bytes ratio and {s['n_beyond_roofline']} "
-             f"beyond the tensor-core rate ratio as well, more than precision alone can give. Each envelope's median lies between {_x(s['median_min'])} and {_x(s['median_max'])}. ")
+             f"beyond the tensor-core rate ratio as well, more than precision alone can give. Each envelope's median "
+             f"lies between {_x(s['median_min'])} and {_x(s['median_max'])}. ")
     narrower = s["ratio_min_close"] > s["ratio_min"] or s["ratio_max_close"] < s["ratio_max"]
     text_ += (f"The extremes are rough too: neighbouring frontier points are up to {s['widest_gap']:.1f}× apart in "
               f"tok/s/user ({s['n_wide_gap']} envelopes have a gap wider than {wide_gap:g}×)")

@@ -12,7 +12,6 @@ draws: every number comes from :class:`analysis.claims.ClaimCard`.
 
 from __future__ import annotations
 
-
 import matplotlib.pyplot as plt
 import numpy as np
 

@@ -8,7 +8,7 @@ log axis says so in its label.
 from __future__ import annotations
 
 import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np

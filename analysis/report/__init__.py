@@ -13,8 +13,8 @@ Heavy modules (papermill, nbconvert, IPython's shell) are imported only where us
 
 from __future__ import annotations
 
-from analysis.report.results import _jsonable, load_results, save_results
-from analysis.report.tables import _readable, pretty_header, show_table
+from analysis.report.results import _jsonable, load_results, save_results  # noqa: F401 (_jsonable: older callers)
+from analysis.report.tables import _readable, pretty_header, show_table  # noqa: F401 (_readable: older callers)
 
 __all__ = ["save_results", "load_results", "show_table", "pretty_header", "run_suite", "load_suite", "Job",
            "render_notebook", "to_html", "quiet_kernel_stderr", "load_suite_history", "write_share"]

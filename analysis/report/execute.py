@@ -4,7 +4,8 @@ Two executors: ``papermill`` starts a kernel per notebook (full isolation, the d
 notebook's code cells in one IPython shell inside the calling process, capturing display outputs into nbformat
 outputs (no kernel start, imports paid once per worker: a claim card renders in well under a second once warm).
 Between in-process runs the namespace is reset, figures are closed, and matplotlib's rcParams, pandas' options
-and the warning filters are restored. Either way the result is exported with the same offline template (``analysis/templates/perfclaims``).
+and the warning filters are restored. Either way the result is exported with the same offline template
+(``analysis/templates/perfclaims``).
 papermill, nbformat and nbconvert are imported only here, where they are used.
 """
 
@@ -21,15 +22,14 @@ import warnings
 from pathlib import Path
 
 from analysis import config
+from analysis.lazy_imports import defer_iri_grammar
 from analysis.report.results import load_results, write_atomic
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
 
-# nbformat validates with jsonschema, which loads the optional IRI format checker `rfc3987_syntax` when installed;
-# that module compiles a grammar at import (1-3 s, more than everything else here) and no notebook schema uses the
-# `iri` format. Marking it absent (the standard `sys.modules[name] = None`) makes jsonschema skip it.
-if "jsonschema" not in sys.modules:
-    sys.modules.setdefault("rfc3987_syntax", None)
+# nbformat validates with jsonschema, which would build the optional IRI format grammar at import (1-3 s); the
+# lazy stand-in builds it only if a schema ever checks the `iri` format (none of the notebook schemas does).
+defer_iri_grammar()
 
 
 class NotebookError(RuntimeError):

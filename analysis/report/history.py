@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analysis.report.results import flatten
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ["run_id", "run_date", "report", "key", "value", "inputs_hash", "code_version", "commit"]
 FOLDER = "history"
@@ -39,7 +43,7 @@ def append_history(reports_dir: Path, rows: list[dict], run_id: str) -> Path | N
     return path
 
 
-def load_suite_history(reports_dir: str | Path) -> "pd.DataFrame":
+def load_suite_history(reports_dir: str | Path) -> pd.DataFrame:
     """Every run's key numbers, oldest run first (read by :func:`analysis.history.load_suite_history`, the one
     reader of the store, from ``reports_dir/history``)."""
     from analysis import history

@@ -23,9 +23,9 @@ import secrets
 import shlex
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Callable
 
 from analysis import config
 from analysis.report import fingerprint, pages, runs
@@ -81,7 +81,7 @@ def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORT
         runs.write_manifest(run_dir, manifest)
         write_indexes(out)
         runs.point_latest(out)
-        run_id = f"{date}_{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%SZ}_{secrets.token_hex(3)}"
+        run_id = f"{date}_{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}_{secrets.token_hex(3)}"
         rows = history_rows(run_id, date, {j.name: (j.results, j.inputs_hash) for j in selected
                                            if j.status in OK and j.results},
                             stamp["version"], stamp["commit"])
@@ -278,11 +278,11 @@ def write_indexes(out: Path) -> None:
         others = [(d.name, f"../{d.name}/index.html", pages.run_summary(runs.read_manifest(d)))
                   for d in reversed(dirs) if d != run_dir]
         write_atomic(run_dir / "index.html", pages.index_page(
-            manifest, results, href=lambda s: f"{s}.html" if s in present else None, runs=others,
+            manifest, results, href=lambda s, present=present: f"{s}.html" if s in present else None, runs=others,
             up_href="../index.html"))
         if run_dir == dirs[-1]:
             earlier = [(d.name, f"{d.name}/index.html", pages.run_summary(runs.read_manifest(d)))
                        for d in reversed(dirs[:-1])]
             write_atomic(Path(out) / "index.html", pages.index_page(
-                manifest, results, href=lambda s: f"{run_dir.name}/{s}.html" if s in present else None,
-                runs=earlier))
+                manifest, results, runs=earlier,
+                href=lambda s, run_dir=run_dir, present=present: f"{run_dir.name}/{s}.html" if s in present else None))

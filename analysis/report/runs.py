@@ -29,7 +29,7 @@ class RunLocked(ValueError):
 def check_date(date: str | None) -> str:
     """``YYYY-MM-DD`` (default today, UTC) or a one-line error."""
     if date is None:
-        return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+        return _dt.datetime.now(_dt.UTC).date().isoformat()
     try:
         if not _DATE.match(str(date)):
             raise ValueError

@@ -3,12 +3,13 @@
 Top-level keys (all optional except ``reports``): ``title``; ``notebooks`` (their folder, relative to the suite
 file; default ``notebooks/``); ``parameters`` given to every notebook whose parameters cell names them (e.g. the
 ``points_path`` of a second suite over another data folder); ``inputs``, the files and folders every report reads
-(their content hash decides whether a report is re-executed; default: the points table). Each entry of ``reports`` has ``notebook``, and
-optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor`` (``papermill``, the default: one kernel per
-report; or ``inprocess``: run in a shared worker process) and ``foreach: claims`` (one report per registry claim).
+(their content hash decides whether a report is re-executed; default: the points table). Each entry of
+``reports`` has ``notebook``, and optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor``
+(``papermill``, the default: one kernel per report; or ``inprocess``: run in a shared worker process) and
+``foreach: claims`` (one report per registry claim).
 In a ``foreach: claims`` entry, ``{claim}`` in an input path stands for each claim's id, so editing one claim
-reruns only its card. Relative paths in ``inputs`` and in parameters named ``*_path``, ``*_dir`` or ``*_file`` are relative to the suite
-file.
+reruns only its card. Relative paths in ``inputs`` and in parameters named ``*_path``, ``*_dir`` or ``*_file``
+are relative to the suite file.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Job:
                 "inputs_hash": self.inputs_hash, "made_on": self.made_on}
 
     @classmethod
-    def from_record(cls, rec: dict) -> "Job":
+    def from_record(cls, rec: dict) -> Job:
         job = cls(rec["notebook"], rec.get("title", rec["notebook"]), dict(rec.get("parameters") or {}),
                   slug=rec.get("slug", ""), executor=rec.get("executor", "papermill"),
                   inputs=[Path(p) for p in rec.get("inputs") or []])

@@ -27,8 +27,16 @@ from analysis.scaling.extrapolation import batch_list, extrapolation_check, extr
 from analysis.scaling.fitting import LEVELS_TOK_S_PER_USER, Fits, fit, fit_with_draws
 from analysis.scaling.floors import HOST_BOUND_FRAMEWORKS, floor_inputs, sequence_floors
 from analysis.scaling.inputs import DEFAULT_BY, MIN_BATCHES, group_label, groups, prepare
-from analysis.scaling.prediction import (MAX_EXTRAPOLATION, curves, extrapolation_factor, extrapolation_report,
-                                         fitted, launch_overhead, predict, residuals)
+from analysis.scaling.prediction import (
+                                         MAX_EXTRAPOLATION,
+                                         curves,
+                                         extrapolation_factor,
+                                         extrapolation_report,
+                                         fitted,
+                                         launch_overhead,
+                                         predict,
+                                         residuals,
+)
 from analysis.scaling.tables import FLOOR_COLUMNS, SUMMARY_COLUMNS, floors_table, headline_numbers, select, summary
 from analysis.scaling.words import describe, headline, shard_note, short_headline
 

@@ -1,0 +1,237 @@
+"""How fitting and frontiers grow with the size of the points table: time per group and per point.
+
+A fleet's table holds thousands of configurations, the shipped data a few hundred. This builds synthetic
+tables from the shipped ``data/processed/points.parquet``: every group the batch model can fit (three or more
+batch sizes, ``status == "fitted"``) is copied with its rows until the table holds the wanted number of groups,
+each copy a new group (a ``bench_copy`` column joins the grouping columns) whose latencies are the original's
+times a per-row factor ``exp(N(0, 0.02))`` (throughputs divided by it), so no two copies fit identically.
+
+- **fit**: :func:`analysis.scaling.fit` as ``perfclaims fit`` calls it (its default ``n_boot``, the step-log
+  floors of ``data/raw/h200``) on tables of 1,000 and 10,000 groups. Each size gets a time budget: a pilot of
+  a few groups gives the cost per group; if the whole table fits in the budget it is fitted in one call,
+  otherwise blocks of groups are fitted until the budget is spent and the total is projected from the groups
+  fitted (printed as "projected", with how many groups were measured).
+- **frontier**: :func:`analysis.frontier.frontier` on 100,000 points (copies of the shipped points with both
+  speeds, each copy its own groups), under the same budget rule (blocks of whole copies).
+
+    .venv/bin/python bench/scale.py [--groups 1000,10000] [--points 100000] [--budget-s 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+COPY = "bench_copy"
+NOISE_SIGMA = 0.02
+LATENCY_PREFIXES = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "step_ms")
+THROUGHPUT_COLUMNS = ("output_tok_s", "total_tok_s", "request_s", "tok_s_per_user", "tok_s_per_gpu")
+FIT_TARGET_S = 60.0  # 10,000 groups on 2 cores
+
+
+def fit_keys(points: pd.DataFrame) -> list[str]:
+    from analysis import scaling
+
+    return [c for c in scaling.DEFAULT_BY if c in points.columns]
+
+
+def fittable_blocks(points: pd.DataFrame) -> list[pd.DataFrame]:
+    """The rows of each group the batch model fits (``status == "fitted"`` with ``n_boot=0``), in group order."""
+    from analysis import scaling
+
+    blocks = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _, rows in points.groupby(fit_keys(points), dropna=False, sort=True):
+            fits = scaling.fit(rows, n_boot=0)
+            if len(fits) == 1 and fits["status"].iloc[0] == "fitted":
+                blocks.append(rows)
+    return blocks
+
+
+def with_noise(rows: pd.DataFrame, rng: np.random.Generator, sigma: float = NOISE_SIGMA) -> pd.DataFrame:
+    """The same rows, every latency times one factor exp(N(0, sigma)) per row and every throughput divided by it."""
+    factor = np.exp(rng.normal(0.0, sigma, size=len(rows)))
+    out = rows.copy()
+    for col in out.columns:
+        if col.startswith(LATENCY_PREFIXES) and pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col] * factor
+        elif col in THROUGHPUT_COLUMNS and pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col] / factor
+    return out
+
+
+def synthetic_table(blocks: list[pd.DataFrame], n_copies: int, *, seed: int = 0) -> pd.DataFrame:
+    """``n_copies`` blocks, cycling through ``blocks``; copy ``i`` has ``bench_copy == i`` and its own noise."""
+    if not blocks:
+        raise ValueError("no block to copy")
+    rng = np.random.default_rng(seed)
+    parts = [with_noise(blocks[i % len(blocks)], rng).assign(**{COPY: i}) for i in range(n_copies)]
+    return pd.concat(parts, ignore_index=True)
+
+
+def frontier_table(points: pd.DataFrame, n_points: int, *, seed: int = 0) -> pd.DataFrame:
+    """Exactly ``n_points`` rows: copies of the points that have both speeds, each copy its own groups."""
+    usable = points[(points["tok_s_per_user"] > 0) & (points["tok_s_per_gpu"] > 0)]
+    if usable.empty:
+        raise ValueError("no point has both tok/s/user and tok/s/GPU")
+    copies = -(-n_points // len(usable))
+    rng = np.random.default_rng(seed)
+    parts = [with_noise(usable, rng).assign(**{COPY: i}) for i in range(copies)]
+    return pd.concat(parts, ignore_index=True).iloc[:n_points]
+
+
+def cli_fit_kwargs(points: pd.DataFrame) -> dict:
+    """What ``perfclaims fit`` passes besides the points: the step-log floors, when the logs are there."""
+    from analysis import config, scaling
+
+    logs = config.RAW_DATA_DIR / "h200"
+    if "floors" in inspect.signature(scaling.fit).parameters and logs.exists():
+        return {"floors": scaling.floor_inputs(logs, points=points)}
+    return {}
+
+
+def _fit(table: pd.DataFrame, by: list[str], kwargs: dict) -> tuple[float, float, int]:
+    from analysis import scaling
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        started, cpu = time.perf_counter(), time.process_time()
+        fits = scaling.fit(table, by=by, **kwargs)
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return seconds, cpu, int((fits["status"] == "fitted").sum())
+
+
+def in_budget(n_units: int, work, *, budget_s: float, pilot: int) -> dict:
+    """Time ``work(units)`` (an array of unit numbers; returns wall seconds, CPU seconds and a count) over all units.
+
+    Units run in a seeded random order, so a partial run samples every kind of group rather than the first few.
+    A pilot of ``pilot`` units gives the cost per unit; if all units fit in ``budget_s`` they run in one call,
+    otherwise doubling blocks run until the budget is spent and the totals are projected from the units done.
+    """
+    order = np.random.default_rng(1).permutation(n_units)
+    pilot = min(pilot, n_units)
+    seconds, cpu, count = work(order[:pilot])
+    if pilot < n_units and seconds / pilot * n_units <= budget_s:
+        seconds, cpu, count = work(order)
+        return {"measured_units": n_units, "seconds": seconds, "cpu_s": cpu, "count": count, "projected": False}
+    done, block = pilot, pilot
+    while seconds < budget_s and done < n_units:
+        block = min(block * 2, n_units - done, max(1, int((budget_s - seconds) / (seconds / done))))
+        s, c, k = work(order[done:done + block])
+        done, seconds, cpu, count = done + block, seconds + s, cpu + c, count + k
+    return {"measured_units": done, "seconds": seconds / done * n_units, "cpu_s": cpu / done * n_units,
+            "count": count, "projected": done < n_units}
+
+
+def time_fit(table: pd.DataFrame, by: list[str], kwargs: dict, *, budget_s: float, pilot: int = 10) -> dict:
+    """Seconds to fit every group of ``table`` (measured, or projected from as many groups as the budget allows)."""
+    n_groups = int(table[COPY].nunique())
+    copies = table[COPY].to_numpy()
+    _fit(table[copies < 1], by, kwargs)  # first call pays lazy imports and caches: not part of the figure
+    r = in_budget(n_groups, lambda units: _fit(table[np.isin(copies, units)], by, kwargs),
+                  budget_s=budget_s, pilot=pilot)
+    return {"groups": n_groups, "measured_groups": r["measured_units"], "seconds": r["seconds"],
+            "cpu_s": r["cpu_s"], "fitted": r["count"], "projected": r["projected"],
+            "per_group_s": r["seconds"] / n_groups}
+
+
+def time_frontier(table: pd.DataFrame, *, budget_s: float) -> dict:
+    """Seconds for the frontier of every group of ``table`` (measured, or projected over whole copies)."""
+    from analysis import frontier
+
+    by = [c for c in frontier.DEFAULT_BY if c in table.columns] + [COPY]
+    copies = table[COPY].to_numpy()
+    frontier.frontier(table[copies < 1], by=by)  # warm-up
+
+    def work(units):
+        part = table[np.isin(copies, units)]
+        started, cpu = time.perf_counter(), time.process_time()
+        front = frontier.frontier(part, by=by)
+        return time.perf_counter() - started, time.process_time() - cpu, len(front)
+
+    n_copies = int(copies.max()) + 1
+    r = in_budget(n_copies, work, budget_s=budget_s, pilot=max(1, n_copies // 20))
+    groups = table.groupby(by, dropna=False).ngroups
+    measured_points = round(len(table) * r["measured_units"] / n_copies)
+    return {"points": len(table), "groups": groups, "measured_points": measured_points,
+            "frontier_points": r["count"], "seconds": r["seconds"], "cpu_s": r["cpu_s"], "projected": r["projected"],
+            "per_point_us": r["seconds"] / len(table) * 1e6}
+
+
+def run(group_sizes: list[int], n_points: int, budget_s: float, points_path: Path | None = None) -> dict:
+    """Fit and frontier figures; ``budget_s`` is the time each table size may take before the rest is projected."""
+    from analysis import data
+
+    points = data.load_points(points_path)
+    blocks = fittable_blocks(points)
+    kwargs = cli_fit_kwargs(points)
+    from analysis import scaling
+
+    n_boot = inspect.signature(scaling.fit).parameters["n_boot"].default
+    out = {"fittable_groups": len(blocks), "n_boot": n_boot, "fit": [], "frontier": None}
+    for n in group_sizes:
+        table = synthetic_table(blocks, n)
+        out["fit"].append({**time_fit(table, fit_keys(table) + [COPY], kwargs, budget_s=budget_s),
+                           "rows": len(table)})
+    if n_points:
+        out["frontier"] = time_frontier(frontier_table(points, n_points), budget_s=budget_s)
+    return out
+
+
+def print_report(res: dict) -> None:
+    print(f"fit (analysis.scaling.fit as `perfclaims fit` calls it, n_boot={res['n_boot']}); synthetic groups are "
+          f"copies of the {res['fittable_groups']} shipped fittable groups with 2% noise")
+    print(f"{'groups':>8}{'rows':>9}{'measured':>10}{'wall s':>9}{'':>11}{'CPU s':>8}{'per group':>11}"
+          f"{'fitted':>8}")
+    for r in res["fit"]:
+        kind = "projected" if r["projected"] else "measured"
+        print(f"{r['groups']:>8,}{r['rows']:>9,}{r['measured_groups']:>10,}{r['seconds']:>9.1f} {kind:<10}"
+              f"{r['cpu_s']:>8.1f}{r['per_group_s'] * 1000:>9.1f}ms{r['fitted']:>8,}")
+    print("  (measured = groups actually fitted; the rest projected at the measured cost per group; "
+          "fitted = groups with status 'fitted' among those measured)")
+    if len(res["fit"]) >= 2:
+        a, b = res["fit"][0], res["fit"][-1]
+        print(f"  per-group cost at {b['groups']:,} / at {a['groups']:,} groups: wall "
+              f"{b['per_group_s'] / a['per_group_s']:.2f}, CPU {b['cpu_s'] / b['groups'] / (a['cpu_s'] / a['groups']):.2f}"
+              " (1.00 = linear growth; CPU time is steadier on a shared machine)")
+    big = max(res["fit"], key=lambda r: r["groups"]) if res["fit"] else None
+    if big:
+        ok = big["seconds"] <= FIT_TARGET_S
+        print(f"  target: {big['groups']:,} groups <= {FIT_TARGET_S:g} s: {big['seconds']:.1f} s "
+              f"{'(projected) ' if big['projected'] else ''}{'ok' if ok else 'MISSED'}")
+    f = res["frontier"]
+    if f:
+        kind = (f"projected from {f['measured_points']:,} points" if f["projected"] else "measured")
+        print(f"frontier (analysis.frontier.frontier): {f['points']:,} points in {f['groups']:,} groups: "
+              f"{f['seconds']:.1f} s {kind} (CPU {f['cpu_s']:.1f} s), {f['per_point_us']:.1f} us per point")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--groups", default="1000,10000", help="comma-separated group counts (default 1000,10000)")
+    parser.add_argument("--points", type=int, default=100_000, help="points for the frontier (default 100000)")
+    parser.add_argument("--budget-s", type=float, default=25.0,
+                        help="time per table size before the rest is projected (default 25)")
+    parser.add_argument("--points-file", type=Path, help="points table (default data/processed/points.parquet)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    res = run([int(x) for x in args.groups.split(",") if x.strip()], args.points, args.budget_s, args.points_file)
+    print_report(res)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2))
+    big = max(res["fit"], key=lambda r: r["groups"]) if res["fit"] else None
+    return 0 if big is None or big["seconds"] <= FIT_TARGET_S else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -123,14 +123,14 @@ def test_an_error_outside_any_reader_still_only_costs_that_file(tmp_path, monkey
     src.mkdir()
     shutil.copy(VLLM / "fork_gptoss_conc4.json", src / "a.json")
     shutil.copy(VLLM / "fork_kimi_mtp_conc32.json", src / "b.json")
-    real = ing._head_and_hash
+    real = ing._head
 
     def flaky(path):
         if path.name == "a.json":
             raise RuntimeError("disk hiccup")
         return real(path)
 
-    monkeypatch.setattr(ing, "_head_and_hash", flaky)
+    monkeypatch.setattr(ing, "_head", flaky)
     result = ingest([src])
     assert list(result.quarantine["source_file"]) == ["raw/a.json"]
     assert "disk hiccup" in result.quarantine.iloc[0]["reason"]

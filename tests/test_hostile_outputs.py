@@ -76,7 +76,7 @@ def test_read_only_out_is_a_one_line_error(tmp_path, monkeypatch, capsys):
 def test_a_write_that_fails_late_is_a_one_line_error_too(tmp_path, monkeypatch, capsys):
     import analysis.ingest as ing
 
-    def denied(result, out_dir):
+    def denied(result, out_dir, **options):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(ing, "write_outputs", denied)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import inventory
+from analysis import inventory, schema
 from analysis.ingest import ingest, write_outputs
 
 TEST_DATA = Path(__file__).parent / "data"
@@ -88,8 +88,10 @@ def test_flag_counts_split_flags_and_explain_them():
     points = pd.DataFrame({"flags": ["failed-run;derived-from-e2e", "", None, "derived-from-e2e", "new-flag"]})
     counts = inventory.flag_counts(points).set_index("flag")
     assert counts["points"].to_dict() == {"derived-from-e2e": 2, "failed-run": 1, "new-flag": 1}
-    assert counts.loc["failed-run", "meaning"] == inventory.FLAG_MEANINGS["failed-run"]
-    assert counts.loc["new-flag", "meaning"] == ""
+    # meanings and kinds come from the one flag registry; an unknown flag says it is not one of perfclaims'
+    assert counts.loc["failed-run", "meaning"] == schema.FLAGS["failed-run"].meaning
+    assert counts.loc["failed-run", "left_out_of_fits"] == "yes" and counts.loc["derived-from-e2e", "kind"] == "note"
+    assert counts.loc["new-flag", "meaning"].startswith("not a flag perfclaims defines")
 
 
 def test_count_words():

@@ -473,23 +473,6 @@ def _write_dataset(frame: pd.DataFrame, folder: Path) -> Path:
     return folder
 
 
-def _status(row: dict) -> str:
-    """What became of one file, in words: every file is read into points or requests, or quarantined."""
-    if row["points"]:
-        return "points" + (" (some records quarantined)" if row["quarantined"] else "")
-    if row.get("n_requests"):
-        return "requests"
-    if row["quarantined"]:
-        return "quarantined"
-    if row.get("note"):
-        return "same run read elsewhere"
-    return "nothing read"
-
-
-def _q(source_file, line, field_name, reason, fmt_name) -> dict:
-    return {"source_file": source_file, "line": line, "field": field_name, "reason": reason, "format": fmt_name}
-
-
 def _sizes_held_by_several(sizes) -> set[int]:
     """File sizes that occur more than once: the only sizes at which two files can be identical."""
     seen: set[int] = set()

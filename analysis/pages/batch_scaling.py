@@ -141,11 +141,11 @@ def details_html(summary: str, frame: pd.DataFrame) -> str:
     shown = frame.rename(columns={c: text.header(c) for c in frame.columns})
     numeric = shown.select_dtypes("number").columns
     others = [c for c in shown.columns if c not in numeric]
-    long_text = [c for c in others if shown[c].astype(str).str.len().max() > 60]
+    long_text = [c for c in others if shown[c].astype(str).str.len().max() > 30]
     html = (shown.style.hide(axis="index").format({c: text.num for c in numeric}, na_rep="–")
             .format(text.esc, subset=others, na_rep="–").format_index(text.esc, axis=1)
             .set_properties(subset=others, **{"text-align": "left"})
-            .set_properties(subset=long_text, **{"white-space": "normal", "min-width": "18em"})
+            .set_properties(subset=long_text, **{"white-space": "normal", "min-width": "12em"})
             .set_table_attributes('class="pc-table" style="font-size:85%"').to_html())
     return (f"<details><summary>{text.esc(summary)}</summary><div style=\"overflow-x:auto;max-width:100%\">"
             f"{html}</div></details>")
@@ -418,6 +418,8 @@ class BatchScalingPage:
         names = [DISPLAY_NAMES.get(c, c) for c in ("b_half", "b_half_lo", "b_half_hi", "batch_min")]
         shown.insert(shown.columns.get_loc(names[0]), "B½ (95% interval)",
                      [_b_half_text(r) for _, r in table.iterrows()])
+        # Throughput per instance and the batch-1 model error are in the section tables above; per GPU stays here.
+        names += [DISPLAY_NAMES.get(c, c) for c in ("largest_batch_tok_s", "peak_model_error")]
         shown = shown.drop(columns=[c for c in names if c in shown.columns])
         return details_html(f"Every fitted configuration ({len(self.fitted)} rows)", shown)
 

@@ -125,11 +125,22 @@ def _scope_answer(claim: Claim, sol: pd.DataFrame) -> tuple[str, str]:
     if small:
         g = min(small)
         who = "one GPU" if g == 1 else f"{g} GPUs"
-        near = "" if reach[g][2] else " (only at near-peak bandwidth: it is above the achievable line)"
-        verdict = (f"The NVL72 domain is not needed for single-user speed: {who} already allow{'s' if g == 1 else ''} "
-                   f"{user:,.0f} tok/s/user at batch 1{near}, and more GPUs do not raise the bound much because "
-                   "every layer waits for its collectives.")
-        short = f"NVL72 not needed: {who} suffice{'s' if g == 1 else ''} at batch 1" + (" (near-peak)" if near else "")
+        comfortable = [c for c in reach if c <= 8 and reach[c][2]]
+        if reach[g][2]:
+            verdict = (f"The NVL72 domain is not needed for single-user speed: {who} already "
+                       f"allow{'s' if g == 1 else ''} {user:,.0f} tok/s/user at batch 1, and more GPUs do not raise "
+                       "the bound much because every layer waits for its collectives.")
+            short = f"NVL72 not needed: {who} suffice{'s' if g == 1 else ''} at batch 1"
+        else:
+            gc = min(comfortable) if comfortable else None
+            easy = (f"; {'one GPU' if gc == 1 else f'an {gc}-GPU node'} allows it below the achievable line"
+                    if gc else "; no scope of up to 8 GPUs allows it below the achievable line")
+            verdict = (f"The NVL72 domain is not needed for single-user speed: {who} allow{'s' if g == 1 else ''} "
+                       f"{user:,.0f} tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line)"
+                       f"{easy}, and more GPUs do not raise the bound much because every layer waits for its "
+                       "collectives.")
+            short = (f"NVL72 not needed: {who} only at near-peak bandwidth"
+                     + (f", {'one GPU' if gc == 1 else f'an {gc}-GPU node'} comfortably" if gc else ""))
     elif big and any(reach[g][0] for g in big):
         verdict = f"Only a larger domain ({', '.join(f'{g} GPUs' for g in big if reach[g][0])}) allows it at batch 1."
         short = "needs more than one 8-GPU node at batch 1"

@@ -142,14 +142,16 @@ class _Context:
         differs = list(self.differs)
         spec = spec_decode_of(self.claim)
         measured = sorted({str(self.row(r).get("spec_decode")) for r in used if r is not None})
-        if spec and measured and measured != [spec]:
+        spec_differs = bool(spec and measured and measured != [spec])
+        if spec_differs:
             differs.append(f"speculative decoding: {', '.join(measured)} measured, {self.claim.spec_decode} claimed")
         at_lengths = lengths_match(self.claim, key[3], key[4])
         if at_lengths is False:
             differs.append(f"lengths: {lengths_text(key[3], key[4])} measured, {self.claim.isl_osl} claimed")
         if self.model_tier == "proxy":
             return "proxy", [f"model: {self.models} instead of {self.claim.model}"] + differs, False
-        return ("direct" if not differs else "same-model"), differs, at_lengths is not False
+        # A percentage of the claim needs the claim's stated conditions: its lengths and its speculative decoding.
+        return ("direct" if not differs else "same-model"), differs, at_lengths is not False and not spec_differs
 
 
 def _point_text(ctx: _Context, r) -> str:

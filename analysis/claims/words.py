@@ -13,6 +13,13 @@ from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
 
 
+
+def _name(value, default: str = "") -> str:
+    """A text field of a check row, or ``default`` where it is missing (None, NaN, empty): never the word 'nan'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() in ("", "nan"):
+        return default
+    return str(value)
+
 def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     """Plain sentences: where a reading is impossible (by bandwidth, or by the communication floor of a
     multi-GPU step) or possible only at near-peak bandwidth, and what speculative decoding or lower precision
@@ -205,7 +212,8 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
                              f"({top['own_sol_comm_tok_s_per_user']:,.0f} tok/s/user with the communication floor)"
                              + (f"; the claim needs at least {share(share_claim)} of {claim.model_table}'s bound in "
                                 "the most favourable setting above" if not math.isnan(share_claim) else "") + ".")
-            if "per-GPU" not in kinds and "per-system" not in kinds:
+            if ("per-GPU" not in kinds and "per-system" not in kinds and _name(top.get("group"))
+                    and pd.notna(top.get("capacity_tok_s_per_gpu")) and pd.notna(top.get("capacity_tok_s_per_user"))):
                 parts.append(f"At capacity the same group ({top['group']}, {top['lengths']}) gives "
                              f"{top['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU with "
                              f"{top['capacity_tok_s_per_user']:,.0f} tok/s per user.")
@@ -239,7 +247,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
                      f"{share(r['measured_over_claimed'])} of the claim")
         elif r.get("match") == "proxy":
             eff = r.get("share_of_own_sol_comm")
-            found = (f"; only proxy evidence from another model exists ({r.get('model') or 'another model'}: "
+            found = (f"; only proxy evidence from another model exists ({_name(r.get('model'), 'another model')}: "
                      f"{v}{unit}, "
                      f"{where}" + (f", {share(eff)} of its own batch-1 bound" if pd.notna(eff) else "")
                      + "), so no percentage of the claim is given")

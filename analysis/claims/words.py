@@ -13,7 +13,6 @@ from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
 
 
-
 def _name(value, default: str = "") -> str:
     """A text field of a check row, or ``default`` where it is missing (None, NaN, empty): never the word 'nan'."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() in ("", "nan"):
@@ -239,8 +238,11 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
     else:
         r = rows.iloc[0]
         unit = "×" if r["kind"] == "ratio" else f" {r['unit']}"
-        v = f"{r['measured_all']:.2f}" if r["kind"] == "ratio" else fmt_num(r["measured_all"],
-                                                                             1 if r["measured_all"] < 1000 else 0)
+        measured = r["measured_all"]
+        # A claim counted per decode GPU is read against the decode-GPU figure, and says so.
+        if "decode" in str(claim.unit).lower() and r["kind"] != "ratio" and pd.notna(r.get("measured_decode")):
+            measured, unit = r["measured_decode"], f" {r['unit']} (decode GPUs only)"
+        v = f"{measured:.2f}" if r["kind"] == "ratio" else fmt_num(measured, 1 if measured < 1000 else 0)
         where = f"{r['group']}, {r['lengths']}"
         if pd.notna(r["measured_over_claimed"]):
             found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "

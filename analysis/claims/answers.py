@@ -264,16 +264,16 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
                 "tok/s/user on one GPU).")
     if summ["n"]:
         proxy = any(specs.match_model_name(str(p["a"]["model"])) != claim.model_table for p in clean)
-        measured = (f"Measured FP4/FP8 over {summ['n']} clean pair{'s' if summ['n'] > 1 else ''} (equal model, "
+        measured = (f"Measured FP4/FP8 over {summ['n']} matched pair{'s' if summ['n'] > 1 else ''} (equal model, "
                     "hardware, lengths, speculative decoding, framework and disaggregation; fastest per-user point "
                     f"of each side): median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"
                     + (" (proxy: another model's points)" if proxy else "") + ".")
         if summ["above_roofline"]:
-            measured += (f" {summ['above_roofline']} clean pair{'s' if summ['above_roofline'] > 1 else ''} exceed"
+            measured += (f" {summ['above_roofline']} matched pair{'s' if summ['above_roofline'] > 1 else ''} exceed"
                          f"{'s' if summ['above_roofline'] == 1 else ''} the roofline's own FP4/FP8 ratio for the "
                          "same points: more than the bytes explain (kernels or configuration differ).")
     else:
-        measured = "No clean FP4/FP8 pair in the evidence."
+        measured = "No matched FP4/FP8 pair in the evidence."
     if confounded:
         measured += (f" {len(confounded)} confounded pair{'s' if len(confounded) > 1 else ''} (listed apart, not "
                      "used above): " + "; ".join(
@@ -286,7 +286,7 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     else:
         text = (f"Not stated ({claim.precision_text})." if is_stated(claim.precision_text) else "Not stated.")
         text += " " + " ".join(x for x in (roof, measured) if x)
-        short = (f"not stated; clean FP4/FP8 median {summ['median']:.2f}×" if summ["n"] else "not stated")
+        short = (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×" if summ["n"] else "not stated")
         out["precision"] = Answer(QUESTIONS["precision"], INFERRED if ev or roof else NOT_STATED, text,
                                   [e["source"] for e in ev], ev, short=short)
     return out

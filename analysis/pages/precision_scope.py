@@ -71,8 +71,10 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
     names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {_x(r['ratio_median'])}" for _, r in clean.iterrows())
     if s["n_clean"] == 1:
         spread = f"one clean pair, which differs only in run date and container image: {names}"
-    elif s["n_clean"] <= 3:  # few enough to name; their values are the range
-        spread = f"median of {s['n_clean']} clean pairs, which differ only in run date and container image: {names}"
+    elif s["n_clean"] <= 3:  # few enough to name: the range is the estimate (a median of two or three says no more)
+        return (f"{where}: {LOW} delivers {_x(s['clean_min'])} to {_x(s['clean_max'])} the tok/s/GPU of {HIGH} at "
+                f"equal tok/s/user in {s['n_clean']} clean pairs, which differ only in run date and container image "
+                f"({names}).")
     else:
         spread = (f"median of {s['n_clean']} clean pairs, which differ only in run date and container image; "
                   f"range {_x(s['clean_min'])} to {_x(s['clean_max'])}")

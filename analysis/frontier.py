@@ -300,6 +300,11 @@ def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequen
             "fastest_concurrency": fast.get("concurrency", np.nan),
             "fastest_n_gpus": fast.get("n_gpus", np.nan),
             "fastest_ttft_ms_p50": fast.get("ttft_ms_p50", np.nan),
+            # a frontier pools every configuration of its group: say which speculative decoding each end used
+            "fastest_spec_decode": str(fast.get("spec_decode", "unknown")),
+            "capacity_spec_decode": str(cap.get("spec_decode", "unknown")),
+            "spec_decode_on_frontier": ", ".join(sorted(front["spec_decode"].astype(str).unique()))
+            if "spec_decode" in front else "unknown",
             "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"],
             "capacity_tok_s_per_user": cap["tok_s_per_user"],
             "capacity_concurrency": cap.get("concurrency", np.nan),
@@ -613,9 +618,10 @@ def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -
     """The fastest per-user point of each group's frontier (concurrency, GPUs, median TTFT) next to its capacity
     end, with the share of capacity kept. ``note`` says "single user" only at concurrency 1 and names a TTFT above
     ``ttft_limit_s``."""
+    spec = [c for c in ("fastest_spec_decode", "capacity_spec_decode") if c in table.columns]
     ends = table[["label", "n_frontier", "fastest_tok_s_per_user", "fastest_concurrency", "fastest_n_gpus",
                   "fastest_ttft_ms_p50", "fastest_tok_s_per_gpu", "capacity_tok_s_per_gpu",
-                  "capacity_tok_s_per_user", "capacity_concurrency"]].copy()
+                  "capacity_tok_s_per_user", "capacity_concurrency"] + spec].copy()
     ends.insert(ends.columns.get_loc("fastest_ttft_ms_p50"), "fastest_ttft_s_p50", ends["fastest_ttft_ms_p50"] / 1000)
     ends = ends.drop(columns="fastest_ttft_ms_p50")
     ends["fastest_share_of_capacity"] = ends["fastest_tok_s_per_gpu"] / ends["capacity_tok_s_per_gpu"]

@@ -196,6 +196,7 @@ def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "group": ends["label"],
         "fastest tok/s/user": ends["fastest_tok_s_per_user"],
+        "spec decoding": ends["fastest_spec_decode"] if "fastest_spec_decode" in ends else "unknown",
         "concurrency": ends["fastest_concurrency"],
         "GPUs": ends["fastest_n_gpus"],
         "TTFT p50 (s)": ends["fastest_ttft_s_p50"],
@@ -325,20 +326,24 @@ class FrontierPage:
         best = self._best_at(t)
         if best is not None:
             rough = best[frontier.reading_column(t)] == "wide gap"
-            text = (f"at {t:g} tok/s/user the most measured is {best[frontier.target_column(t)]:,.0f} tok/s/GPU "
-                    f"({e(best['label'])}" + (f"; rough, read between frontier points {best[f'gap_at_{t:g}']:.1f}× "
-                                              "apart" if rough else "") + ")")
             solid = self._best_at(t, solid=True)
-            if rough and solid is not None:
-                text += (f"; the most read between close points is {solid[frontier.target_column(t)]:,.0f} "
-                         f"({e(solid['label'])})")
+            best_text = (f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(best['label'])}")
+            if rough and solid is not None:  # lead with the reading close points support; the rough one after it
+                text = (f"at {t:g} tok/s/user the highest read between close frontier points is "
+                        f"{solid[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(solid['label'])}); a rough reading "
+                        f"between points {best[f'gap_at_{t:g}']:.1f}× apart gives {best_text})")
+            else:
+                text = (f"at {t:g} tok/s/user the highest reading is {best_text}"
+                        + (f"; rough, read between frontier points {best[f'gap_at_{t:g}']:.1f}× apart" if rough else "")
+                        + ")")
             found.append(("Capacity", text + "."))
         else:
             found.append(("Capacity", f"no group's measured range covers {t:g} tok/s/user."))
         fastest = self.table.loc[self.table["fastest_tok_s_per_user"].idxmax()]
         share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
         found.append(("Per-user speed", f"the fastest point, {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
-                      f"({e(fastest['label'])}, concurrency {_num(fastest['fastest_concurrency'])}), keeps "
+                      f"({e(fastest['label'])}, concurrency {_num(fastest['fastest_concurrency'])}, speculative "
+                      f"decoding {e(fastest.get('fastest_spec_decode', 'unknown'))}), keeps "
                       f"{share_text(share)} of that group's best tok/s/GPU."))
         level = self.levels[0]
         cheap = self._cheapest_at(level)

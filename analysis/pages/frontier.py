@@ -350,15 +350,18 @@ class FrontierPage:
         no_price = f" No price, so no cost figure, for {names(self.no_price)}." if self.no_price else ""
         if cheap is not None:
             rough = cheap[frontier.reading_column(level)] == "wide gap"
-            text = (f"lowest at {level:g} tok/s/user is "
-                    f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
-                    f"({e(cheap['label'])} at ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour total cost of ownership"
-                    + (f"; rough, read between frontier points {cheap[f'gap_at_{level:g}']:.1f}× apart"
-                       if rough else "") + ")")
             solid = self._cheapest_at(level, solid=True)
-            if rough and solid is not None:
-                text += (f"; the lowest read between close points is "
-                         f"{_usd(solid[frontier.metric_column('usd_per_mtok', level)])} ({e(solid['label'])})")
+            cheap_text = (f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
+                          f"({e(cheap['label'])} at ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour total cost of ownership")
+            if rough and solid is not None:  # the reading close points support first, the rough one after it
+                text = (f"lowest at {level:g} tok/s/user, read between close frontier points, is "
+                        f"{_usd(solid[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
+                        f"({e(solid['label'])} at ${solid['usd_per_gpu_hour']:.2f}/GPU-hour); a rough reading "
+                        f"between points {cheap[f'gap_at_{level:g}']:.1f}× apart gives {cheap_text})")
+            else:
+                text = (f"lowest at {level:g} tok/s/user is {cheap_text}"
+                        + (f"; rough, read between frontier points {cheap[f'gap_at_{level:g}']:.1f}× apart"
+                           if rough else "") + ")")
             found.append(("Cost", text + "." + no_price))
         else:
             found.append(("Cost", f"no priced group is measured at {level:g} tok/s/user." + no_price))

@@ -29,6 +29,9 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     # The headline fit is degenerate (t1 at its physical floor): the headline paragraph says so.
     assert res["headline_at_bound"] == "t1_ms at its physical floor 0.0216 ms"
     assert "Degenerate fit: t1 at its physical floor 0.0216 ms" in res["headline"]
+    # ... and, t1 being able only to be larger in truth, gives B½ and the asymptote as upper bounds, no interval
+    assert "reached by batch B½ ≤ 108: both are upper bounds" in res["headline"]
+    assert "at most 17,029 tok/s" in res["headline"] and "95% interval 101" not in res["headline"]
     assert "batch 512, the largest measured batch" in res["headline"]
     assert res["fitted_forms"]["qwen3-30b-a3b | H200 SXM | bf16 | pytorch-cudagraph | single-gpu | 1 GPU | TP1"] == \
         "moe (128 experts, top-8)"

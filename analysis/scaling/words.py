@@ -63,7 +63,15 @@ def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True, name
     interval = (f"95% interval {_n(lo)}–{_n(hi)}" if np.isfinite(lo) and np.isfinite(hi) else
                 "its 95% interval is not identified by the measured batches")
     asym = row.get("asymptote_tok_s", np.nan)
-    if np.isfinite(asym) and row["b_half"] >= 1:
+    bound = str(row.get("at_bound", "") or "")
+    # A per-sequence cost pinned at its physical floor can only be larger in truth, so B½ and the asymptote the fit
+    # gives are upper bounds; a bootstrap interval around them would look like precision it does not have.
+    on_floor = any(term in bound for term in ("t1", "t2"))
+    if np.isfinite(asym) and row["b_half"] >= 1 and on_floor:
+        half_text = (f"Half of the asymptotic throughput (at most {_n(asym)} tok/s, the capacity if the batch could "
+                     f"grow without limit) is reached by batch B½ ≤ {_n(row['b_half'])}: both are upper bounds, "
+                     "because the per-sequence cost rests on its physical floor (below)")
+    elif np.isfinite(asym) and row["b_half"] >= 1:
         half_text = (f"Half of the asymptotic throughput ({_n(asym)} tok/s, the capacity if the batch could grow "
                      f"without limit) is reached near batch B½ ≈ {_n(row['b_half'])} ({interval})")
     elif np.isfinite(asym):
@@ -78,12 +86,11 @@ def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True, name
            f"batch, where the instance serves {_n(row['largest_batch_tok_s'])} tok/s{per_gpu}. {half_text}; "
            f"{below_text}. Model: {row['variant']}, leave-one-batch-out error {row['cv_error'] * 100:.1f}%, worst "
            f"point {row['max_abs_rel_error'] * 100:.1f}%.")
-    bound = str(row.get("at_bound", "") or "")
     if bound:
         floor = str(row.get("floor_source", "") or "")
         out += (f" {bold}Degenerate fit:{bold} {bound.replace('_ms', '')} — the measured batches do not identify it "
                 "above that bound" + (f" (the floor: {_name(floor, markdown)})" if "floor" in bound and floor else "")
-                + ", so B½ and the asymptote rest on the bound.")
+                + ", so B½ and the asymptote rest on the bound" + (" (upper bounds)." if on_floor else "."))
     return out
 
 

@@ -150,7 +150,7 @@ class HistoryPage:
     # --- this project's own numbers ------------------------------------------------------------------
     def suite_text(self) -> str:
         if self.suite.empty:
-            return (f"No earlier runs: the suite-history store ({text.esc(self.suite_dir)}) holds no part files "
+            return ("No earlier runs: the suite-history store (reports/history/) holds no part files "
                     "yet. Each `perfclaims report` run adds its reports' key numbers there; from the second run on, "
                     "this section shows how they moved.")
         n_runs = self.suite["run_id"].nunique()

@@ -44,7 +44,10 @@ def first_sentences(text: str, limit: int = 300) -> str:
     if len(text) <= limit:
         return text
     cut = text.rfind(". ", 0, limit)
-    return text[: cut + 1] if cut > 0 else text[:limit].rstrip() + "…"
+    if cut > 0:
+        return text[: cut + 1]
+    space = text.rfind(" ", 0, limit)  # never cut inside a word: "no perc…" reads as a typo
+    return text[: space if space > limit // 2 else limit].rstrip(" ,;:(") + " …"
 
 
 def shown_path(p) -> str:

@@ -334,6 +334,16 @@ def test_registry_provenance_is_a_real_line_and_latency_is_read():
     assert [(x.column, x.max_ms) for x in limits] == [("ttft_ms_p99", 2000.0), ("tpot_ms_p99", 80.0)]
 
 
+def test_bottom_lines_name_the_limits_and_the_speculative_decoding_they_were_read_under(points):
+    # C13's capacity is read only from points within the MLPerf Server limits, and its bottom line says so.
+    c13 = claims.claim_card("C13", points)
+    assert "only points within TTFT p99 ≤ 2 s; TPOT p99 ≤ 80 ms" in c13.bottom_line
+    # C08 claims MTP; the GB200 evidence ran without it: no percentage of the claim, and the reason named.
+    c08 = claims.claim_card("C08", points)
+    assert "speculative decoding: none measured, MTP claimed" in c08.bottom_line
+    assert "of the claim" not in c08.bottom_line.replace("not a percentage of the claim", "")
+
+
 def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
     for cid in ("C00", "C03", "C12", "C13", "C23"):
         card = claims.claim_card(cid, points)

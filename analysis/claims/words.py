@@ -243,7 +243,8 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         if "decode" in str(claim.unit).lower() and r["kind"] != "ratio" and pd.notna(r.get("measured_decode")):
             measured, unit = r["measured_decode"], f" {r['unit']} (decode GPUs only)"
         v = f"{measured:.2f}" if r["kind"] == "ratio" else fmt_num(measured, 1 if measured < 1000 else 0)
-        where = f"{r['group']}, {r['lengths']}"
+        limits = f"; only points within {r['limits']}" if _name(r.get("limits")) else ""
+        where = f"{r['group']}, {r['lengths']}{limits}"
         if pd.notna(r["measured_over_claimed"]):
             found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "
                      f"{share(r['measured_over_claimed'])} of the claim")
@@ -255,7 +256,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
                      + "), so no percentage of the claim is given")
         else:
             found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
-                     f"{v}{unit} there, not a percentage of the claim")
+                     f"{v}{unit} there ({where}), not a percentage of the claim")
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
     return head + found + tail

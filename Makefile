@@ -45,7 +45,7 @@ report: $(PROCESSED)/points.parquet
 share: $(STAMP)
 	$(BIN)/perfclaims share
 
-test: $(STAMP)
+test: $(PROCESSED)/points.parquet
 	$(BIN)/python -m pytest -q
 
 # Python 3.12: from PY312, else python3.12 on PATH, else a pyenv 3.12; the same lock file, its own venv.

@@ -21,6 +21,18 @@ from analysis.lazy_imports import defer_iri_grammar  # noqa: E402
 defer_iri_grammar()  # every papermill/nbconvert import in the tests skips building jsonschema's IRI grammar
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _processed_tables():
+    """The suite's notebooks read ``data/processed/`` by default: on a fresh clone (no `make ingest` yet) write it
+    from the shipped ``data/raw`` once, as `make ingest` would, so `pytest` alone works as well as `make test`."""
+    from analysis import config
+
+    if not config.POINTS_FILE.exists():
+        from analysis.ingest import ingest, write_outputs
+
+        write_outputs(ingest([config.RAW_DATA_DIR], progress=False), config.PROCESSED_DATA_DIR)
+
+
 @pytest.fixture(autouse=True)
 def _seed_and_close():
     np.random.seed(0)

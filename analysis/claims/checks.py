@@ -261,22 +261,18 @@ def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
     base = {"part": part.text, "kind": "ratio", "claimed": part.value, "unit": f"× ({part.axis or 'not stated'})",
             "measured_decode": math.nan, "lengths_note": "", "limits": ctx.limits_text}
     axis = part.axis or ""
-    proxy = ""
     empty = {"group": "", "lengths": "", "tok_s_per_user": math.nan, "measured_all": math.nan,
              "measured_over_claimed": math.nan, "rows": [], "evidence": [], "match": "none", "differs": []}
+    if "cost" in axis.lower() and part.baseline:
+        return _cost_ratio_rows(ctx, pts, base, empty)
+    if "MW" in axis and part.baseline:
+        return [{**base, **empty, "how": _per_mw_reason(ctx, pts)}]
     if axis not in ("tok/s/user", "tok/s/GPU") or not part.baseline:
-        uncheckable = [{**base, **empty,
-                        "how": f"not checkable from the points table (axis {axis or 'not stated'}: no power or cost "
-                               "data" + ("" if part.baseline else "; no baseline named") + ")"}]
-        if not part.baseline or math.isnan(part.at_tok_s_per_user) and "MW" not in axis:
-            return uncheckable
-        # Throughput per MW is closest to throughput per GPU at equal interactivity: shown as a labelled proxy.
-        axis, proxy = "tok/s/GPU", f"proxy for {part.axis} (per GPU, no power data): "
+        return [{**base, **empty,
+                 "how": f"not checkable from the points table (axis {axis or 'not stated'}"
+                        + ("" if part.baseline else "; no baseline named") + ")"}]
     side_a, ctx.differs = _select_for_part(claim, part, pts)
-    keys = hw_keys(pts)
-    side_b = pts[(keys == hw_key(part.baseline)) | (keys.map(generation) == str(part.baseline).lower())]
-    if part.baseline_scope:
-        side_b = side_b[side_b["scope"] == part.baseline_scope]
+    side_b = _baseline_points(pts, part)
     ctx.full.update({(r["source_file"], r["source_line"]): r for r in pd.concat([side_a, side_b]).to_dict("records")})
     at = part.at_tok_s_per_user if not math.isnan(part.at_tok_s_per_user) else REFERENCE_TOK_S_PER_USER
     front_a, front_b = frontier.frontier(side_a, by=CHECK_BY), frontier.frontier(side_b, by=CHECK_BY)
@@ -292,9 +288,6 @@ def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
         a, b = _best_side(ctx, front_a, pair, axis, at), _best_side(ctx, front_b, pair, axis, at)
         measured = a[0] / b[0]
         match, differs, ratio_ok = ctx.tier((None, None, None) + pair, a[2] + b[2])
-        if proxy:
-            match, ratio_ok = ("proxy" if match != "proxy" else match), False
-            differs = differs + [f"axis: tok/s/GPU measured, {part.axis} claimed"]
         used = a[2] + b[2]
         what = "fastest per-user point" if axis == "tok/s/user" else f"tok/s/GPU at {at:g} tok/s/user"
         rows.append({**base, "group": f"{a[1]} vs {b[1]}", "lengths": lengths_text(*pair), "lengths_note": note,
@@ -302,7 +295,7 @@ def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
                      "measured_over_claimed": measured / part.value if ratio_ok else math.nan,
                      "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
                      "match": match, "differs": differs,
-                     "how": f"{proxy}{what}: {a[0]:,.1f} ({a[1]}) / {b[0]:,.1f} ({b[1]}, best {part.baseline} "
+                     "how": f"{what}: {a[0]:,.1f} ({a[1]}) / {b[0]:,.1f} ({b[1]}, best {part.baseline} "
                             f"frontier) = {measured:.2f}×"
                             + ("" if axis == "tok/s/user" or not math.isnan(part.at_tok_s_per_user) else
                                f" ({REFERENCE_TOK_S_PER_USER:g} tok/s/user chosen: the claim names no level)")})
@@ -310,6 +303,74 @@ def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
         rows.append({**base, **empty,
                      "how": f"no length pair measured on both {part.hardware or claim.hardware} and {part.baseline}"})
     return rows
+
+
+def _baseline_points(pts: pd.DataFrame, part: ClaimPart) -> pd.DataFrame:
+    keys = hw_keys(pts)
+    side_b = pts[(keys == hw_key(part.baseline)) | (keys.map(generation) == str(part.baseline).lower())]
+    return side_b[side_b["scope"] == part.baseline_scope] if part.baseline_scope else side_b
+
+
+def _per_mw_reason(ctx: _Context, pts: pd.DataFrame) -> str:
+    """Why a throughput-per-MW ratio cannot be checked here, in the data's own terms."""
+    side_a, _ = _select_for_part(ctx.claim, ctx.part, pts)
+    side_b = _baseline_points(pts, ctx.part)
+    with_power = [name for name, side in ((ctx.part.hardware or ctx.claim.hardware, side_a),
+                                          (ctx.part.baseline, side_b))
+                  if "power_w" in side and side["power_w"].notna().any()]
+    missing = [n for n in (ctx.part.hardware or ctx.claim.hardware, ctx.part.baseline) if n not in with_power]
+    return ("not checkable: throughput per MW needs measured power on both sides, and the points table has none "
+            f"for {' or '.join(str(m) for m in missing)}; the claim's 'AI-factory' MW also counts facility power "
+            "(cooling, networking, conversion), which no benchmark log measures. Throughput per GPU is not "
+            "substituted for it")
+
+
+def _cost_ratio_rows(ctx: _Context, pts: pd.DataFrame, base: dict, empty: dict) -> list[dict]:
+    """A 'N× lower cost per million tokens' part: $/M output tokens of each side's cheapest frontier at the same
+    tok/s/user and lengths, from the published price per GPU-hour of each side's hardware (named on the row)."""
+    from analysis import cost
+
+    claim, part = ctx.claim, ctx.part
+    prices = cost.load_prices()
+    side_a, ctx.differs = _select_for_part(claim, part, pts)
+    side_b = _baseline_points(pts, part)
+    at = part.at_tok_s_per_user if not math.isnan(part.at_tok_s_per_user) else REFERENCE_TOK_S_PER_USER
+    col = frontier.metric_column("usd_per_mtok", at)
+    tables = [frontier.metric_table(frontier.metric_frontier(side, metric="usd_per_mtok", by=CHECK_BY,
+                                                             prices=prices), targets=[at], metric="usd_per_mtok",
+                                    by=CHECK_BY) if len(side) else pd.DataFrame() for side in (side_a, side_b)]
+    if any(t.empty or col not in t for t in tables):
+        missing = cost.missing_prices(prices, pd.concat([side_a["hardware"], side_b["hardware"]]))
+        return [{**base, **empty, "how": "not checkable: no priced measured points on both sides"
+                 + (f" ({cost.no_price_message(missing)})" if missing else "")}]
+    want = stated_lengths(claim)
+    rows = []
+    pairs = sorted({(r["isl"], r["osl"]) for t in tables for _, r in t.iterrows()})
+    for pair in pairs:
+        a = tables[0][(tables[0]["isl"] == pair[0]) & (tables[0]["osl"] == pair[1])].dropna(subset=[col])
+        b = tables[1][(tables[1]["isl"] == pair[0]) & (tables[1]["osl"] == pair[1])].dropna(subset=[col])
+        if a.empty or b.empty:
+            continue
+        ra, rb = a.loc[a[col].idxmin()], b.loc[b[col].idxmin()]
+        measured = rb[col] / ra[col]          # "N× lower": the baseline's cost over the claimed hardware's
+        differs = list(ctx.differs)
+        if want is None or tuple(want) != pair:
+            differs.append(f"lengths: {lengths_text(*pair)} measured, {claim.isl_osl} claimed")
+        ga, gb = _group_name(tuple(ra[c] for c in CHECK_BY)), _group_name(tuple(rb[c] for c in CHECK_BY))
+        rough = [g for g, r in ((ga, ra), (gb, rb)) if r.get(frontier.reading_column(at)) == "wide gap"]
+        rows.append({**base, "group": f"{ga} vs {gb}", "lengths": lengths_text(*pair), "lengths_note": "",
+                     "tok_s_per_user": at, "measured_all": measured, "measured_over_claimed": math.nan,
+                     "rows": [], "evidence": [], "match": ctx.model_tier if ctx.model_tier == "proxy" else "same-model",
+                     "differs": differs,
+                     "how": f"$/M output tokens at {at:g} tok/s/user: {rb[col]:,.3g} ({gb}, "
+                            f"${rb['usd_per_gpu_hour']:.2f}/GPU-hour) / {ra[col]:,.3g} ({ga}, "
+                            f"${ra['usd_per_gpu_hour']:.2f}/GPU-hour) = {measured:.2f}× lower; prices: "
+                            f"{ra['price_basis']} ({ra['hardware']}: {ra['price_source']}; {rb['hardware']}: "
+                            f"{rb['price_source']})"
+                            + (f"; rough: read across a wide frontier gap for {', '.join(rough)}" if rough else "")
+                            + ("" if not math.isnan(part.at_tok_s_per_user) else
+                               f" ({REFERENCE_TOK_S_PER_USER:g} tok/s/user chosen: the claim names no level)")})
+    return rows or [{**base, **empty, "how": "not checkable: no length pair priced on both sides"}]
 
 
 def _none_row(part: ClaimPart, how: str, limits_text: str) -> dict:

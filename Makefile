@@ -49,9 +49,11 @@ test: $(PROCESSED)/points.parquet
 	$(BIN)/python -m pytest -q
 
 # Python 3.12: from PY312, else python3.12 on PATH, else a pyenv 3.12; the same lock file, its own venv.
-PY312 ?= $(firstword $(shell command -v python3.12 2>/dev/null) $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3))
+# (a pyenv shim on PATH may name python3.12 without being able to run it: the recipe checks that it runs)
+PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3) $(shell command -v python3.12 2>/dev/null))
 test-py312:
-	@if [ -z "$(PY312)" ]; then echo "test-py312: no Python 3.12 found (set PY312=...): skipped"; exit 0; fi; \
+	@if [ -z "$(PY312)" ] || ! $(PY312) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null; then \
+	  echo "test-py312: no runnable Python 3.12 found (set PY312=...): skipped"; exit 0; fi; \
 	set -e; test -x .venv312/bin/python || $(PY312) -m venv .venv312; \
 	.venv312/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.lock; \
 	.venv312/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .; \

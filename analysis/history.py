@@ -438,10 +438,12 @@ def load_suite_history(folder: str | Path) -> pd.DataFrame:
 
 
 def attribute(before: Mapping, after: Mapping) -> str:
-    """Why a number may have moved between two runs: ``inputs``, ``code``, ``inputs and code`` or ``neither``."""
+    """Why a number may have moved between two runs: ``inputs``, ``code``, ``inputs and code`` or ``neither``.
+
+    Code is the package source (``code_version`` carries its hash); the git commit is provenance only: a commit
+    that adds data, or a checkout made dirty by a changed raw file, is not a code change."""
     inputs = str(before["inputs_hash"]) != str(after["inputs_hash"])
-    code = (str(before["code_version"]) != str(after["code_version"])
-            or str(before["commit"]) != str(after["commit"]))
+    code = str(before["code_version"]) != str(after["code_version"])
     if inputs and code:
         return "inputs and code"
     if inputs:

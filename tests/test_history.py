@@ -285,14 +285,15 @@ def _part(folder, name, run_id, run_date, inputs, code, commit, values):
 
 
 def write_suite_history(folder):
-    """Four runs: the second has new inputs, the third new code, the fourth changes nothing."""
-    _part(folder, "r1.parquet", "r1", "2026-11-01", "h1", "0.1.0", "c1", {("20-frontier", "n_points"): 435.0,
+    """Four runs: the second has new inputs (and a new commit that only added data), the third new code (a new
+    package source hash), the fourth changes nothing."""
+    _part(folder, "r1.parquet", "r1", "2026-11-01", "h1", "0.1.0+src.a", "c1", {("20-frontier", "n_points"): 435.0,
                                                                            ("30-precision", "ratio"): 1.78})
-    _part(folder, "r2.parquet", "r2", "2026-11-02", "h2", "0.1.0", "c1", {("20-frontier", "n_points"): 450.0,
+    _part(folder, "r2.parquet", "r2", "2026-11-02", "h2", "0.1.0+src.a", "c1-dirty", {("20-frontier", "n_points"): 450.0,
                                                                            ("30-precision", "ratio"): 1.78})
-    _part(folder, "r3.parquet", "r3", "2026-11-03", "h2", "0.1.0", "c2", {("20-frontier", "n_points"): 450.0,
+    _part(folder, "r3.parquet", "r3", "2026-11-03", "h2", "0.1.0+src.b", "c2", {("20-frontier", "n_points"): 450.0,
                                                                            ("30-precision", "ratio"): 1.80})
-    _part(folder, "r4.parquet", "r4", "2026-11-04", "h2", "0.1.0", "c2", {("20-frontier", "n_points"): 450.0,
+    _part(folder, "r4.parquet", "r4", "2026-11-04", "h2", "0.1.0+src.b", "c2", {("20-frontier", "n_points"): 450.0,
                                                                            ("30-precision", "ratio"): 1.80})
 
 

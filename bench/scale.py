@@ -177,7 +177,9 @@ def run(group_sizes: list[int], n_points: int, budget_s: float, points_path: Pat
     kwargs = cli_fit_kwargs(points)
     from analysis import scaling
 
-    n_boot = inspect.signature(scaling.fit).parameters["n_boot"].default
+    # fit() passes its keywords to fit_with_draws, which holds the defaults `perfclaims fit` uses
+    target = getattr(scaling, "fit_with_draws", scaling.fit)
+    n_boot = inspect.signature(target).parameters["n_boot"].default
     out = {"fittable_groups": len(blocks), "n_boot": n_boot, "fit": [], "frontier": None}
     for n in group_sizes:
         table = synthetic_table(blocks, n)

@@ -66,3 +66,18 @@ def header(name) -> str:
     for raw, nice in _HEADER_WORDS:
         text = text.replace(raw, nice)
     return text.replace("_", " ").strip()
+
+
+def table_html(frame, *, wrap_over: int = 40, min_width: str = "14em", attributes: str = 'class="pc-table"') -> str:
+    """``frame`` as an HTML table for a reader: no row index, every text cell and header escaped (:func:`esc`),
+    numbers by :func:`num`, headers by :func:`header`, text columns with cells over ``wrap_over`` characters
+    wrapping (at least ``min_width`` wide) so a table stays within the page."""
+    shown = frame.rename(columns={c: header(c) for c in frame.columns})
+    numeric = shown.select_dtypes("number").columns
+    text_cols = [c for c in shown.columns if c not in numeric]
+    long_text = [c for c in text_cols if shown[c].astype(str).str.len().max() > wrap_over] if len(shown) else []
+    return (shown.style.hide(axis="index").format({c: num for c in numeric}, na_rep="–")
+            .format(esc, subset=text_cols, na_rep="–").format_index(esc, axis=1)
+            .set_properties(subset=text_cols, **{"text-align": "left"})
+            .set_properties(subset=long_text, **{"white-space": "normal", "min-width": min_width})
+            .set_table_attributes(attributes).to_html())

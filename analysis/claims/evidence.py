@@ -11,6 +11,7 @@ import pandas as pd
 
 from analysis import roofline, specs
 from analysis.claims.conditions import DEFAULT_CONTEXT
+from analysis.claims.jsonform import plain
 from analysis.claims.labels import lengths_text
 from analysis.claims.registry import Claim
 from analysis.schema import trusted
@@ -69,24 +70,11 @@ def row_id(row) -> str:
     return f"{name}:{int(line)}"
 
 
-def _plain(v):
-    """A JSON-ready scalar: None for NaN/NA, int for whole counts, float or str otherwise."""
-    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v)
-    return str(v)
-
-
 def evidence_object(row) -> dict:
     """One measured point as the card's JSON gives it (``null`` where unknown): source, model, hardware,
     precision, lengths, speculative decoding, GPUs, concurrency, both speeds and TTFT/TPOT percentiles."""
     row = dict(row)
-    out = {k: _plain(row.get(k)) for k in EVIDENCE_FIELDS if k != "source"}
+    out = {k: plain(row.get(k)) for k in EVIDENCE_FIELDS if k != "source"}
     return {"source": row_id(row), **out}
 
 

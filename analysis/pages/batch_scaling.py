@@ -138,15 +138,8 @@ def details_html(summary: str, frame: pd.DataFrame) -> str:
     """A collapsible block holding a full table (escaped cell by cell and header by header)."""
     if frame.empty:
         return ""
-    shown = frame.rename(columns={c: text.header(c) for c in frame.columns})
-    numeric = shown.select_dtypes("number").columns
-    others = [c for c in shown.columns if c not in numeric]
-    long_text = [c for c in others if shown[c].astype(str).str.len().max() > 30]
-    html = (shown.style.hide(axis="index").format({c: text.num for c in numeric}, na_rep="–")
-            .format(text.esc, subset=others, na_rep="–").format_index(text.esc, axis=1)
-            .set_properties(subset=others, **{"text-align": "left"})
-            .set_properties(subset=long_text, **{"white-space": "normal", "min-width": "12em"})
-            .set_table_attributes('class="pc-table" style="font-size:85%"').to_html())
+    html = text.table_html(frame, wrap_over=30, min_width="12em",
+                           attributes='class="pc-table" style="font-size:85%"')
     return (f"<details><summary>{text.esc(summary)}</summary><div style=\"overflow-x:auto;max-width:100%\">"
             f"{html}</div></details>")
 

@@ -82,11 +82,7 @@ def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) ->
     ``X (gap N×)`` when read across a wide gap, ``above range`` when faster than anything measured."""
     if reading == "lower bound":
         return f"≥ {_num(lower_bound)} (lower bound)"
-    if reading == "wide gap":
-        return f"{_num(value)} (gap {gap:.1f}×)"
-    if reading in ("measured", "interpolated"):
-        return _num(value)
-    return reading
+    return efficiency_cell("tok_s_per_gpu", value, reading, lower_bound, gap)
 
 
 def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.DataFrame:

@@ -28,6 +28,7 @@ or neither.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -66,13 +67,23 @@ def day(value) -> str | None:
     return m.group(1) if m else None
 
 
+def rows_read(points: pd.DataFrame, *, model: str | None = None) -> pd.DataFrame:
+    """The rows the history report can use (dated, of ``model`` when given): the page reads these alone, and the
+    report runner hashes the same rows for its cache key."""
+    keep = points["date"].map(day).notna()
+    if model is not None:
+        keep &= points["model"] == model
+    return points[keep]
+
+
 def dated_points(points: pd.DataFrame) -> pd.DataFrame:
     """Points usable for comparisons over time: a date, both speeds, not failed or inconsistent; one row per
     measurement (the same configuration, concurrency, date and run read from two files counts once, keeping the
     row that records its image). Adds ``day`` and ``source`` (``file:line``); tok/s/GPU divides by all GPUs."""
     if points.empty:
         return points.assign(day=pd.Series(dtype=str), source=pd.Series(dtype=str))
-    pts = points.copy()
+    # numpy-backed text columns: the series walk rows one by one, and Arrow-backed text pays per element
+    pts = points.astype({c: object for c in points.columns if pd.api.types.is_string_dtype(points[c])})
     pts["day"] = pts["date"].map(day)
     pts["tok_s_per_gpu"] = frontier.per_gpu(pts, denominator="all")
     ok = pts["day"].notna()
@@ -152,7 +163,7 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
         base = {"group": label, "model": first["model"], "hardware": first["hardware"],
                 "precision": first["precision"], "scope": first["scope"]}
         for date, on_day in grp.groupby("day", sort=True):
-            for r in on_day.itertuples():
+            for r in on_day[["concurrency", "tok_s_per_user", "tok_s_per_gpu", "source"]].itertuples():
                 for quantity, value in (("user", r.tok_s_per_user), ("gpu", r.tok_s_per_gpu)):
                     role = "at concurrency"
                     if quantity == "user" and r.concurrency == low:
@@ -321,17 +332,19 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
     noise_by = noise(points) if noise_by is None else noise_by
     pts = dated_points(points)
     rows = []
-    for (group, metric), s in table.groupby(["group", "metric"], sort=False):
-        # repeats on one date: compare the dates' medians
-        per_day = s.groupby("date", sort=True).agg(value=("value", "median"), source=("source", "+".join),
-                                                   quantity=("quantity", "first"), role=("role", "first"),
-                                                   between=("between", "first"),
-                                                   model=("model", "first"), hardware=("hardware", "first"))
+    # repeats on one date: compare the dates' medians (one aggregation over every series, then a walk per series)
+    per_day_all = table.groupby(["group", "metric", "date"], sort=True).agg(
+        value=("value", "median"), source=("source", "+".join), quantity=("quantity", "first"),
+        role=("role", "first"), between=("between", "first"), model=("model", "first"),
+        hardware=("hardware", "first")).reset_index()
+    for (group, metric), recs in itertools.groupby(per_day_all.to_dict("records"),
+                                                   key=lambda r: (r["group"], r["metric"])):
+        per_day = {r["date"]: r for r in recs}
         if len(per_day) < 2:
             continue
-        dates = list(per_day.index)
+        dates = list(per_day)
         for i, (d0, d1) in enumerate(zip(dates[:-1], dates[1:])):
-            a, b = per_day.loc[d0], per_day.loc[d1]
+            a, b = per_day[d0], per_day[d1]
             ratio = b["value"] / a["value"]
             limit = noise_by[a["quantity"]].threshold
             if not abs(math.log(ratio)) > limit:
@@ -341,14 +354,14 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
             sign = 1.0 if ratio > 1 else -1.0
             # the next date back at (or past) the value before, within the noise: a one-date excursion
             nxt = dates[i + 2] if i + 2 < len(dates) else None
-            back = nxt if nxt and sign * math.log(per_day.loc[nxt, "value"] / a["value"]) <= limit else None
+            back = nxt if nxt and sign * math.log(per_day[nxt]["value"] / a["value"]) <= limit else None
             held = nxt if nxt and back is None else None  # the next date confirms the new level
             # an earlier change the other way that this one takes back to (or past) the level before it
             prev = dates[i - 1] if i >= 1 else None
             undoes = None
             if prev is not None:
-                step = math.log(a["value"] / per_day.loc[prev, "value"])
-                if -sign * step > limit and sign * math.log(b["value"] / per_day.loc[prev, "value"]) >= -limit:
+                step = math.log(a["value"] / per_day[prev]["value"])
+                if -sign * step > limit and sign * math.log(b["value"] / per_day[prev]["value"]) >= -limit:
                     undoes = prev
             rows.append({
                 "group": group, "model": a["model"], "hardware": a["hardware"], "metric": metric, "role": a["role"],
@@ -459,22 +472,27 @@ def suite_changes(hist: pd.DataFrame, *, rel_tol: float = 1e-9) -> pd.DataFrame:
     ``neither`` (same inputs and code: the computation is not reproducible)."""
     cols = ["report", "key", "run_before", "run_after", "date_before", "date_after", "before", "after", "ratio",
             "cause"]
-    rows = []
-    for (report, key), grp in hist.groupby(["report", "key"], sort=True):
-        recs = grp.to_dict("records")
-        for a, b in zip(recs[:-1], recs[1:]):
-            va, vb = a["value"], b["value"]
-            if np.isfinite(va) and np.isfinite(vb):
-                moved = not math.isclose(va, vb, rel_tol=rel_tol, abs_tol=0.0)
-            else:
-                moved = a["value_text"] != b["value_text"]
-            if not moved:
-                continue
-            ratio = vb / va if np.isfinite(va) and np.isfinite(vb) and va != 0 else math.nan
-            rows.append({"report": report, "key": key, "run_before": a["run_id"], "run_after": b["run_id"],
-                         "date_before": a["run_date"], "date_after": b["run_date"], "before": va, "after": vb,
-                         "ratio": ratio, "cause": attribute(a, b)})
-    return pd.DataFrame(rows, columns=cols)
+    if hist.empty:
+        return pd.DataFrame(columns=cols)
+    # consecutive runs of one report × key: the store is in run order, a stable sort keeps it within each key
+    h = hist.sort_values(["report", "key"], kind="stable").reset_index(drop=True)
+    prev = h.shift(1)
+    same = (h["report"] == prev["report"]) & (h["key"] == prev["key"])
+    va, vb = prev["value"].to_numpy(float), h["value"].to_numpy(float)
+    finite = np.isfinite(va) & np.isfinite(vb)
+    with np.errstate(invalid="ignore"):
+        close = np.abs(vb - va) <= rel_tol * np.maximum(np.abs(va), np.abs(vb))  # math.isclose, abs_tol=0
+        ratio = np.where(finite & (va != 0), vb / np.where(va != 0, va, 1.0), math.nan)
+    moved = same.to_numpy() & np.where(finite, ~close, (h["value_text"] != prev["value_text"]).to_numpy())
+    a, b = prev[moved], h[moved]
+    inputs = (a["inputs_hash"].astype(str) != b["inputs_hash"].astype(str)).to_numpy()
+    code = (a["code_version"].astype(str) != b["code_version"].astype(str)).to_numpy()
+    cause = np.select([inputs & code, inputs, code], ["inputs and code", "inputs", "code"], "neither")
+    out = pd.DataFrame({"report": b["report"].to_numpy(), "key": b["key"].to_numpy(),
+                        "run_before": a["run_id"].to_numpy(), "run_after": b["run_id"].to_numpy(),
+                        "date_before": a["run_date"].to_numpy(), "date_after": b["run_date"].to_numpy(),
+                        "before": va[moved], "after": vb[moved], "ratio": ratio[moved], "cause": cause})
+    return out[cols].reset_index(drop=True)
 
 
 def runs(hist: pd.DataFrame) -> pd.DataFrame:

@@ -330,3 +330,43 @@ def test_page_escapes_data_derived_text(tmp_path):
     assert "<script>" not in head and "&#60;script&#62;" in head
     assert "img:&#91;v1&#93;&#40;javascript:alert&#41; → img:&#91;v2&#93;" in head and "](javascript" not in head
     assert page.suite_text().startswith("No earlier runs") and page.results()["n_improvements"] == 1
+
+
+def _suite_changes_by_loop(hist, rel_tol=1e-9):
+    """The definition, one pair of consecutive runs at a time (what the vectorised suite_changes must equal)."""
+    import math
+
+    rows = []
+    for (report, key), grp in hist.groupby(["report", "key"], sort=True):
+        recs = grp.to_dict("records")
+        for a, b in zip(recs[:-1], recs[1:]):
+            va, vb = a["value"], b["value"]
+            finite = np.isfinite(va) and np.isfinite(vb)
+            moved = (not math.isclose(va, vb, rel_tol=rel_tol, abs_tol=0.0)) if finite else \
+                a["value_text"] != b["value_text"]
+            if moved:
+                rows.append((report, key, a["run_id"], b["run_id"], history.attribute(a, b),
+                             vb / va if finite and va != 0 else math.nan))
+    return rows
+
+
+def test_suite_changes_equals_the_pairwise_definition_on_a_random_store(tmp_path):
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(12):  # 12 runs, 40 numbers each, some steady, some moving, some text, some missing
+        for k in range(40):
+            value = float(k) if k % 3 else float(rng.choice([1.0, 1.0 + 1e-12, 2.0, np.nan]))
+            rows.append({"run_id": f"r{i:02d}", "run_date": f"2026-11-{1 + i // 2:02d}", "report": f"rep{k % 4}",
+                         "key": f"k{k}", "value": value if k != 7 else str(rng.choice(["a", "b"])),
+                         "inputs_hash": f"i{rng.integers(2)}", "code_version": f"c{rng.integers(2)}", "commit": "x"})
+    (tmp_path / "history").mkdir()
+    pd.DataFrame(rows).astype({"value": str}).to_parquet(tmp_path / "history" / "all.parquet")
+    hist = history.load_suite_history(tmp_path / "history")
+    got = history.suite_changes(hist)
+    want = _suite_changes_by_loop(hist)
+    assert len(want) > 20
+    got_rows = sorted(zip(got["report"], got["key"], got["run_before"], got["run_after"], got["cause"],
+                          got["ratio"]), key=lambda r: r[:4])
+    want_rows = sorted(want, key=lambda r: r[:4])
+    assert [r[:5] for r in got_rows] == [r[:5] for r in want_rows]
+    np.testing.assert_allclose([r[5] for r in got_rows], [r[5] for r in want_rows], equal_nan=True)

@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--date", help="the run's date, YYYY-MM-DD (default today, UTC): reports go to OUT/DATE/")
     s.add_argument("--jobs", "-j", type=int, help="reports run at once (default: the number of cores)")
     s.add_argument("--force", action="store_true", help="re-execute reports whose inputs and code are unchanged")
+    s.add_argument("--executor", choices=("papermill", "inprocess"),
+                   help="run every report with this executor (papermill: each in its own kernel; default: as the "
+                        "suite file says)")
 
     s = sub.add_parser("share", help="write the newest report run as one self-contained HTML file")
     s.add_argument("--reports", type=Path, default=config.REPORTS_DIR, help="the reports folder (default reports/)")
@@ -186,7 +189,8 @@ def _dispatch(args) -> int:
         from analysis import report
 
         return report.run_suite(args.config, out=args.out, only=args.only, date=args.date, jobs=args.jobs,
-                                force=args.force, progress=lambda line: print(line, file=sys.stderr, flush=True))
+                                force=args.force, executor=args.executor,
+                                progress=lambda line: print(line, file=sys.stderr, flush=True))
     if args.command == "share":
         from analysis.report import share
 

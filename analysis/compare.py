@@ -33,6 +33,7 @@ CONFOUNDERS = {
     "dp": "dp", "n_gpus": "GPUs", "n_decode_gpus": "decode GPUs", "date": "date", "tool_version": "image",
 }
 STEP_MATCH = ["model", "hardware", "framework", "batch_size", "context_len"]
+STEP_FORMAT = "h200-steps-jsonl"  # the measured decode-step sweep compared at two precisions
 # A matched pair is clean when these are all that differ between its two sides.
 CLEAN_DIFFERENCES = frozenset({"date", "image"})
 # What a scope reading must hold equal to be clean (the GPU count and the scope itself differ by design).
@@ -229,7 +230,7 @@ def ratio_curves(points: pd.DataFrame, pairs: pd.DataFrame, *, match: Sequence[s
 
 # --- step-timing sweeps: the same batch and context at two precisions -------------------------------------
 def step_precision_pairs(points: pd.DataFrame, *, low: str = "fp8", high: str = "bf16",
-                         match: Sequence[str] = STEP_MATCH, source_format: str | None = "h200-steps-jsonl"
+                         match: Sequence[str] = STEP_MATCH, source_format: str | None = STEP_FORMAT
                          ) -> pd.DataFrame:
     """Decode steps measured at both precisions with everything in ``match`` equal; ratio = low/high tok/s.
 

@@ -50,6 +50,7 @@ from analysis.claims.registry import (
                                         read_claims_csv,
                                         registry,
 )
+from analysis.claims.relevance import relevant_points
 from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TOKENS, SCOPES, sol_for_claim
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
 
@@ -57,7 +58,7 @@ __all__ = [
     "ASSUMED_TAU", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS", "DEFAULT_CONTEXT",
     "INFERRED", "KINDS", "NOT_STATED", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
     "SNAPSHOT_CAVEAT", "STATED", "Answer", "Claim", "ClaimCard", "ClaimPart", "check_parts", "check_statements",
-    "claim_card", "claim_from_row", "claim_ids", "claim_parts", "claim_title", "claim_to_yaml", "context_for",
+    "claim_card", "claim_from_row", "relevant_points", "claim_ids", "claim_parts", "claim_title", "claim_to_yaml", "context_for",
     "evidence_for", "evidence_frontier", "evidence_summary", "five_answers", "kind_from_unit", "kinds_text",
     "lengths_text", "load_claim", "matched_lengths", "own_sol", "parse_value", "per_user_value",
     "precision_from_text", "read_claim_yaml", "read_claims_csv", "registry", "restate", "row_id",

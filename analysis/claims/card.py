@@ -15,6 +15,7 @@ from analysis.claims.jsonform import card_json
 from analysis.claims.labels import num_text, share
 from analysis.claims.pairs import precision_pairs
 from analysis.claims.registry import Claim, claim_title, load_claim
+from analysis.claims.relevance import relevant_points
 from analysis.claims.sol import sol_for_claim
 from analysis.claims.words import (
     bottom_line,
@@ -126,6 +127,7 @@ def _pair_points(ev: pd.DataFrame) -> pd.DataFrame:
 def claim_card(claim: str | Path | Claim, points: pd.DataFrame | None = None) -> ClaimCard:
     """Compute the card for a claim (an id, a file, or a Claim) against a points table."""
     c = load_claim(claim)
+    points = relevant_points(c, points)  # the card reads these rows only (its cache key hashes the same rows)
     restated = restate(c)
     sol, info = sol_for_claim(c)
     ev = evidence_for(c, points) if points is not None else pd.DataFrame()

@@ -212,8 +212,7 @@ class HistoryPage:
 def build(points: pd.DataFrame, *, reports_dir: str | Path, model: str | None = None,
           levels: Sequence[float] = history.LEVELS) -> HistoryPage:
     """The page for ``points`` (optionally one ``model``) and the suite-history store under ``reports_dir``."""
-    if model is not None:
-        points = points[points["model"] == model]
+    points = history.rows_read(points, model=model)  # the rows this page reads (and its cache key hashes)
     table = history.series(points, levels=levels)
     noise = history.noise(points)
     found = history.changes(points, levels=levels, noise_by=noise, table=table)

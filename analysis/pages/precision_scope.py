@@ -454,6 +454,14 @@ def _sentences(page: PrecisionScopePage, e: Esc) -> dict:
     }
 
 
+def rows_read(points: pd.DataFrame, *, model: str | None, isl: float | None, osl: float | None,
+              source_format: str | None) -> pd.DataFrame:
+    """The rows this page reads: the serving rows of one model and length pair, and the H200 step sweep (the
+    report runner hashes the same rows for the page's cache key)."""
+    serving = points.index.isin(fr.select(points, model=model, isl=isl, osl=osl, source_format=source_format).index)
+    return points[serving | (points["format"] == compare.STEP_FORMAT).to_numpy()]
+
+
 def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float = 1024, osl: float = 1024,
           targets: Sequence[float] = (50, 100, 200), denominator: str = "all",
           source_format: str | None = "inferencex-api", min_measured_share: float = 0.5,
@@ -461,6 +469,7 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
     """The page for one model and length pair of ``points`` (serving rows of ``source_format``); the H200 step
     sweep is read from ``step_points`` (default: all of ``points``)."""
     targets = list(targets)
+    points = rows_read(points, model=model, isl=isl, osl=osl, source_format=source_format)
     sel = fr.select(points, model=model, isl=isl, osl=osl, source_format=source_format)
     if sel.empty:
         raise ValueError(f"no points for {model} isl={isl} osl={osl} format={source_format}")

@@ -48,7 +48,8 @@ def short_error(err: BaseException) -> str:
 
 # --- papermill -------------------------------------------------------------------------------------
 
-_KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
+# transport warning; the interrupt ipykernel logs when it is shut down between cells (the report already finished)
+_KERNEL_NOISE = ("Kernel is running over TCP without encryption", "KeyboardInterrupt caught in kernel")
 
 
 @contextlib.contextmanager

@@ -26,15 +26,28 @@ class Hasher:
             self._memo[p] = _hash_path(p)
         return self._memo[p]
 
-    def inputs(self, paths) -> str:
+    def forget(self, p: Path) -> None:
+        """Hash ``p`` again next time (the runner wrote to it during the run)."""
+        self._memo.pop(Path(p), None)
+
+    def inputs(self, paths, *, points_file: Path | None = None, view_digest: str = "") -> str:
+        """Hash of ``paths``; the points table ``points_file`` counts by ``view_digest`` (its rows the report
+        reads) instead of its bytes when a digest is given."""
         h = hashlib.sha256()
         for p in sorted({Path(x) for x in paths}, key=str):
-            h.update(f"{p}\0{self.path(p)}\n".encode("utf-8", "surrogateescape"))
+            digest = view_digest if view_digest and points_file is not None and p == Path(points_file) \
+                else self.path(p)
+            h.update(f"{p}\0{digest}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()[:16]
 
-    def job_key(self, job, code: str) -> tuple[str, str]:
-        """(key, inputs hash) of a job: its notebook, the package source, its parameters and executor, its inputs."""
-        inputs_hash = self.inputs(job.inputs)
+    def job_key(self, job, code: str, views=None) -> tuple[str, str]:
+        """(key, inputs hash) of a job: its notebook, the package source, its parameters and executor, its inputs
+        (the points table by the rows of the job's view, when it names one and ``views`` is given)."""
+        points_file, digest = None, ""
+        if job.view and views is not None:
+            points_file = Path(job.parameters.get("points_path") or config.POINTS_FILE)
+            digest = views.digest(points_file, job.view, {**job.defaults, **job.parameters})
+        inputs_hash = self.inputs(job.inputs, points_file=points_file, view_digest=digest)
         blob = json.dumps({"notebook": self.path(job.notebook_path), "code": code, "inputs": inputs_hash,
                            "parameters": job.parameters, "executor": job.executor}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16], inputs_hash

@@ -2,8 +2,9 @@
 
 * **Lock**: one run per output folder at a time (:func:`runs.run_lock`); a second is refused in one line.
 * **Cache**: a report whose key (content hash of its notebook, the package source, its parameters and the files it
-  reads) matches a page already made is not re-executed; its page and results are kept (copied into this run's
-  folder) and the index says "unchanged since DATE". ``force=True`` reruns everything.
+  reads; of the points table, only the rows of its view: :mod:`analysis.report.views`) matches a page already made
+  is not re-executed; its page and results are kept (copied into this run's folder) and the index says "unchanged
+  since DATE". ``force=True`` reruns everything.
 * **Parallel**: reports run in a pool of worker processes (``jobs``, default the number of cores), slowest first
   (by the previous run's times); a papermill report gets its own kernel, in-process reports share their worker's
   imports; a failure fails only its report.
@@ -11,8 +12,10 @@
   Its old results are removed before it runs, so a failed rerun never shows the previous headline beside "failed".
 * **Merge**: ``only`` reruns some reports; the others keep their rows (from this date's run, else the newest earlier
   run) instead of vanishing from the index.
-* **History**: every run appends its reports' numbers to ``reports/history/<run_id>.parquet``; ``reports/latest``
-  points at the newest run folder.
+* **History**: every run appends the numbers of the reports it executed to ``reports/history/<run_id>.parquet``
+  (an unchanged report's numbers are on record from the run that made them); a report that reads that store runs
+  after it is written, and its own numbers are not recorded there (it would otherwise never be unchanged).
+  ``reports/latest`` points at the newest run folder.
 """
 
 from __future__ import annotations
@@ -29,49 +32,70 @@ from pathlib import Path
 
 from analysis import config
 from analysis.report import fingerprint, pages, runs
+from analysis.report.history import FOLDER as HISTORY_FOLDER
 from analysis.report.history import append_history, history_rows
 from analysis.report.results import load_results
 from analysis.report.runs import OutputError, RunLocked  # noqa: F401  (re-exported for callers)
-from analysis.report.suite import Job, read_suite
+from analysis.report.suite import EXECUTORS, Job, read_suite
+from analysis.report.views import ViewHasher
 
 OK = ("ok", "unchanged", "kept")
 
 
 def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORTS_DIR,
               only: list[str] | None = None, date: str | None = None, jobs: int | None = None,
-              force: bool = False, progress: Callable[[str], None] | None = None) -> int:
-    """Run the suite into ``out/<date>/``; write both indexes, ``latest``, a history part. 1 if a report failed."""
+              force: bool = False, executor: str | None = None,
+              progress: Callable[[str], None] | None = None) -> int:
+    """Run the suite into ``out/<date>/``; write both indexes, ``latest``, a history part. 1 if a report failed.
+
+    Two phases: the reports, then those that read the suite-history store (``{out}/history``), after the numbers
+    the first phase computed are recorded there. ``executor`` runs every report with that executor (``papermill``:
+    each in its own kernel, as one would to rule out shared state)."""
     say = progress or (lambda line: None)
     date = runs.check_date(date)
-    suite = read_suite(suite_file)
+    out = runs.prepare_out(Path(out))
+    suite = read_suite(suite_file, out=out)
+    if executor is not None:
+        if executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+        for job in suite.jobs:
+            job.executor = executor
     selected = suite.jobs
     if only:
         selected = [j for j in suite.jobs if j.notebook in only or j.slug in only]
         if not selected:
             raise ValueError(f"--only {','.join(only)} matches no notebook in {suite_file}")
-    out = runs.prepare_out(Path(out))
+    chosen = {j.name for j in selected}
     with runs.run_lock(out):
         started = time.monotonic()
         run_dir = out / date
         run_dir.mkdir(exist_ok=True)
         previous = _previous_records(out)
-        hasher = fingerprint.Hasher()
+        hasher, view_hasher = fingerprint.Hasher(), ViewHasher()
         code = fingerprint.code_hash()
-        for job in suite.jobs:
-            job.key, job.inputs_hash = hasher.job_key(job, code)
         stamp = {"run_date": date, "version": fingerprint.code_version(), "commit": fingerprint.git_commit()}
-
-        to_run: list[Job] = []
-        for job in selected:
-            hit = None if force else _cache_hit(job, previous)
-            if hit:
-                _adopt(job, hit, run_dir, status="unchanged")
-                say(f"[{job.name}] unchanged since {job.made_on}")
-            else:
-                to_run.append(job)
-        chosen = {j.name for j in selected}
+        store = out / HISTORY_FOLDER
+        later = {j.name for j in suite.jobs if any(Path(p) == store for p in j.inputs)}
+        run_id = f"{date}_{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}_{secrets.token_hex(3)}"
+        for phase in ([j for j in suite.jobs if j.name not in later], [j for j in suite.jobs if j.name in later]):
+            hasher.forget(store)  # the first phase may have recorded numbers there
+            for job in phase:
+                job.key, job.inputs_hash = hasher.job_key(job, code, view_hasher)
+            to_run = []
+            for job in (j for j in phase if j.name in chosen):
+                hit = None if force else _cache_hit(job, previous)
+                if hit:
+                    _adopt(job, hit, run_dir, status="unchanged")
+                    say(f"[{job.name}] unchanged since {job.made_on}")
+                else:
+                    to_run.append(job)
+            _execute(to_run, run_dir, suite, stamp, out, jobs, say)
+            # Numbers this run computed (not those it kept unchanged: they are on record from the run that made
+            # them); a report that reads the store does not write to it, or it would never be unchanged.
+            recorded = {j.name: (j.results, j.inputs_hash) for j in to_run
+                        if j.status == "ok" and j.results and j.name not in later}
+            append_history(out, history_rows(run_id, date, recorded, stamp["version"], stamp["commit"]), run_id)
         carried = {j.name for j in _carry_over([j for j in suite.jobs if j.name not in chosen], run_dir, previous)}
-        _execute(to_run, run_dir, suite, stamp, out, jobs, say)
 
         shown = [j for j in suite.jobs if j.name in chosen or j.name in carried]
         manifest = {"run_date": date, "suite": str(Path(suite_file).resolve()), "suite_title": suite.title,
@@ -81,11 +105,6 @@ def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORT
         runs.write_manifest(run_dir, manifest)
         write_indexes(out)
         runs.point_latest(out)
-        run_id = f"{date}_{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}_{secrets.token_hex(3)}"
-        rows = history_rows(run_id, date, {j.name: (j.results, j.inputs_hash) for j in selected
-                                           if j.status in OK and j.results},
-                            stamp["version"], stamp["commit"])
-        append_history(out, rows, run_id)
         shutil.rmtree(run_dir / ".work", ignore_errors=True)
     failed = [j for j in selected if j.status not in OK]
     say(f"{len(selected) - len(failed)} of {len(selected)} reports ok "

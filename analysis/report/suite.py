@@ -6,7 +6,10 @@ file; default ``notebooks/``); ``parameters`` given to every notebook whose para
 (their content hash decides whether a report is re-executed; default: the points table). Each entry of
 ``reports`` has ``notebook``, and optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor``
 (``papermill``, the default: one kernel per report; or ``inprocess``: run in a shared worker process) and
-``foreach: claims`` (one report per registry claim).
+``foreach: claims`` (one report per registry claim), and ``points`` (a view: which rows of the points table the report
+reads, see :mod:`analysis.report.views`; its cache key then hashes those rows instead of the whole table).
+``{out}`` in an input or a parameter stands for the output folder of the run (``reports/`` by default): the history
+report reads the suite-history store ``{out}/history``, and such a report runs after this run's numbers are recorded.
 In a ``foreach: claims`` entry, ``{claim}`` in an input path stands for each claim's id, so editing one claim
 reruns only its card. Relative paths in ``inputs`` and in parameters named ``*_path``, ``*_dir`` or ``*_file``
 are relative to the suite file.
@@ -22,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from analysis import config
+from analysis.report import views
 
 EXECUTORS = ("papermill", "inprocess")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
@@ -38,6 +42,8 @@ class Job:
     executor: str = "papermill"
     inputs: list = field(default_factory=list)
     notebook_dir: Path | None = None
+    view: str = ""                   # rows of the points table it reads (analysis.report.views), "" for all
+    defaults: dict = field(default_factory=dict)  # the notebook's own parameter defaults (literals only)
     status: str = "pending"          # ok | failed | unchanged (cache hit) | kept (not selected by --only)
     error: str = ""
     seconds: float = 0.0
@@ -69,7 +75,8 @@ class Job:
     def record(self) -> dict:
         """What the run manifest keeps about this job (JSON)."""
         return {"notebook": self.notebook, "slug": self.name, "title": self.title, "parameters": self.parameters,
-                "executor": self.executor, "inputs": [str(p) for p in self.inputs], "status": self.status,
+                "executor": self.executor, "inputs": [str(p) for p in self.inputs], "view": self.view,
+                "status": self.status,
                 "error": self.error, "seconds": round(self.seconds, 2), "key": self.key,
                 "inputs_hash": self.inputs_hash, "made_on": self.made_on}
 
@@ -77,7 +84,7 @@ class Job:
     def from_record(cls, rec: dict) -> Job:
         job = cls(rec["notebook"], rec.get("title", rec["notebook"]), dict(rec.get("parameters") or {}),
                   slug=rec.get("slug", ""), executor=rec.get("executor", "papermill"),
-                  inputs=[Path(p) for p in rec.get("inputs") or []])
+                  inputs=[Path(p) for p in rec.get("inputs") or []], view=rec.get("view", ""))
         for k in ("status", "error", "seconds", "key", "inputs_hash", "made_on"):
             if k in rec:
                 setattr(job, k, rec[k])
@@ -91,9 +98,11 @@ class Suite:
     jobs: list[Job]
 
 
-def read_suite(path: Path) -> Suite:
-    """The suite file as jobs; an entry with ``foreach: claims`` expands to one job per registry claim."""
+def read_suite(path: Path, *, out: Path | None = None) -> Suite:
+    """The suite file as jobs; an entry with ``foreach: claims`` expands to one job per registry claim; ``{out}``
+    stands for ``out`` (default ``reports/``)."""
     path = Path(path)
+    out_text = str(Path(out or config.REPORTS_DIR).resolve())
     if not path.is_file():
         raise FileNotFoundError(f"{path}: suite file not found")
     try:
@@ -115,10 +124,13 @@ def read_suite(path: Path) -> Suite:
         if executor not in EXECUTORS:
             raise ValueError(f"{path}: reports[{i}]: executor must be one of {', '.join(EXECUTORS)}")
         notebook = str(entry["notebook"])
+        defaults = notebook_defaults(nb_dir / f"{notebook}.ipynb")
         known = notebook_parameters(nb_dir / f"{notebook}.ipynb")
         params = {k: v for k, v in shared_params.items() if k in known}
-        params.update(_resolve_paths(dict(entry.get("parameters") or {}), here))
-        raw_inputs = entry["inputs"] if "inputs" in entry else None
+        params.update(_resolve_paths({k: _fill(v, {"out": out_text}) if isinstance(v, str) else v
+                                      for k, v in dict(entry.get("parameters") or {}).items()}, here))
+        raw_inputs = [_fill(p, {"out": out_text}) for p in entry["inputs"]] if "inputs" in entry else None
+        view = views.check_view(str(entry["points"]), f"{path}: reports[{i}]: ") if entry.get("points") else ""
         title = str(entry.get("title", notebook))
         if entry.get("foreach") == "claims":
             expanded = [(f"{notebook}-{c}", title.replace("{claim}", c), {**params, "claim": c}, {"claim": c})
@@ -128,7 +140,9 @@ def read_suite(path: Path) -> Suite:
         for slug, job_title, job_params, fill in expanded:
             inputs = ([_resolve(_fill(p, fill), here) for p in raw_inputs] if raw_inputs is not None
                       else list(shared_inputs))
-            inputs += [Path(v) for k, v in job_params.items() if _is_path_param(k, v) and Path(v) not in inputs]
+            # a path parameter is an input, unless inputs inside it already say what is read there
+            inputs += [Path(v) for k, v in job_params.items() if _is_path_param(k, v) and Path(v) not in inputs
+                       and not any(Path(x).is_relative_to(Path(v)) for x in inputs)]
             inputs = inputs or [Path(config.POINTS_FILE)]  # what a notebook reads when told nothing else
             if not _SLUG.match(slug):
                 raise ValueError(f"{path}: reports[{i}]: {slug!r} cannot be a file name (letters, digits, . _ -)")
@@ -136,7 +150,7 @@ def read_suite(path: Path) -> Suite:
                 raise ValueError(f"{path}: two reports are named {slug!r}; give one a 'slug'")
             seen.add(slug)
             jobs.append(Job(notebook, job_title, job_params, slug=slug, executor=executor, inputs=inputs,
-                            notebook_dir=nb_dir))
+                            notebook_dir=nb_dir, view=view, defaults=defaults))
     return Suite(path, str(doc.get("title") or "perfclaims reports"), jobs)
 
 
@@ -156,6 +170,34 @@ def notebook_parameters(path: Path) -> set[str]:
             src = "".join(cell.get("source", []))
             return set(re.findall(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=", src, re.M))
     return set()
+
+
+def notebook_defaults(path: Path) -> dict:
+    """The literal values assigned in the notebook's ``parameters`` cell (what a view reads when the suite gives
+    no value); an assignment that is not a literal is left out."""
+    import ast
+
+    try:
+        nb = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            try:
+                tree = ast.parse("".join(cell.get("source", [])))
+            except SyntaxError:
+                return {}
+            found = {}
+            for node in tree.body:
+                target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+                    node.target if isinstance(node, ast.AnnAssign) and node.value is not None else None)
+                if isinstance(target, ast.Name):
+                    try:
+                        found[target.id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        pass
+            return found
+    return {}
 
 
 def _fill(p, fill: dict) -> str:

@@ -1,0 +1,140 @@
+"""Views: a report's cache key hashes only the rows of the points table its page reads.
+
+Each view must hold every row its page reads (the page gives the same numbers from the view as from the whole
+table), and rows outside it must not matter (changing them leaves the numbers as they were); the runner then
+re-executes, after a change to one model's points, only the reports whose views hold them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from conftest import ROOT
+
+from analysis import claims, config, data, report
+from analysis.report import runs
+from analysis.report.suite import read_suite
+from analysis.report.views import VIEWS, ViewHasher
+
+
+@pytest.fixture(scope="module")
+def points() -> pd.DataFrame:
+    return data.load_points(config.POINTS_FILE)
+
+
+def _view(job, points):
+    return VIEWS[job.view](points, {**job.defaults, **job.parameters})
+
+
+def _jobs():
+    return {j.name: j for j in read_suite(config.SUITE_FILE).jobs}
+
+
+def _plain(results) -> str:
+    return json.dumps(results, sort_keys=True, default=str)
+
+
+def _perturbed_outside(points: pd.DataFrame, view: pd.DataFrame) -> pd.DataFrame:
+    """Every row outside ``view`` with its speeds doubled and its latencies halved: a page that read them would move."""
+    out = points.copy()
+    outside = ~out.index.isin(view.index)
+    for col in ("tok_s_per_user", "tok_s_per_gpu", "output_tok_s", "total_tok_s"):
+        out.loc[outside, col] = out.loc[outside, col] * 2.0
+    for col in [c for c in out.columns if c.startswith(("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"))]:
+        out.loc[outside, col] = out.loc[outside, col] / 2.0
+    return out
+
+
+def test_every_view_in_the_suite_is_a_known_view_and_narrower_than_the_table(points):
+    views = {name: _view(job, points) for name, job in _jobs().items() if job.view}
+    assert {"20-frontier", "20-frontier-8k1k", "30-precision-scope", "40-history", "50-claim-card-C00"} <= set(views)
+    for name, rows in views.items():
+        assert 0 < len(rows) < len(points), name
+
+
+@pytest.mark.parametrize("name", ["20-frontier", "30-precision-scope", "40-history"])
+def test_a_page_reads_nothing_outside_its_view(name, points, tmp_path):
+    from analysis.pages import frontier, history, precision_scope
+
+    job = _jobs()[name]
+    p = {**job.defaults, **job.parameters}
+    build = {
+        "20-frontier": lambda pts: frontier.build(pts, model=p["model"], isl=p["isl"], osl=p["osl"],
+                                                  source_format=p["source_format"]).results(),
+        "30-precision-scope": lambda pts: precision_scope.build(pts, model=p["model"], isl=p["isl"], osl=p["osl"],
+                                                                source_format=p["source_format"]).results(),
+        "40-history": lambda pts: history.build(pts, reports_dir=tmp_path).results(),
+    }[name]
+    view = _view(job, points)
+    whole = _plain(build(points))
+    assert _plain(build(view)) == whole  # everything the page reads is in its view
+    assert _plain(build(_perturbed_outside(points, view))) == whole  # and nothing outside it matters
+
+
+@pytest.mark.parametrize("claim_id", ["C00", "C14", "C18"])
+def test_a_claim_card_reads_nothing_outside_its_view(claim_id, points):
+    claim = claims.load_claim(claim_id)
+    view = claims.relevant_points(claim, points)
+    whole = _plain(claims.claim_card(claim, points).results())
+    assert _plain(claims.claim_card(claim, _perturbed_outside(points, view)).results()) == whole
+    # and the view is not everything: the card of a DeepSeek claim does not hold the Kimi or gpt-oss rows
+    assert len(view) < len(points)
+
+
+def test_view_digest_moves_only_with_the_rows_of_the_view(points, tmp_path):
+    jobs = _jobs()
+    frontier_job, kimi_card = jobs["20-frontier"], jobs["50-claim-card-C14"]
+    path = tmp_path / "points.parquet"
+    points.to_parquet(path)
+    before = {j.name: ViewHasher().digest(path, j.view, {**j.defaults, **j.parameters})
+              for j in (frontier_job, kimi_card)}
+    changed = points.copy()
+    kimi = changed["model"].astype(str).str.startswith("Kimi")
+    assert kimi.any()
+    changed.loc[kimi.idxmax(), "ttft_ms_p50"] = changed.loc[kimi.idxmax(), "ttft_ms_p50"] * 1.01
+    changed.to_parquet(path)
+    after = {j.name: ViewHasher().digest(path, j.view, {**j.defaults, **j.parameters})
+             for j in (frontier_job, kimi_card)}
+    assert after["20-frontier"] == before["20-frontier"]
+    assert after["50-claim-card-C14"] != before["50-claim-card-C14"]
+
+
+def test_a_changed_point_reruns_only_the_reports_whose_view_holds_it(points, tmp_path):
+    """Two claim cards over a copy of the points table: a Kimi point changes → only the Kimi card re-executes;
+    a DeepSeek-R1 point changes → only the DeepSeek card."""
+    pts_file = tmp_path / "points.parquet"
+    points.to_parquet(pts_file)
+    suite = tmp_path / "suite.yml"
+    suite.write_text(f"""title: two cards
+notebooks: {ROOT / 'notebooks'}
+parameters: {{points_path: {pts_file}}}
+reports:
+  - notebook: 50-claim-card
+    title: "Claim card {{claim}}"
+    foreach: claims
+    executor: inprocess
+    points: claim
+    inputs: [{pts_file}, {ROOT / 'data' / 'specs'}, "{ROOT / 'data' / 'claims'}/{{claim}}.yaml"]
+""")
+    out = tmp_path / "reports"
+    only = ["50-claim-card-C00", "50-claim-card-C14"]
+
+    def statuses(date):
+        assert report.run_suite(suite, out=out, only=only, date=date) == 0
+        manifest = runs.read_manifest(out / date)
+        return {j["slug"]: j["status"] for j in manifest["jobs"] if j["slug"] in only}
+
+    assert statuses("2026-01-01") == {"50-claim-card-C00": "ok", "50-claim-card-C14": "ok"}
+    assert statuses("2026-01-02") == {"50-claim-card-C00": "unchanged", "50-claim-card-C14": "unchanged"}
+    changed = points.copy()
+    kimi = changed.index[changed["model"].astype(str).str.startswith("Kimi")][0]
+    changed.loc[kimi, "tok_s_per_user"] *= 1.01
+    changed.to_parquet(pts_file)
+    assert statuses("2026-01-03") == {"50-claim-card-C00": "unchanged", "50-claim-card-C14": "ok"}
+    kimi_view = claims.relevant_points(claims.load_claim("C14"), changed).index
+    deepseek = changed.index[(changed["model"] == "DeepSeek-R1-0528") & ~changed.index.isin(kimi_view)][0]
+    changed.loc[deepseek, "tok_s_per_user"] *= 1.01
+    changed.to_parquet(pts_file)
+    assert statuses("2026-01-04") == {"50-claim-card-C00": "ok", "50-claim-card-C14": "unchanged"}

@@ -45,8 +45,10 @@ report: $(PROCESSED)/points.parquet
 share: $(STAMP)
 	$(BIN)/perfclaims share
 
+# two workers on two cores (pytest-xdist); the tests that read the rendered suite share one worker, so it renders once
+PYTEST_ARGS ?= -n auto --dist loadgroup
 test: $(PROCESSED)/points.parquet
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # Python 3.12: from PY312, else python3.12 on PATH, else a pyenv 3.12; the same lock file, its own venv.
 # (a pyenv shim on PATH may name python3.12 without being able to run it: the recipe checks that it runs)
@@ -57,7 +59,7 @@ test-py312:
 	set -e; test -x .venv312/bin/python || $(PY312) -m venv .venv312; \
 	.venv312/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.lock; \
 	.venv312/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .; \
-	.venv312/bin/python --version; .venv312/bin/python -m pytest -q
+	.venv312/bin/python --version; .venv312/bin/python -m pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check analysis tests bench notebooks

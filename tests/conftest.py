@@ -79,6 +79,34 @@ def run_notebook(name: str, tmp_path: Path, **parameters) -> dict:
     return json.loads(results_path.read_text())
 
 
+SUITE_GROUP = "rendered-suite"  # pytest-xdist: every test reading the rendered suite runs on one worker
+
+
+@pytest.fixture(scope="session")
+def rendered_suite(tmp_path_factory) -> Path:
+    """The shipped suite rendered once per test session by the suite runner, as `make report` renders it (the
+    papermill reports each in its own kernel, the claim cards in process) over ``data/processed``; returns the run
+    folder (pages, ``<slug>.results.json``, run manifest). Notebook tests with the suite's own parameters read their
+    numbers here instead of executing the notebook again; the browser tests open these pages."""
+    from analysis import config, report
+
+    out = tmp_path_factory.mktemp("reports")
+    report.run_suite(config.SUITE_FILE, out=out, date="2026-01-01")
+    return out / "2026-01-01"
+
+
+@pytest.fixture(scope="session")
+def suite_results(rendered_suite):
+    """``suite_results(slug)``: what that report of the rendered suite saved with ``save_results``."""
+    def _read(slug: str) -> dict:
+        path = rendered_suite / f"{slug}.results.json"
+        if not path.is_file():
+            pytest.fail(f"{slug} did not render ok in the session's suite run (see {rendered_suite / 'index.html'})")
+        return json.loads(path.read_text())
+
+    return _read
+
+
 @pytest.fixture
 def notebook_runner(tmp_path):
     def _run(name: str, **parameters) -> dict:
@@ -89,7 +117,7 @@ def notebook_runner(tmp_path):
 
 # What a test does to execute a suite notebook (directly, through the suite runner, or through `perfclaims claim`).
 _RUNS_A_NOTEBOOK = ("notebook_runner(", "run_notebook(", "execute_notebook(", "run_suite(", "run_job(",
-                    "cli_claim(", '"claim", ')
+                    "cli_claim(", '"claim", ', "suite_results(")
 
 
 def runs_a_notebook(item) -> bool:
@@ -107,7 +135,10 @@ def runs_a_notebook(item) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds)."""
+    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds), and
+    put every test that reads the rendered suite in one xdist group, so ``-n 2 --dist loadgroup`` renders it once."""
     for item in items:
         if runs_a_notebook(item) and item.get_closest_marker("notebook") is None:
             item.add_marker(pytest.mark.notebook)
+        if "rendered_suite" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(SUITE_GROUP))

@@ -3,7 +3,8 @@ than the window, no console error, and nothing fetched but the page itself (``fi
 
 Playwright drives Debian's chromium (``apt-get install chromium``; ``.ci/run`` installs it). Playwright's own
 browser download is never used. Where no chromium exists the tests are skipped with a message. The suite is
-rendered once per test session with the suite runner, and each page is opened once; the checks read what was seen.
+rendered once per test session with the suite runner (conftest's ``rendered_suite``, shared with the notebook tests),
+and each page is opened once, in one tab; the checks read what was seen.
 """
 
 from __future__ import annotations
@@ -61,26 +62,20 @@ def browser():
         b.close()
 
 
-@pytest.fixture(scope="session")
-def rendered(browser, tmp_path_factory) -> Path:
-    """The whole suite rendered once into a temporary folder; returns the folder holding the report pages."""
-    out = tmp_path_factory.mktemp("reports")
-    report.run_suite(config.SUITE_FILE, out=out, date="2026-01-01")
-    return out / "2026-01-01"
-
-
 _SEEN: dict[str, Seen] = {}
 
 
-def _open(browser, path: Path) -> Seen:
-    seen = Seen()
+@pytest.fixture(scope="session")
+def tab(browser):
+    """One browser tab at 1,400 px for every page: what each page logs and requests goes to ``tab.seen``."""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     page = context.new_page()
-    page.on("console", lambda msg: seen.console_errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda err: seen.console_errors.append(str(err)))
+    page.seen = Seen()
+    page.on("console", lambda msg: page.seen.console_errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda err: page.seen.console_errors.append(str(err)))
 
     def route(r):
-        seen.requests.append(r.request.url)
+        page.seen.requests.append(r.request.url)
         # nothing leaves the machine: a remote load is recorded and refused
         if r.request.url.startswith(("file:", "data:")):
             r.continue_()
@@ -88,26 +83,33 @@ def _open(browser, path: Path) -> Seen:
             r.abort()
 
     page.route("**/*", route)
-    page.goto(path.resolve().as_uri(), wait_until="load")
-    page.wait_for_timeout(200)  # late console messages (fonts, scripts) arrive after load
-    seen.title = page.title()
-    seen.links = page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
-    seen.client_width = page.evaluate("document.documentElement.clientWidth")
-    seen.tables = page.eval_on_selector_all(
+    yield page
+    context.close()
+
+
+def _open(tab, path: Path) -> Seen:
+    seen = tab.seen = Seen()
+    tab.goto(path.resolve().as_uri(), wait_until="load")
+    tab.wait_for_timeout(100)  # late console messages (fonts, scripts) arrive after load
+    seen.title = tab.title()
+    seen.links = tab.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
+    seen.client_width = tab.evaluate("document.documentElement.clientWidth")
+    seen.tables = tab.eval_on_selector_all(
         "table", "els => els.map((t, i) => { const r = t.getBoundingClientRect();"
                  " return [i, r.left, r.right, r.width]; })")
-    context.close()
+    tab.goto("about:blank")  # nothing of this page reaches the next one's record
+    tab.seen = Seen()
     return seen
 
 
 @pytest.fixture
-def seen(request, browser, rendered) -> Seen:
+def seen(request, tab, rendered_suite) -> Seen:
     slug = request.param
     if slug not in _SEEN:
-        path = rendered / f"{slug}.html"
+        path = rendered_suite / f"{slug}.html"
         if not path.exists():
             pytest.fail(f"{slug}.html was not rendered (the suite run failed for it; see the index)")
-        _SEEN[slug] = _open(browser, path)
+        _SEEN[slug] = _open(tab, path)
     return _SEEN[slug]
 
 
@@ -144,11 +146,11 @@ def test_page_fetches_nothing_but_itself_and_inline_data(seen):
     assert not remote, remote[:10]
 
 
-def test_every_report_of_the_run_rendered_ok(rendered):
+def test_every_report_of_the_run_rendered_ok(rendered_suite):
     # A failed report still gets a page (its error shows there), so the widths and titles above would pass on it.
     from analysis.report import runs
 
-    manifest = runs.read_manifest(rendered)
+    manifest = runs.read_manifest(rendered_suite)
     failed = {r.get("slug"): r.get("error") for r in manifest.get("jobs", []) if r.get("status") == "failed"}
     assert manifest.get("jobs") and not failed, failed
 

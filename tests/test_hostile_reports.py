@@ -61,7 +61,8 @@ def test_the_whole_suite_and_a_claim_card_render_hostile_input_inert(tmp_path):
         "  - notebook: 20-frontier\n    parameters: {isl: 1024, osl: 1024}\n"
         "  - notebook: 30-precision-scope\n  - notebook: 40-history\n")
     out = tmp_path / "reports"
-    assert report.run_suite(suite, out=out, date="2026-01-01") == 0
+    # in process: the same notebook cells and page template as under papermill, without five kernel starts
+    assert report.run_suite(suite, out=out, date="2026-01-01", executor="inprocess") == 0
     claim = tmp_path / "hostile.yaml"
     claim.write_text(json.dumps({
         "id": "H1", "value": 1000, "value_text": f"nearly 1,000 tok/s/user {PAYLOADS[0]}", "unit": "tok/s/user",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import RAW
+from conftest import RAW, run_notebook
 
 from analysis.ingest import ingest, write_outputs
 
@@ -15,9 +15,15 @@ def h200_points_file(tmp_path_factory):
     return paths["points"]
 
 
-def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_file):
-    res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), step_logs_path=str(RAW / "h200"),
-                          n_boot=40)
+@pytest.fixture(scope="module")
+def h200_results(h200_points_file, tmp_path_factory):
+    """The report on the H200 sweep alone (a small fixture: nine groups), executed once for this module."""
+    return run_notebook("10-batch-scaling", tmp_path_factory.mktemp("nb"), points_path=str(h200_points_file),
+                        step_logs_path=str(RAW / "h200"), n_boot=40)
+
+
+def test_notebook_reports_peak_capacity_and_b_half(h200_results):
+    res = h200_results
     head = res["headline_numbers"]
     assert head["peak_tok_s_per_user"] == pytest.approx(166.2, abs=0.1)
     assert head["peak_tok_s_per_user_model"] == pytest.approx(166.2, rel=0.10)
@@ -60,10 +66,9 @@ def test_notebook_reports_peak_capacity_and_b_half(notebook_runner, h200_points_
     assert sol["fraction_of_sol_measured"] == pytest.approx(166.22 / sol["sol_tok_s_per_user_measured"], rel=1e-3)
 
 
-def test_notebook_reports_the_moe_small_batch_check(notebook_runner, h200_points_file):
+def test_notebook_reports_the_moe_small_batch_check(h200_results):
     """In the report: the MoE fit on batches <= 16 predicts 32..256 within 10% with the physical t1 floor."""
-    res = notebook_runner("10-batch-scaling", points_path=str(h200_points_file), step_logs_path=str(RAW / "h200"),
-                          n_boot=0)
+    res = h200_results
     check = res["moe_small_batch_check"]
     assert sorted(check, key=float) == ["32", "64", "128", "256"]
     assert res["moe_small_batch_max_abs_rel_error"] < 0.10

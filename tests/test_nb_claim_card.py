@@ -1,4 +1,4 @@
-"""The claim-card notebook under papermill, and `perfclaims claim` writing the HTML card."""
+"""The claim-card notebook as the suite renders it, and `perfclaims claim` writing the HTML card."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 pytestmark = pytest.mark.notebook
 
 
-def test_claim_card_notebook_c00(notebook_runner):
-    res = notebook_runner("50-claim-card", claim="C00")
+def test_claim_card_notebook_c00(suite_results):
+    res = suite_results("50-claim-card-C00")
     assert res["claim"] == "C00" and res["kind"] == "per-user" and res["value"] == 1000
     assert res["model_table"] == "DeepSeek-V4-Flash"
     assert set(res["answers"]) == {"batch", "large_batch", "scope", "latency", "precision"}
@@ -31,8 +31,8 @@ def test_claim_card_notebook_c00(notebook_runner):
     assert res["headline"].startswith("C00: nearly 1,000 tok/s/user (single-user throughput) — a single-user")
 
 
-def test_claim_card_notebook_c08_reads_the_frontier_at_125(notebook_runner):
-    res = notebook_runner("50-claim-card", claim="C08")
+def test_claim_card_notebook_c08_reads_the_frontier_at_125(suite_results):
+    res = suite_results("50-claim-card-C08")
     checks = {r["part"]: r for r in res["checks"]}
     gb200 = checks["4,130 tok/s/GPU at 125 tok/s/user (GB200 NVL72)"]
     assert gb200["measured_all"] == pytest.approx(97.5, abs=0.1)

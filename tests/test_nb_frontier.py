@@ -126,9 +126,8 @@ def points_file(raw_points, tmp_path_factory):
     return path
 
 
-def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(notebook_runner, raw_points,
-                                                                             points_file):
-    results = notebook_runner("20-frontier", points_path=str(points_file))
+def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(suite_results, raw_points):
+    results = suite_results("20-frontier")  # as the suite runs it: its own parameters, data/processed
     expected = expected_groups(raw_points, isl=1024, osl=1024, denominator="all")
     assert len(expected) == 22
     reached = _check(results, expected)

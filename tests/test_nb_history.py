@@ -52,6 +52,20 @@ def test_history_notebook_headline_changes_and_suite_runs(notebook_runner, raw_p
     assert "1 from new inputs" in suite["text"] and "1 from new code" in suite["text"]
 
 
-def test_history_notebook_without_earlier_runs(notebook_runner, points_file, tmp_path):
-    results = notebook_runner("40-history", points_path=str(points_file), reports_dir=str(tmp_path / "none"))
+def test_history_page_without_earlier_runs(raw_points, tmp_path):
+    from analysis.pages import history as history_page
+
+    results = history_page.build(raw_points, reports_dir=tmp_path / "none").results()
     assert results["suite"]["n_runs"] == 0 and results["suite"]["text"].startswith("No earlier runs")
+
+
+def test_history_report_of_a_first_run_reads_the_numbers_that_run_recorded(suite_results, rendered_suite):
+    """In a first run the history report runs after the others have recorded their numbers: one run on record,
+    with every other report's numbers and none of its own."""
+    from analysis.report.history import load_suite_history
+
+    results = suite_results("40-history")
+    assert results["suite"]["n_runs"] == 1 and results["suite"]["moves"] == []
+    store = load_suite_history(rendered_suite.parent)
+    assert store["run_id"].nunique() == 1 and "40-history" not in set(store["report"])
+    assert {"20-frontier", "50-claim-card-C00"} <= set(store["report"])

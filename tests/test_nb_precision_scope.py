@@ -12,15 +12,8 @@ from analysis.pages import precision_scope
 from analysis.schema import to_points
 
 
-@pytest.fixture(scope="module")
-def points_file(raw_points, tmp_path_factory):
-    path = tmp_path_factory.mktemp("precision") / "points.parquet"
-    raw_points.to_parquet(path)
-    return path
-
-
-def test_precision_scope_notebook_numbers(notebook_runner, raw_points, points_file):
-    results = notebook_runner("30-precision-scope", points_path=str(points_file))
+def test_precision_scope_notebook_numbers(suite_results, raw_points):
+    results = suite_results("30-precision-scope")  # as the suite runs it: its own parameters, data/processed
     snap = raw_points[(raw_points["format"] == "inferencex-api") & (raw_points["model"] == "DeepSeek-R1-0528")
                       & (raw_points["isl"] == 1024) & (raw_points["osl"] == 1024)]
 

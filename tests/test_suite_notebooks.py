@@ -27,8 +27,9 @@ def test_notebook_is_stored_without_outputs_and_takes_common_parameters(name):
 @pytest.mark.parametrize("name", SUITE_NAMES)
 def test_some_test_executes_the_notebook(name):
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_suite_notebooks.py")
-    assert re.search(rf"""(notebook_runner|run_notebook)\(\s*["']{re.escape(name)}["']""", tests), \
-        f"no test runs notebooks/{name}.ipynb under papermill"
+    # run directly, or read from the session's rendered suite (suite_results("<slug>"), executed by the runner)
+    assert re.search(rf"""(notebook_runner|run_notebook|suite_results)\(\s*["']{re.escape(name)}""", tests), \
+        f"no test runs notebooks/{name}.ipynb"
 
 
 def test_suite_parameters_are_ones_the_notebooks_take():

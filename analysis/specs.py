@@ -384,6 +384,12 @@ def match_model_name(name: str, *, path: Path | None = None) -> str | None:
 
 def model(name: str, *, path: Path | None = None, configs_dir: Path | None = None) -> Model:
     """The record for a model name; ``KeyError`` listing the known names when nothing matches."""
+    return _model_cached(str(name), path, configs_dir)
+
+
+@lru_cache(maxsize=512)
+def _model_cached(name: str, path: Path | None, configs_dir: Path | None) -> Model:
+    """One lookup per name (a claim card asks for the same few models a hundred times; the record is frozen)."""
     table = model_table(path)
     table_name = match_model_name(name, path=path)
     if table_name is None:

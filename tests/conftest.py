@@ -79,6 +79,15 @@ def run_notebook(name: str, tmp_path: Path, **parameters) -> dict:
     return json.loads(results_path.read_text())
 
 
+def page_results(page) -> dict:
+    """``page.results()`` exactly as a notebook's ``save_results`` writes it (JSON: NaN → null, numpy → Python):
+    the package function behind a report, tested without a kernel (the notebooks themselves run in the rendered
+    suite below)."""
+    from analysis.report.results import _jsonable
+
+    return json.loads(json.dumps(_jsonable(page.results()), sort_keys=True))
+
+
 SUITE_GROUP = "rendered-suite"  # pytest-xdist: every test reading the rendered suite runs on one worker
 
 

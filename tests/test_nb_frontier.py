@@ -1,4 +1,5 @@
-"""20-frontier executed under papermill on the InferenceX snapshot; every number read back and recomputed here."""
+"""20-frontier on the InferenceX snapshot: the notebook as the session's rendered suite ran it, and its page function
+with other parameters; every number recomputed here."""
 
 from __future__ import annotations
 
@@ -119,13 +120,6 @@ def _check(results, expected):
     return reached
 
 
-@pytest.fixture(scope="module")
-def points_file(raw_points, tmp_path_factory):
-    path = tmp_path_factory.mktemp("frontier") / "points.parquet"
-    raw_points.to_parquet(path)
-    return path
-
-
 def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(suite_results, raw_points):
     results = suite_results("20-frontier")  # as the suite runs it: its own parameters, data/processed
     expected = expected_groups(raw_points, isl=1024, osl=1024, denominator="all")
@@ -178,10 +172,24 @@ def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(suit
     assert "Energy (GPU power only): measured on 7 of 169 points, all on MI355X" in results["headline"]
 
 
-def test_frontier_notebook_with_decode_denominator_8k1k(notebook_runner, raw_points, points_file):
-    results = notebook_runner("20-frontier", points_path=str(points_file), isl=8192, osl=1024,
-                              denominator="decode", prices={"MI355X": {"usd_per_gpu_hour": 2.0,
-                                                                       "source": "a quote"}})
+def frontier_results(points, **parameters) -> dict:
+    """What 20-frontier saves for these parameters (its own defaults for the rest), from the page function the
+    notebook calls; the notebook itself runs in the session's rendered suite."""
+    from conftest import ROOT, page_results
+
+    from analysis.pages import frontier as frontier_page
+    from analysis.report.suite import notebook_defaults
+
+    p = {**notebook_defaults(ROOT / "notebooks" / "20-frontier.ipynb"), **parameters}
+    return page_results(frontier_page.build(
+        points, model=p["model"], isl=p["isl"], osl=p["osl"], targets=p["targets"], denominator=p["denominator"],
+        source_format=p["source_format"], ttft_limit_s=p["ttft_limit_s"], ttft_max_ms=p["ttft_max_ms"],
+        levels=p["efficiency_levels"], prices=p["prices"], prices_path=p["prices_path"]))
+
+
+def test_frontier_page_with_decode_denominator_8k1k(raw_points):
+    results = frontier_results(raw_points, isl=8192, osl=1024, denominator="decode",
+                               prices={"MI355X": {"usd_per_gpu_hour": 2.0, "source": "a quote"}})
     expected = expected_groups(raw_points, isl=8192, osl=1024, denominator="decode")
     assert _check(results, expected) > 20
     # a price given as a parameter brings MI355X into the cost view and is named as its source
@@ -200,8 +208,8 @@ def test_frontier_notebook_with_decode_denominator_8k1k(notebook_runner, raw_poi
         results["fastest_points_prose"]
 
 
-def test_frontier_notebook_ttft_max_ms_drops_long_waits(notebook_runner, raw_points, points_file):
-    results = notebook_runner("20-frontier", points_path=str(points_file), isl=8192, osl=1024, ttft_max_ms=10_000)
+def test_frontier_page_ttft_max_ms_drops_long_waits(raw_points):
+    results = frontier_results(raw_points, isl=8192, osl=1024, ttft_max_ms=10_000)
     assert results["n_frontier_over_ttft_limit"] == 0
     end = results["fastest_point"]["B200 · fp8 · multi-node"]
     assert end["ttft_ms_p50"] <= 10_000 and end["tok_s_per_user"] < 154

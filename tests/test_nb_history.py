@@ -1,5 +1,5 @@
-"""40-history executed under papermill on the shipped data and a suite-history store written here; its numbers
-read back and checked against the history module and the raw rows."""
+"""40-history: its page function on the shipped data and a suite-history store written here, its numbers checked
+against the history module and the raw rows; and the notebook as the session's rendered suite ran it."""
 
 from __future__ import annotations
 
@@ -11,17 +11,16 @@ from analysis import history
 pytestmark = pytest.mark.notebook
 
 
-@pytest.fixture(scope="module")
-def points_file(raw_points, tmp_path_factory):
-    path = tmp_path_factory.mktemp("history") / "points.parquet"
-    raw_points.to_parquet(path)
-    return path
+def test_history_page_headline_changes_and_suite_runs(raw_points, tmp_path):
+    """What 40-history saves, from the page function it calls, over a suite-history store of four runs (the
+    notebook itself runs in the session's rendered suite: the test below)."""
+    from conftest import page_results
 
+    from analysis.pages import history as history_page
 
-def test_history_notebook_headline_changes_and_suite_runs(notebook_runner, raw_points, points_file, tmp_path):
     reports = tmp_path / "reports"
     write_suite_history(reports / "history")
-    results = notebook_runner("40-history", points_path=str(points_file), reports_dir=str(reports))
+    results = page_results(history_page.build(raw_points, reports_dir=reports))
 
     assert results["title"].startswith("Results over time") and results["model"] == "DeepSeek-R1-0528"
     table = history.series(raw_points)

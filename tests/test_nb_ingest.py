@@ -1,4 +1,4 @@
-"""01-ingest executed under papermill on a small input; numbers read back and checked."""
+"""01-ingest on small inputs: its page function's numbers, and the notebook under papermill with hostile names."""
 
 import shutil
 
@@ -7,7 +7,12 @@ from conftest import RAW, TEST_DATA
 from analysis.ingest import ingest, write_outputs
 
 
-def test_ingest_notebook_reports_counts_and_quarantine(notebook_runner, tmp_path):
+def test_ingest_page_reports_counts_and_quarantine(tmp_path):
+    """What 01-ingest saves, from its page function (the notebook runs below and in the rendered suite)."""
+    from conftest import page_results
+
+    from analysis.pages.ingest import IngestPage
+
     src = tmp_path / "raw"
     (src / "vllm").mkdir(parents=True)
     (src / "sweep.jsonl").write_text((RAW / "h200" / "moe_sweep_run1.jsonl").read_text())
@@ -17,7 +22,7 @@ def test_ingest_notebook_reports_counts_and_quarantine(notebook_runner, tmp_path
     (src / "manifest.yml").write_text("files:\n  - glob: '*.jsonl'\n    hardware: H200 SXM\n")
     result = ingest([src])
     write_outputs(result, tmp_path / "processed")
-    results = notebook_runner("01-ingest", processed_dir=str(tmp_path / "processed"))
+    results = page_results(IngestPage.load(tmp_path / "processed"))
     assert results["points"] == len(result.points) == 10
     assert results["quarantined"] == 1
     assert results["quarantine_reasons"] == {"empty file": 1}

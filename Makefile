@@ -45,8 +45,8 @@ report: $(PROCESSED)/points.parquet
 share: $(STAMP)
 	$(BIN)/perfclaims share
 
-# two workers on two cores (pytest-xdist); the tests that read the rendered suite share one worker, so it renders once
-PYTEST_ARGS ?= -n auto --dist loadgroup
+# two workers on two cores (pytest-xdist); the tests that read the rendered suite are one module (one worker), so it renders once
+PYTEST_ARGS ?= -n auto --dist loadfile
 test: $(PROCESSED)/points.parquet
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 

@@ -5,9 +5,9 @@
 
 Sections (each is also a script of its own in bench/): ``ingest_speed.py`` (a ~200 MB AIPerf JSONL read by
 perfclaims, pandas, msgspec and polars), ``scale.py`` (fit on 1,000 and 10,000 synthetic groups, frontier on
-100,000 points), ``suite_speed.py`` (``perfclaims report`` cold, warm, after one raw file changed and with
-``--jobs 1``; ``perfclaims claim C00``; ``perfclaims --help``). ``make test`` is not timed here (the test suite
-runs this bench's own tests; timing it from inside would recurse). Exit code 1 if any target is missed.
+100,000 points), ``suite_speed.py`` (``perfclaims report`` cold, warm, after one raw file changed, one by one and
+with ``--jobs 1``; ``perfclaims claim C00``; ``perfclaims --help``), ``tests_speed.py`` (``make test`` beside the
+test suite of an earlier commit; not with ``--quick``). Exit code 1 if any target is missed.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def _section(title: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and two notebooks, to try the bench")
-    parser.add_argument("--skip", default="", help="comma-separated sections to leave out: ingest, scale, suite")
+    parser.add_argument("--skip", default="", help="comma-separated sections to leave out: ingest, scale, suite, "
+                                                  "tests (tests never run with --quick)")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args(argv)
     size = SIZES["quick" if args.quick else "full"]
@@ -116,7 +117,18 @@ def main(argv: list[str] | None = None) -> int:
                      v["claim_ok"]))
         rows.append(("perfclaims --help", f"{v['help_s']:.3f} s", f"<= {suite.HELP_TARGET_S:g} s", v["help_ok"]))
 
-    _section("summary (targets of issue 15; make test is timed outside the bench)")
+    if "tests" not in skip and not args.quick:
+        tests = _load("tests_speed")
+        _section(f"tests: make test beside the test suite of {tests.BASELINE} (before it shared a rendered suite)")
+        res = tests.run(tests.BASELINE)
+        v = tests.print_report(res)
+        figures["tests"] = {"results": res, "verdict": v}
+        rows.append((f"make test ({v['passed']} passed)", f"{v['test_s']:.1f} s", f"<= {tests.TARGET_S:g} s",
+                     v["test_ok"]))
+        rows.append((f"make test / test suite of {tests.BASELINE}", f"{v['ratio']:.2f}",
+                     f"<= {tests.RATIO_TARGET:g}", v["ratio_ok"]))
+
+    _section("summary (targets of issue 15)")
     width = max((len(r[0]) for r in rows), default=10) + 2
     value_width = max((len(r[1]) for r in rows), default=10) + 2
     for what, value, target, ok in rows:

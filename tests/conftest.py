@@ -88,15 +88,13 @@ def page_results(page) -> dict:
     return json.loads(json.dumps(_jsonable(page.results()), sort_keys=True))
 
 
-SUITE_GROUP = "rendered-suite"  # pytest-xdist: every test reading the rendered suite runs on one worker
-
-
 @pytest.fixture(scope="session")
 def rendered_suite(tmp_path_factory) -> Path:
     """The shipped suite rendered once per test session by the suite runner, as `make report` renders it (the
     papermill reports each in its own kernel, the claim cards in process) over ``data/processed``; returns the run
     folder (pages, ``<slug>.results.json``, run manifest). Notebook tests with the suite's own parameters read their
-    numbers here instead of executing the notebook again; the browser tests open these pages."""
+    numbers here instead of executing the notebook again; the browser tests open these pages. Every test that reads
+    it is in ``test_rendered_suite.py``: with ``--dist loadfile`` one worker renders it, once."""
     from analysis import config, report
 
     out = tmp_path_factory.mktemp("reports")
@@ -144,10 +142,7 @@ def runs_a_notebook(item) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds), and
-    put every test that reads the rendered suite in one xdist group, so ``-n 2 --dist loadgroup`` renders it once."""
+    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds)."""
     for item in items:
         if runs_a_notebook(item) and item.get_closest_marker("notebook") is None:
             item.add_marker(pytest.mark.notebook)
-        if "rendered_suite" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(SUITE_GROUP))

@@ -120,58 +120,6 @@ def _check(results, expected):
     return reached
 
 
-def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(suite_results, raw_points):
-    results = suite_results("20-frontier")  # as the suite runs it: its own parameters, data/processed
-    expected = expected_groups(raw_points, isl=1024, osl=1024, denominator="all")
-    assert len(expected) == 22
-    reached = _check(results, expected)
-    assert reached == 42  # groups × targets that the measured frontiers reach (20 + 18 + 4)
-    assert results["denominator"] == "all" and results["targets"] == TARGETS
-    assert "all GPUs (prefill + decode)" in results["headline"]
-    # the headline's example: B200 fp4 node at 50 tok/s/user, between concurrency 128 and 64 points
-    assert results["capacity"]["B200 · fp4 · node"]["50"] == pytest.approx(
-        expected["B200 · fp4 · node"]["capacity"]["50"])
-    # B300 fp4 node starts at 52.6 tok/s/user: blank at 50 in the numbers, a lower bound in the prose
-    assert results["capacity"]["B300 · fp4 · node"]["50"] is None
-    assert results["capacity_reading"]["B300 · fp4 · node"]["50"] == "lower bound"
-    assert "B300 · fp4 · node ≥ 787" in results["prose"]
-    assert results["n_gpus_range"]["GB300 NVL72 · fp4 · rack"] == [12, 48]
-    # the page says what it is about
-    assert results["model"] == "DeepSeek-R1-0528" and results["title"].startswith("DeepSeek-R1-0528 frontiers, 1,024")
-    assert results["hardware"] == ["B200", "B300", "GB200 NVL72", "GB300 NVL72", "H100 SXM", "H200 SXM", "MI300X",
-                                   "MI325X", "MI355X"]
-    # shares are fractions in the numbers and percentages with a sign in the text: 0.39%, not 0.393
-    grp = raw_points[(raw_points["format"] == "inferencex-api") & (raw_points["hardware"] == "B200")
-                     & (raw_points["precision"] == "fp4") & (raw_points["scope"] == "multi-node")
-                     & (raw_points["isl"] == 1024) & (raw_points["osl"] == 1024)]
-    share = results["fastest_share_of_capacity"]["B200 · fp4 · multi-node"]
-    assert share == pytest.approx(expected["B200 · fp4 · multi-node"]["fastest_point"]["tok_s_per_gpu"]
-                                  / (grp["output_tok_s"] / grp["n_gpus"]).max(), rel=1e-9)
-    assert 0.0038 < share < 0.0040
-    assert "keeps 0.39% of that group's best tok/s/GPU" in results["headline"]
-
-    # cost and energy at 50 and 100 tok/s/user, recomputed from the prices and the raw power
-    usd, joules = expected_efficiency(raw_points, isl=1024, osl=1024, denominator="all")
-    # 12 priced groups × 2 levels, less 3 above their measured range, and MI355X fp4/fp8 node at 100 tok/s/user
-    assert _check_efficiency(results, usd, joules) == 21 + 2
-    assert sorted(joules) == ["MI355X · fp4 · node", "MI355X · fp8 · node"]
-    assert results["no_price"] == ["B300", "MI300X", "MI325X", "MI355X"]
-    assert results["prices_used"]["B200"]["usd_per_gpu_hour"] == 1.95
-    assert results["prices_used"]["B200"]["source"].startswith("https://inferencex.semianalysis.com/")
-    assert results["n_points_with_power"] == 7 and results["power_scope"] == "GPU power only"
-    # MI355X fp4 node: its points with power start at 88.8 tok/s/user, so at 50 only a ceiling: 3.64 J
-    assert results["j_per_output_token_reading"]["MI355X · fp4 · node"]["50"] == "lower bound"
-    assert results["tok_s_per_mw_floor"]["MI355X · fp4 · node"]["50"] == pytest.approx(1e6 / 3.638711, rel=1e-5)
-    cheapest = min((v["50"], k) for k, v in usd.items() if not math.isnan(v["50"]))
-    assert cheapest[1] == "GB300 NVL72 · fp4 · rack"
-    # the cheapest reading is rough (a 4.7x gap): the headline leads with the one close points support, then it
-    assert "Cost: lowest at 50 tok/s/user, read between close frontier points, is $0.22" in results["headline"]
-    assert f"a rough reading between points 4.7× apart gives ${cheapest[0]:.2f} per million output tokens (GB300 " \
-           "NVL72 · fp4 · rack at $2.65/GPU-hour" in results["headline"]
-    assert "no cost figure, for B300, MI300X, MI325X, MI355X" in results["headline"]
-    assert "Energy (GPU power only): measured on 7 of 169 points, all on MI355X" in results["headline"]
-
-
 def frontier_results(points, **parameters) -> dict:
     """What 20-frontier saves for these parameters (its own defaults for the rest), from the page function the
     notebook calls; the notebook itself runs in the session's rendered suite."""

@@ -58,13 +58,3 @@ def test_history_page_without_earlier_runs(raw_points, tmp_path):
     assert results["suite"]["n_runs"] == 0 and results["suite"]["text"].startswith("No earlier runs")
 
 
-def test_history_report_of_a_first_run_reads_the_numbers_that_run_recorded(suite_results, rendered_suite):
-    """In a first run the history report runs after the others have recorded their numbers: one run on record,
-    with every other report's numbers and none of its own."""
-    from analysis.report.history import load_suite_history
-
-    results = suite_results("40-history")
-    assert results["suite"]["n_runs"] == 1 and results["suite"]["moves"] == []
-    store = load_suite_history(rendered_suite.parent)
-    assert store["run_id"].nunique() == 1 and "40-history" not in set(store["report"])
-    assert {"20-frontier", "50-claim-card-C00"} <= set(store["report"])

@@ -308,6 +308,10 @@ def run_job_spec(spec: dict) -> dict:
     work = Path(spec["work"])
     nb, error, results = execute(Path(spec["src"]), spec["parameters"], spec["executor"], work, Path(spec["cwd"]))
     title = page_title(spec["title"], results)
+    if nb is not None and spec["executor"] == "inprocess":  # the executed notebook, as papermill leaves one
+        import nbformat
+
+        nbformat.write(nb, str(work / "executed.ipynb"))
     if nb is not None:
         try:
             export_html(nb, work / "page.html", {**spec["page"], "title": title})

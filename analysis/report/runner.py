@@ -213,7 +213,7 @@ def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_wo
     n_workers = max(1, min(n_workers or os.cpu_count() or 1, len(jobs)))
     # fork: workers start in milliseconds and re-import nothing; each report's state stays in its worker
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    if method == "fork" and n_workers > 1:
+    if method == "fork":  # the parent imports once; every worker (this phase and the next) starts warm
         preload({job.executor for job in jobs})
     ordered = _order(jobs, out)
     specs = {job.name: _spec(job, run_dir, suite, stamp, out) for job in ordered}

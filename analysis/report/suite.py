@@ -5,7 +5,8 @@ file; default ``notebooks/``); ``parameters`` given to every notebook whose para
 ``points_path`` of a second suite over another data folder); ``inputs``, the files and folders every report reads
 (their content hash decides whether a report is re-executed; default: the points table). Each entry of
 ``reports`` has ``notebook``, and optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor``
-(``papermill``, the default: one kernel per report; or ``inprocess``: run in a shared worker process) and
+(``papermill``: one kernel per report; or ``inprocess``: run in a worker process of the pool, whose imports are
+already loaded; a top-level ``executor`` sets the default, else ``papermill``) and
 ``foreach: claims`` (one report per registry claim), and ``points`` (a view: which rows of the points table the report
 reads, see :mod:`analysis.report.views`; its cache key then hashes those rows instead of the whole table).
 ``{out}`` in an input or a parameter stands for the output folder of the run (``reports/`` by default): the history
@@ -120,7 +121,7 @@ def read_suite(path: Path, *, out: Path | None = None) -> Suite:
     for i, entry in enumerate(doc.get("reports") or []):
         if not isinstance(entry, dict) or "notebook" not in entry:
             raise ValueError(f"{path}: reports[{i}] needs a 'notebook'")
-        executor = entry.get("executor", "papermill")
+        executor = entry.get("executor", doc.get("executor", "papermill"))
         if executor not in EXECUTORS:
             raise ValueError(f"{path}: reports[{i}]: executor must be one of {', '.join(EXECUTORS)}")
         notebook = str(entry["notebook"])

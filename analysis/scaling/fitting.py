@@ -16,7 +16,7 @@ import pandas as pd
 from analysis.scaling import derived as dv
 from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group
 from analysis.scaling.estimator import COEFS
-from analysis.scaling.inputs import groups, key_columns, prepare
+from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
 
 LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
 # Columns of prepared points a group fit reads (besides the grouping columns).
@@ -45,21 +45,26 @@ def fit_with_draws(points: pd.DataFrame, *, by: list[str] | None = None, variant
     """
     prepared = prepare(points)
     by_cols = key_columns(prepared, by)
-    # Only the columns a fit reads travel into the groups: copying eighty columns per group costs more than fitting.
-    prepared = prepared[list(dict.fromkeys(by_cols + [c for c in FIT_COLUMNS if c in prepared.columns]))]
-    rows, draws = [], []
-    for keys, g in groups(prepared, by):
+    # Only the columns a fit reads travel into the groups, as arrays: a DataFrame per group costs more than fitting.
+    rows, fitted = [], []
+    for keys, g in group_rows(prepared, by, columns=FIT_COLUMNS):
         gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
                        coverage_source=coverage_source, floors=floors)
         rows.append({**_row(gf, g, levels=levels, seed=seed), "group_by": ",".join(by_cols)})
         if len(gf.boot):
-            d = pd.DataFrame(gf.boot, columns=list(COEFS))
-            d.insert(0, "draw", np.arange(len(d)))
-            d.insert(0, "group", gf.label)
-            draws.append(d)
-    draws_table = (pd.concat(draws, ignore_index=True) if draws
-                   else pd.DataFrame(columns=["group", "draw", *COEFS]))
-    return Fits(pd.DataFrame(rows), draws_table)
+            fitted.append(gf)
+    return Fits(pd.DataFrame(rows), draws_table(fitted))
+
+
+def draws_table(fitted: list[GroupFit]) -> pd.DataFrame:
+    """The bootstrap draws of ``fitted`` as one long table: ``group``, ``draw`` (0, 1, … per group), coefficients."""
+    if not fitted:
+        return pd.DataFrame(columns=["group", "draw", *COEFS])
+    sizes = [len(gf.boot) for gf in fitted]
+    coefs = np.concatenate([gf.boot for gf in fitted])
+    return pd.DataFrame({"group": np.repeat(np.array([gf.label for gf in fitted], dtype=object), sizes),
+                         "draw": np.concatenate([np.arange(n) for n in sizes]),
+                         **{c: coefs[:, j] for j, c in enumerate(COEFS)}})
 
 
 def fit(points: pd.DataFrame, **kwargs) -> pd.DataFrame:
@@ -78,24 +83,36 @@ def fitted_form(gf: GroupFit) -> str:
     return gf.variant
 
 
-def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
-    batch = g["batch"].to_numpy(float)
+def _skipna(fn, values: np.ndarray) -> float:
+    """``fn`` (np.nanmin, np.nanmedian, …) of the values that are not NaN; NaN when none is (as pandas skips NaN)."""
+    return float(fn(values)) if len(values) and not np.isnan(values).all() else math.nan
+
+
+def _mode_min(values: np.ndarray) -> float:
+    """The smallest of the most frequent non-NaN values (``Series.mode().min()``); NaN when every value is NaN."""
+    values, counts = np.unique(values[~np.isnan(values)], return_counts=True)
+    return float(values[counts == counts.max()].min()) if len(values) else math.nan
+
+
+def _row(gf: GroupFit, g: Rows, *, levels, seed: int) -> dict:
+    batch = np.asarray(g["batch"], float)
+    context = np.asarray(g["context"], float)
     row = {**gf.keys, "group": gf.label, "status": gf.status, "n_points": len(g),
            "n_batches": len(np.unique(np.round(batch, 6))) if len(g) else 0,
            "batch_min": float(batch.min()) if len(g) else math.nan,
            "batch_max": float(batch.max()) if len(g) else math.nan,
-           "context_min": float(g["context"].min()) if len(g) else math.nan,
-           "context_max": float(g["context"].max()) if len(g) else math.nan,
+           "context_min": _skipna(np.nanmin, context),
+           "context_max": _skipna(np.nanmax, context),
            "batch_source": ";".join(sorted(set(g["batch_source"]))) if len(g) else "",
            "step_source": ";".join(sorted(set(g["step_source"]))) if len(g) else ""}
     if gf.status != "fitted":
         row["notes"] = gf.status
         return row
-    n_gpus = float(g["n_gpus"].iloc[0]) if "n_gpus" in g.columns else math.nan
-    tau = float(g["tau"].median())
+    n_gpus = float(g["n_gpus"][0]) if "n_gpus" in g.columns else math.nan
+    taus = np.asarray(g["tau"], float)
+    tau = _skipna(np.nanmedian, taus)
     # Derived numbers are stated at the context of the largest measured batch.
-    at_max = g[np.isclose(batch, batch.max())]
-    context_ref = float(at_max["context"].mode().min()) if at_max["context"].notna().any() else math.nan
+    context_ref = _mode_min(context[np.isclose(batch, batch.max())])
     row.update(variant=gf.variant, fitted_form=fitted_form(gf), moe_geometry_source=gf.geometry_source,
                at_bound="; ".join(f"{c} at {'its physical floor ' if b > 0 else 'bound '}{b:.4g} ms"
                                   for c, b in gf.at_bound),
@@ -125,10 +142,10 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
             row[f"{name}_lo"], row[f"{name}_hi"] = dv.identified(row[f"{name}_lo"], row[f"{name}_hi"],
                                                                  float(batch.min()), float(batch.max()))
 
-    cov = coverage(batch, gf.experts, gf.top_k, g["tau"].to_numpy(float)) if gf.variant == "moe" else 0.0
-    pred = (gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(g["context"].to_numpy(float))
-            + gf.coef[3] * cov)
-    rel = (pred - g["step_ms"].to_numpy(float)) / g["step_ms"].to_numpy(float)
+    cov = coverage(batch, gf.experts, gf.top_k, taus) if gf.variant == "moe" else 0.0
+    pred = gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(context) + gf.coef[3] * cov
+    step = np.asarray(g["step_ms"], float)
+    rel = (pred - step) / step
     row["max_abs_rel_error"] = float(np.max(np.abs(rel)))
 
     row.update(dv.measured(g, context_ref, n_gpus, seed=seed))

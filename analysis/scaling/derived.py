@@ -6,7 +6,6 @@ measured counterparts with intervals from the repeats.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.scaling import derived as dv
+from analysis.scaling import workers
 from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group
 from analysis.scaling.estimator import COEFS
 from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
@@ -35,34 +36,46 @@ class Fits:
 
 def fit_with_draws(points: pd.DataFrame, *, by: list[str] | None = None, variants=VARIANTS, n_boot: int = 200,
                    seed: int = 0, levels=LEVELS_TOK_S_PER_USER, model_table: dict | None = None,
-                   coverage_source: str = "uniform", floors: dict | None = None) -> Fits:
+                   coverage_source: str = "uniform", floors: dict | None = None, jobs: int | None = None) -> Fits:
     """One row per group — variant, CV error, coefficients, peak, largest measured batch, asymptote, B½, each with
     an interval — and the draws behind the intervals.
 
     Groups with fewer than three batch sizes are listed with ``status`` saying why they were not fitted.
     ``floors`` (from :func:`analysis.scaling.floor_inputs`): physical lower bounds of t1/t2, reported as
     ``t1_floor_ms``, ``t2_floor_ms`` and ``floor_source`` (empty where no geometry or ceiling was known).
+    ``jobs``: worker processes (None: every core); tables too small to pay for a pool (see
+    :mod:`analysis.scaling.workers`) are fitted here. The result does not depend on it.
     """
     prepared = prepare(points)
     by_cols = key_columns(prepared, by)
     # Only the columns a fit reads travel into the groups, as arrays: a DataFrame per group costs more than fitting.
-    rows, fitted = [], []
-    for keys, g in group_rows(prepared, by, columns=FIT_COLUMNS):
+    options = dict(variants=variants, n_boot=n_boot, seed=seed, levels=levels, model_table=model_table,
+                   coverage_source=coverage_source, floors=floors)
+    fitted = workers.run(fit_groups, list(group_rows(prepared, by, columns=FIT_COLUMNS)), options, jobs=jobs)
+    group_by = ",".join(by_cols)
+    return Fits(pd.DataFrame([{**row, "group_by": group_by} for row, _ in fitted]),
+                draws_table([(row["group"], boot) for row, boot in fitted if len(boot)]))
+
+
+def fit_groups(groups: list[tuple[dict, Rows]], *, variants, n_boot: int, seed: int, levels, model_table,
+               coverage_source: str, floors) -> list[tuple[dict, np.ndarray]]:
+    """Fit each ``(keys, rows)`` of :func:`analysis.scaling.inputs.group_rows`: its fits-table row and its bootstrap
+    draws (n_boot, 4), in order."""
+    out = []
+    for keys, g in groups:
         gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
                        coverage_source=coverage_source, floors=floors)
-        rows.append({**_row(gf, g, levels=levels, seed=seed), "group_by": ",".join(by_cols)})
-        if len(gf.boot):
-            fitted.append(gf)
-    return Fits(pd.DataFrame(rows), draws_table(fitted))
+        out.append((_row(gf, g, levels=levels, seed=seed), gf.boot))
+    return out
 
 
-def draws_table(fitted: list[GroupFit]) -> pd.DataFrame:
-    """The bootstrap draws of ``fitted`` as one long table: ``group``, ``draw`` (0, 1, … per group), coefficients."""
+def draws_table(fitted: list[tuple[str, np.ndarray]]) -> pd.DataFrame:
+    """``(group label, draws (n, 4))`` pairs as one long table: ``group``, ``draw`` (0, 1, … per group), coefficients."""
     if not fitted:
         return pd.DataFrame(columns=["group", "draw", *COEFS])
-    sizes = [len(gf.boot) for gf in fitted]
-    coefs = np.concatenate([gf.boot for gf in fitted])
-    return pd.DataFrame({"group": np.repeat(np.array([gf.label for gf in fitted], dtype=object), sizes),
+    sizes = [len(boot) for _, boot in fitted]
+    coefs = np.concatenate([boot for _, boot in fitted])
+    return pd.DataFrame({"group": np.repeat(np.array([label for label, _ in fitted], dtype=object), sizes),
                          "draw": np.concatenate([np.arange(n) for n in sizes]),
                          **{c: coefs[:, j] for j, c in enumerate(COEFS)}})
 

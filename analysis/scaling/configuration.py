@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import physics
-from analysis.scaling.estimator import COEFS, ScalingWarning, fit_step_times
+from analysis.scaling.estimator import COEFS, ScalingWarning, fit_step_times_steps, run_steps
 from analysis.scaling.floors import sequence_floors
 from analysis.scaling.inputs import MIN_BATCHES, Rows, group_label
 
@@ -104,6 +104,25 @@ def fit_group(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARI
     ``floors`` (from :func:`analysis.scaling.floor_inputs`) gives t1/t2 their physical lower bounds where geometry
     and ceilings are known; elsewhere they stay at 0. ``model_table`` defaults to the geometry in ``floors``.
     """
+    out, degenerate = run_steps(fit_group_steps(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed,
+                                                model_table=model_table, coverage_source=coverage_source,
+                                                floors=floors))
+    if degenerate:
+        warn_degenerate(out, stacklevel=2)
+    return out
+
+
+def warn_degenerate(out: GroupFit, *, stacklevel: int) -> None:
+    """The :class:`ScalingWarning` of a group whose chosen fit is degenerate (its notes say how)."""
+    warnings.warn(f"{out.label}: degenerate {out.variant} fit: {'; '.join(out.notes)}", ScalingWarning,
+                  stacklevel=stacklevel + 1)
+
+
+def fit_group_steps(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
+                    seed: int = 0, model_table: dict | None = None, coverage_source: str = "uniform",
+                    floors: dict | None = None):
+    """:func:`fit_group` as steps: yields each solve it needs (see :func:`analysis.scaling.estimator.run_many`)
+    and returns ``(GroupFit, degenerate)``; the caller warns."""
     keys = keys or {}
     g = Rows.of(g)
     if model_table is None and floors:
@@ -113,7 +132,7 @@ def fit_group(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARI
     n_batches = len(np.unique(np.round(batch, 6)))
     if n_batches < MIN_BATCHES:
         out.status = f"not fitted: {n_batches} batch size(s), need {MIN_BATCHES}"
-        return out
+        return out, False
     y = np.asarray(g["step_ms"], float)
     context = np.asarray(g["context"], float)
     tau = np.asarray(g["tau"], float)
@@ -147,8 +166,8 @@ def fit_group(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARI
     ctx = context if out.t2_identified else None
     forms = {}
     for v in tried:
-        forms[v] = fit_step_times(batch, ctx, y, coverage=cov if v == "moe" else None, lower=out.lower,
-                                  n_boot=0, label=out.label, warn=False)
+        forms[v] = yield from fit_step_times_steps(batch, ctx, y, coverage=cov if v == "moe" else None,
+                                                   lower=out.lower, n_boot=0, label=out.label)
         out.cv_error[v], out.cv_error_max[v] = forms[v].cv_error, forms[v].cv_error_max
         out.fit_error_max[v] = forms[v].fit_error_max
     # Prefer the simpler model on a tie: MoE must beat dense out of sample, not just match it.
@@ -159,8 +178,9 @@ def fit_group(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARI
         if "moe" in tried and not np.isfinite(out.cv_error["moe"]):
             out.form_note = (f"MoE form, {out.experts:g} experts top-{out.top_k:g}, not testable: {n_batches} "
                              "batches leave too few to predict one held out")
-    best = fit_step_times(batch, ctx, y, coverage=cov if out.variant == "moe" else None, lower=out.lower,
-                          samples=_samples(g), n_boot=n_boot, seed=seed, cv=False, label=out.label, warn=False)
+    best = yield from fit_step_times_steps(batch, ctx, y, coverage=cov if out.variant == "moe" else None,
+                                           lower=out.lower, samples=_samples(g), n_boot=n_boot, seed=seed, cv=False,
+                                           label=out.label)
     out.coef, out.boot, out.at_bound = best.coef, best.draws, best.active_bounds
     pinned = [c for c, b in out.at_bound if b == 0]
     floored = [c for c, b in out.at_bound if b > 0]
@@ -172,7 +192,4 @@ def fit_group(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARI
                          f" (not identified above it by these batches; floor: {out.floor_source})")
     if best.rank_deficient:
         out.notes.append("design rank-deficient")
-    if best.degenerate:
-        warnings.warn(f"{out.label}: degenerate {out.variant} fit: {'; '.join(out.notes)}", ScalingWarning,
-                      stacklevel=3)
-    return out
+    return out, best.degenerate

@@ -15,11 +15,14 @@ import pandas as pd
 
 from analysis.scaling import derived as dv
 from analysis.scaling import workers
-from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group
-from analysis.scaling.estimator import COEFS
+from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group_steps, warn_degenerate
+from analysis.scaling.estimator import COEFS, run_many
 from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
 
 LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
+# Groups whose solves are stacked together: enough to share each Newton step's array operations, few enough that
+# their bootstrap draws (200 × points × terms each) stay in cache-sized arrays.
+GROUPS_PER_BATCH = 256
 # Columns of prepared points a group fit reads (besides the grouping columns).
 FIT_COLUMNS = ["model", "hardware", "precision", "framework", "n_gpus", "kv_dtype", "kv_bytes_read", "moe_experts",
                "moe_top_k", "experts_touched", "output_tok_s", "step_ms_samples", "batch", "context", "step_ms",
@@ -61,12 +64,23 @@ def fit_groups(groups: list[tuple[dict, Rows]], *, variants, n_boot: int, seed: 
                coverage_source: str, floors) -> list[tuple[dict, np.ndarray]]:
     """Fit each ``(keys, rows)`` of :func:`analysis.scaling.inputs.group_rows`: its fits-table row and its bootstrap
     draws (n_boot, 4), in order."""
-    out = []
-    for keys, g in groups:
-        gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
-                       coverage_source=coverage_source, floors=floors)
-        out.append((_row(gf, g, levels=levels, seed=seed), gf.boot))
-    return out
+    out: list = [None] * len(groups)
+    # Groups with the same number of points share their stacked solves: batch them together (the order of
+    # fitting changes no number; results and warnings come back in group order).
+    order = sorted(range(len(groups)), key=lambda i: len(groups[i][1]))
+    for start in range(0, len(order), GROUPS_PER_BATCH):
+        part = order[start:start + GROUPS_PER_BATCH]
+        fitted = run_many([fit_group_steps(groups[i][1], keys=groups[i][0], variants=variants, n_boot=n_boot,
+                                           seed=seed, model_table=model_table, coverage_source=coverage_source,
+                                           floors=floors) for i in part])
+        for i, gf in zip(part, fitted):
+            out[i] = gf
+    rows = []
+    for (_, g), (gf, degenerate) in zip(groups, out):
+        if degenerate:
+            warn_degenerate(gf, stacklevel=3)
+        rows.append((_row(gf, g, levels=levels, seed=seed), gf.boot))
+    return rows
 
 
 def draws_table(fitted: list[tuple[str, np.ndarray]]) -> pd.DataFrame:

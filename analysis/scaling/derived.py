@@ -65,17 +65,18 @@ def b_half(coef, context, experts, top_k, tau) -> np.ndarray:
 
 
 def batch_below(coef, level, context, experts, top_k, tau) -> np.ndarray:
-    """Batch at which tok/s/user falls to ``level``, per draw; NaN if already below at batch 1, inf if never."""
+    """Batch at which tok/s/user falls to ``level`` (a number, or one per row of ``coef``), per draw; NaN if already
+    below at batch 1, inf if never."""
     c = np.atleast_2d(np.asarray(coef, float))
-    target = 1000.0 * tau / level
+    target = np.broadcast_to(1000.0 * tau / np.asarray(level, float), (len(c),))
     ctx = float(context) if context is not None and np.isfinite(context) else 0.0
     slope = c[:, 1] + c[:, 2] * ctx
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(slope > 0, (target - c[:, 0]) / slope, np.inf)  # the dense form, in closed form
     moe = (c[:, 3] > 0) & np.isfinite(experts)
     if moe.any():
-        cm = c[moe]
-        f = lambda b: step_at(cm, b, context, experts, top_k, tau) - target  # noqa: E731
+        cm, tm = c[moe], target[moe]
+        f = lambda b: step_at(cm, b, context, experts, top_k, tau) - tm  # noqa: E731
         hi = np.full(len(cm), 2.0)
         done = f(hi) >= 0
         while not done.all() and hi.max() < 1e9:
@@ -102,8 +103,11 @@ def derived(coef, *, context, batch_max, experts, top_k, tau, n_gpus, levels) ->
         "asymptote_tok_s_per_gpu": asym / n_gpus if n_gpus > 0 else np.full(len(c), np.nan),
         "b_half": b_half(c, context, experts, top_k, tau),
     }
-    for level in levels:
-        out[f"batch_below_{level:g}_tok_s_per_user"] = batch_below(c, level, context, experts, top_k, tau)
+    # Every level in one pass (the MoE form bisects: one bisection instead of one per level).
+    below = batch_below(np.tile(c, (len(levels), 1)), np.repeat(np.asarray(levels, float), len(c)), context,
+                        experts, top_k, tau) if len(levels) else np.empty(0)
+    for j, level in enumerate(levels):
+        out[f"batch_below_{level:g}_tok_s_per_user"] = below[j * len(c):(j + 1) * len(c)]
     return out
 
 

@@ -154,11 +154,12 @@ def _row(gf: GroupFit, g: Rows, *, levels, seed: int) -> dict:
     row["cv_error_max"] = gf.cv_error_max[gf.variant]
     kw = dict(context=context_ref, batch_max=float(batch.max()), experts=gf.experts, top_k=gf.top_k, tau=tau,
               n_gpus=n_gpus, levels=levels)
-    point = dv.derived(gf.coef, **kw)
+    # The point fit and its draws in one pass: row 0 is the point fit.
+    both = dv.derived(np.vstack([gf.coef[None, :], gf.boot]), **kw)
+    point = {k: v[:1] for k, v in both.items()}
     names = list(COEFS) + list(point)
     if len(gf.boot):  # one percentile pass over every coefficient and derived number of every draw
-        draws = dv.derived(gf.boot, **kw)
-        lo, hi = dv.intervals(np.column_stack([gf.boot] + [draws[k] for k in point]))
+        lo, hi = dv.intervals(np.column_stack([gf.boot] + [both[k][1:] for k in point]))
     else:
         lo = hi = np.full(len(names), math.nan)
     values = list(gf.coef) + [v[0] for v in point.values()]

@@ -10,6 +10,9 @@ The objective is soft-L1 (pseudo-Huber) on relative residuals ``t(B, L)/measured
 coefficient; it is convex, so every start reaches the same minimum. :func:`solve` minimises it for many weightings
 at once — the full fit, each cross-validation fold and each bootstrap draw are rows of one batch — by projected
 Newton steps with an exhaustive line search, so a thousand groups fit in seconds instead of refitting each draw.
+The fit's steps are generators of :class:`Solve` requests (:func:`fit_step_times_steps`), so that many groups'
+fits can be driven together (:func:`run_many`): :func:`solve_many` stacks the requests of the same shape into one
+batch of rows, each keeping the result it would get alone.
 """
 
 from __future__ import annotations

@@ -211,3 +211,14 @@ def test_groups_fitted_together_equal_groups_fitted_one_by_one(monkeypatch):
         alone = scaling.fit_with_draws(points, by=["model"], n_boot=50, jobs=1)
     pd.testing.assert_frame_equal(together.table, alone.table, check_exact=True)
     pd.testing.assert_frame_equal(together.draws, alone.draws, check_exact=True)
+
+
+def test_batches_of_groups_are_bounded_by_groups_and_points(monkeypatch):
+    from analysis.scaling import fitting
+
+    monkeypatch.setattr(fitting, "GROUPS_PER_BATCH", 3)
+    monkeypatch.setattr(fitting, "POINTS_PER_BATCH", 100)
+    sizes = [10, 10, 10, 10, 60, 60, 500, 5]
+    batches = fitting._batches(list(range(len(sizes))), sizes)
+    assert batches == [[0, 1, 2], [3, 4], [5], [6], [7]]
+    assert [i for b in batches for i in b] == list(range(len(sizes)))

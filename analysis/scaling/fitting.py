@@ -21,8 +21,10 @@ from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
 
 LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
 # Groups whose solves are stacked together: enough to share each Newton step's array operations, few enough that
-# their bootstrap draws (200 × points × terms each) stay in cache-sized arrays.
+# their bootstrap draws (n_boot × points × terms each) stay arrays of tens of MB: at most this many groups, and
+# no more points in all than POINTS_PER_BATCH (a group larger than that is a batch of its own).
 GROUPS_PER_BATCH = 256
+POINTS_PER_BATCH = 2_500
 # Columns of prepared points a group fit reads (besides the grouping columns).
 FIT_COLUMNS = ["model", "hardware", "precision", "framework", "n_gpus", "kv_dtype", "kv_bytes_read", "moe_experts",
                "moe_top_k", "experts_touched", "output_tok_s", "step_ms_samples", "batch", "context", "step_ms",
@@ -68,8 +70,7 @@ def fit_groups(groups: list[tuple[dict, Rows]], *, variants, n_boot: int, seed: 
     # Groups with the same number of points share their stacked solves: batch them together (the order of
     # fitting changes no number; results and warnings come back in group order).
     order = sorted(range(len(groups)), key=lambda i: len(groups[i][1]))
-    for start in range(0, len(order), GROUPS_PER_BATCH):
-        part = order[start:start + GROUPS_PER_BATCH]
+    for part in _batches(order, [len(g) for _, g in groups]):
         fitted = run_many([fit_group_steps(groups[i][1], keys=groups[i][0], variants=variants, n_boot=n_boot,
                                            seed=seed, model_table=model_table, coverage_source=coverage_source,
                                            floors=floors) for i in part])
@@ -81,6 +82,19 @@ def fit_groups(groups: list[tuple[dict, Rows]], *, variants, n_boot: int, seed: 
             warn_degenerate(gf, stacklevel=3)
         rows.append((_row(gf, g, levels=levels, seed=seed), gf.boot))
     return rows
+
+
+def _batches(order: list[int], sizes: list[int]) -> list[list[int]]:
+    """``order`` cut into consecutive batches of at most :data:`GROUPS_PER_BATCH` groups and
+    :data:`POINTS_PER_BATCH` points (``sizes``: points per group)."""
+    batches, current, points = [], [], 0
+    for i in order:
+        if current and (len(current) >= GROUPS_PER_BATCH or points + sizes[i] > POINTS_PER_BATCH):
+            batches.append(current)
+            current, points = [], 0
+        current.append(i)
+        points += sizes[i]
+    return batches + [current] if current else batches
 
 
 def draws_table(fitted: list[tuple[str, np.ndarray]]) -> pd.DataFrame:

@@ -260,8 +260,9 @@ def print_report(res: dict) -> None:
                   f"{run['seconds']:>9.1f} {kind:<10}{run['cpu_s']:>8.1f}{run['per_group_s'] * 1000:>9.2f}ms"
                   f"{run['fitted']:>8,}")
         if r.get("serial"):
-            print(f"{'':>8}speed-up with {r['jobs']} processes: {r['serial']['seconds'] / r['seconds']:.2f}x; "
-                  f"same fits and draws on the {r['compared_groups']:,} groups both fitted first: "
+            speed = (f"speed-up with {r['jobs']} processes: {r['serial']['seconds'] / r['seconds']:.2f}x"
+                     if r["jobs"] > 1 else "too few groups for worker processes: both runs in one process")
+            print(f"{'':>8}{speed}; same fits and draws on the {r['compared_groups']:,} groups both fitted first: "
                   f"{'identical' if r['identical'] else 'DIFFERENT'}")
     print("  (processes = worker processes (1: the calling process); measured = groups actually fitted, the rest "
           "projected at the measured cost per group; CPU s includes the workers; fitted = groups with status "

@@ -83,3 +83,17 @@ def test_cli_fit_jobs_gives_the_same_csv_and_states_its_threshold(tmp_path, monk
     jobs = next(a for a in sub.choices["fit"]._actions if a.dest == "jobs")
     monkeypatch.undo()
     assert f"fewer than {workers.MIN_GROUPS_PER_WORKER} groups per worker" in jobs.help
+
+
+def _fail_on_13(items):
+    if 13 in items:
+        raise RuntimeError("item 13 failed")
+    return list(items)
+
+
+def test_a_failing_chunk_raises_in_the_caller(monkeypatch):
+    monkeypatch.setattr(workers, "MIN_GROUPS_PER_WORKER", 10)
+    with pytest.raises(RuntimeError, match="item 13 failed"):
+        workers.run(_fail_on_13, list(range(100)), {}, jobs=2)
+    assert workers._RUNS == {}
+    assert workers.run(_fail_on_13, list(range(20, 120)), {}, jobs=2) == list(range(20, 120))

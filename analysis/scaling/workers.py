@@ -83,7 +83,11 @@ def run(fn, items: list, options: dict, *, jobs: int | None = None) -> list:
         parts = [(run, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
     try:
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-            done = list(pool.map(_run_chunk, [fn] * len(parts), parts, [options] * len(parts)))
+            try:
+                done = list(pool.map(_run_chunk, [fn] * len(parts), parts, [options] * len(parts)))
+            except BaseException:  # a chunk failed (a fit that did not converge): the rest is not waited for
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
     finally:
         _RUNS.pop(run, None)
     out = []

@@ -321,12 +321,15 @@ def bootstrap_inputs(y, samples, *, n_boot: int, rng, X=None, tries: int = 50) -
     if X is not None:
         used = np.any(X != 0, axis=0)
         Xu = X[:, used] / y[:, None]
+        # Only redrawn resamples are checked again: the rank of a resample that was full stays full.
+        bad = np.linalg.matrix_rank(Xu[idx]) < used.sum()
         for _ in range(tries):
-            bad = np.linalg.matrix_rank(Xu[idx]) < used.sum()
             if not bad.any():
                 break
-            idx[bad] = rng.integers(0, n, (int(bad.sum()), n))
-        idx = idx[np.linalg.matrix_rank(Xu[idx]) == used.sum()]
+            redrawn = np.flatnonzero(bad)
+            idx[redrawn] = rng.integers(0, n, (len(redrawn), n))
+            bad[redrawn] = np.linalg.matrix_rank(Xu[idx[redrawn]]) < used.sum()
+        idx = idx[~bad]
     Y = y[idx]
     samples = list(samples) if samples is not None else [None] * n
     lengths = np.array([len(s) if s is not None else 0 for s in samples])

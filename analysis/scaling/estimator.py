@@ -294,11 +294,16 @@ def cv_error_steps(batch, X, y, lower=None, *, f_scale: float = F_SCALE):
     """:func:`cv_errors` as steps: yields its :class:`Solve`, receives the result, returns the errors."""
     keys = np.round(np.asarray(batch, float), 6)
     used = np.any(X != 0, axis=0)
-    folds = [keys == b for b in np.unique(keys)
-             if (keys != b).sum() >= 2 and np.linalg.matrix_rank(X[keys != b][:, used]) == used.sum()]
-    if not folds:
+    held = keys[None, :] == np.unique(keys)[:, None]  # one candidate fold per batch size
+    kept = (~held).sum(axis=1)
+    identified = kept >= 2
+    for size in np.unique(kept[identified]):  # folds keeping as many points: their ranks in one stacked call
+        same = np.flatnonzero(identified & (kept == size))
+        rows = np.stack([X[~held[j]][:, used] for j in same])
+        identified[same] = np.linalg.matrix_rank(rows) == used.sum()
+    if not identified.any():
         return math.nan, math.nan
-    held = np.array(folds)
+    held = held[identified]
     coef, ok = yield Solve(X, y, weights=(~held).astype(float), lower=lower, f_scale=f_scale)
     if not ok.all():
         raise FitError(f"cross-validation fit did not converge in {(~ok).sum()} of {len(ok)} folds")

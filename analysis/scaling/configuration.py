@@ -180,7 +180,7 @@ def fit_group_steps(g: pd.DataFrame | Rows, *, keys: dict | None = None, variant
                              "batches leave too few to predict one held out")
     best = yield from fit_step_times_steps(batch, ctx, y, coverage=cov if out.variant == "moe" else None,
                                            lower=out.lower, samples=_samples(g), n_boot=n_boot, seed=seed, cv=False,
-                                           label=out.label)
+                                           label=out.label, start=forms[out.variant])
     out.coef, out.boot, out.at_bound = best.coef, best.draws, best.active_bounds
     pinned = [c for c, b in out.at_bound if b == 0]
     floored = [c for c, b in out.at_bound if b > 0]

@@ -274,6 +274,7 @@ class BatchFit:
     rank_deficient: bool = False
     draws_not_converged: int = 0
     draws_not_identified: int = 0         # resamples left out: they could not identify every term
+    solution: np.ndarray | None = None    # (4,) coef as solved, before values within tolerance of a bound are set to it
 
     @property
     def degenerate(self) -> bool:
@@ -372,9 +373,10 @@ def fit_step_times(batch, context, step_ms, *, coverage=None, lower=None, sample
 
 def fit_step_times_steps(batch, context, step_ms, *, coverage=None, lower=None, samples=None, n_boot: int = 200,
                          seed: int = 0, cv: bool = True, f_scale: float = F_SCALE, max_iter: int = MAX_ITER,
-                         label: str = ""):
+                         label: str = "", start: BatchFit | None = None):
     """:func:`fit_step_times` as steps (without its warning): yields each :class:`Solve` it needs and receives
-    the result, so that many fits can be driven together (:func:`run_many`); returns the :class:`BatchFit`."""
+    the result, so that many fits can be driven together (:func:`run_many`); returns the :class:`BatchFit`.
+    ``start``: a fit of the same points, form and bounds whose point fit is taken instead of solved again."""
     batch = np.asarray(batch, float)
     y = np.asarray(step_ms, float)
     ctx = None if context is None else np.asarray(context, float)
@@ -382,12 +384,15 @@ def fit_step_times_steps(batch, context, step_ms, *, coverage=None, lower=None, 
         ctx = None
     X = design(batch, ctx, coverage)
     lo = np.zeros(4) if lower is None else np.asarray(lower, float)
-    coef, ok = yield Solve(X, y, lower=lo, f_scale=f_scale, max_iter=max_iter)
-    if not ok[0]:
-        raise FitError(f"{label or 'fit'}: the solver did not converge in {max_iter} iterations")
-    coef = coef[0]
+    if start is not None:  # the same point fit, solved already
+        coef = start.solution.copy()
+    else:
+        coef, ok = yield Solve(X, y, lower=lo, f_scale=f_scale, max_iter=max_iter)
+        if not ok[0]:
+            raise FitError(f"{label or 'fit'}: the solver did not converge in {max_iter} iterations")
+        coef = coef[0]
     used = np.any(X != 0, axis=0)
-    out = BatchFit(coef=coef, draws=np.empty((0, 4)), lower=lo, used=used,
+    out = BatchFit(coef=coef, draws=np.empty((0, 4)), lower=lo, used=used, solution=coef.copy(),
                    fit_error_max=float(np.max(np.abs(X @ coef - y) / y)))
     if cv:
         out.cv_error, out.cv_error_max = yield from cv_error_steps(batch, X, y, lo, f_scale=f_scale)

@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--n-boot", type=int, default=200, metavar="N",
                    help="bootstrap draws per group behind every interval (default: %(default)s; 0 for none)")
     s.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default: %(default)s)")
+    s.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes fitting groups at once; the fits are the same for any N (default: every "
+                        "core, and one process when there are fewer than 200 groups per worker)")
 
     s = sub.add_parser("predict", help="predict step time and throughput from fitted groups, with bootstrap bands")
     s.add_argument("fits", type=Path,
@@ -326,11 +329,14 @@ def _fit(args) -> int:
             raise ValueError(f"--by: {', '.join(missing)} not a column of {args.points}")
     if args.n_boot < 0:
         raise ValueError(f"--n-boot must be >= 0, got {args.n_boot}")
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     step_logs = args.step_logs if args.step_logs and str(args.step_logs) not in ("", ".") else None
     floors = scaling.floor_inputs(data.load_calibration(step_logs), points=points) if step_logs else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", scaling.ScalingWarning)
-        result = scaling.fit_with_draws(points, by=args.by, floors=floors, n_boot=args.n_boot, seed=args.seed)
+        result = scaling.fit_with_draws(points, by=args.by, floors=floors, n_boot=args.n_boot, seed=args.seed,
+                                        jobs=args.jobs)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     fits = result.table

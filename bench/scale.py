@@ -6,11 +6,16 @@ batch sizes, ``status == "fitted"``) is copied with its rows until the table hol
 each copy a new group (a ``bench_copy`` column joins the grouping columns) whose latencies are the original's
 times a per-row factor ``exp(N(0, 0.02))`` (throughputs divided by it), so no two copies fit identically.
 
-- **fit**: :func:`analysis.scaling.fit` as ``perfclaims fit`` calls it (its default ``n_boot``, the step-log
-  floors of ``data/raw/h200``) on tables of 1,000 and 10,000 groups. Each size gets a time budget: a pilot of
-  a few groups gives the cost per group; if the whole table fits in the budget it is fitted in one call,
-  otherwise blocks of groups are fitted until the budget is spent and the total is projected from the groups
-  fitted (printed as "projected", with how many groups were measured).
+- **fit**: :func:`analysis.scaling.fit_with_draws` as ``perfclaims fit`` calls it (its default ``n_boot``, the
+  step-log floors of ``data/raw/h200``) on tables of 1,000 and 10,000 groups, twice: in one process
+  (``jobs=1``) and with a worker per core (``jobs=None``, what ``perfclaims fit`` does), side by side, with the
+  time per group. Each size gets a time budget (the 10,000-group table at least 75 s, so a fit that meets the
+  60 s target is measured whole): a pilot of a tenth of the groups (at least 400: fits are stacked across
+  groups and split across workers, a handful would overstate the cost) gives the cost per group; if the whole
+  table fits in the budget it is fitted in one call, otherwise blocks of groups are fitted until the budget is
+  spent and the total is projected from the groups fitted (printed as "projected", with how many groups were
+  measured). Both pilots fit the same groups, and their tables and draws must be identical. The load average
+  is printed with the figures: the machine may be shared.
 - **frontier**: :func:`analysis.frontier.frontier` on 100,000 points (copies of the shipped points with both
   speeds, each copy its own groups), under the same budget rule (blocks of whole copies).
 
@@ -22,6 +27,8 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
+import resource
 import sys
 import time
 import warnings
@@ -36,6 +43,9 @@ NOISE_SIGMA = 0.02
 LATENCY_PREFIXES = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "step_ms")
 THROUGHPUT_COLUMNS = ("output_tok_s", "total_tok_s", "request_s", "tok_s_per_user", "tok_s_per_gpu")
 FIT_TARGET_S = 60.0  # 10,000 groups on 2 cores
+TARGET_GROUPS = 10_000
+TARGET_BUDGET_S = 75.0  # the target size gets this much, so a fit that meets the target is measured whole
+MIN_PILOT = 400  # groups in a pilot: enough to stack solves and to give two workers 200 groups each
 
 
 def fit_keys(points: pd.DataFrame) -> list[str]:
@@ -100,15 +110,23 @@ def cli_fit_kwargs(points: pd.DataFrame) -> dict:
     return {}
 
 
-def _fit(table: pd.DataFrame, by: list[str], kwargs: dict) -> tuple[float, float, int]:
+def _fit(table: pd.DataFrame, by: list[str], kwargs: dict, jobs: int | None = None, keep: list | None = None
+         ) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (this process and its workers) and the number of fitted groups of one fit of
+    ``table``; with ``keep``, the fit itself is appended to it."""
     from analysis import scaling
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         started, cpu = time.perf_counter(), time.process_time()
-        fits = scaling.fit(table, by=by, **kwargs)
+        fits = scaling.fit_with_draws(table, by=by, jobs=jobs, **kwargs)
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return seconds, cpu, int((fits["status"] == "fitted").sum())
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu += (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)  # the pool's workers
+    if keep is not None:
+        keep.append(fits)
+    return seconds, cpu, int((fits.table["status"] == "fitted").sum())
 
 
 def in_budget(n_units: int, work, *, budget_s: float, pilot: int) -> dict:
@@ -133,16 +151,43 @@ def in_budget(n_units: int, work, *, budget_s: float, pilot: int) -> dict:
             "count": count, "projected": done < n_units}
 
 
-def time_fit(table: pd.DataFrame, by: list[str], kwargs: dict, *, budget_s: float, pilot: int = 10) -> dict:
-    """Seconds to fit every group of ``table`` (measured, or projected from as many groups as the budget allows)."""
+def pilot_size(n_groups: int) -> int:
+    """Groups in the pilot that sets the cost per group: a tenth of the table, at least :data:`MIN_PILOT` (fits
+    are stacked across groups and split across workers, so a handful of groups would overstate the cost)."""
+    return min(n_groups, max(MIN_PILOT, n_groups // 10))
+
+
+def time_fit(table: pd.DataFrame, by: list[str], kwargs: dict, *, budget_s: float, jobs: int | None = None,
+             pilot: int | None = None, keep: list | None = None) -> dict:
+    """Seconds to fit every group of ``table`` with ``jobs`` worker processes (None: every core, as `perfclaims fit`
+    runs), measured, or projected from as many groups as the budget allows. ``keep`` receives the pilot's fit."""
+    from analysis.scaling import workers
+
     n_groups = int(table[COPY].nunique())
     copies = table[COPY].to_numpy()
-    _fit(table[copies < 1], by, kwargs)  # first call pays lazy imports and caches: not part of the figure
-    r = in_budget(n_groups, lambda units: _fit(table[np.isin(copies, units)], by, kwargs),
-                  budget_s=budget_s, pilot=pilot)
+    _fit(table[copies < 1], by, kwargs, jobs=1)  # first call pays lazy imports and caches: not part of the figure
+    pilot = pilot_size(n_groups) if pilot is None else pilot
+    calls = []
+
+    def work(units):
+        calls.append(len(units))
+        return _fit(table[np.isin(copies, units)], by, kwargs, jobs=jobs, keep=keep if len(calls) == 1 else None)
+
+    r = in_budget(n_groups, work, budget_s=budget_s, pilot=pilot)
     return {"groups": n_groups, "measured_groups": r["measured_units"], "seconds": r["seconds"],
             "cpu_s": r["cpu_s"], "fitted": r["count"], "projected": r["projected"],
-            "per_group_s": r["seconds"] / n_groups}
+            "per_group_s": r["seconds"] / n_groups, "jobs": workers.resolve_jobs(jobs, n_groups)}
+
+
+def budget_for(n_groups: int, budget_s: float) -> float:
+    """The time a table size may take before the rest is projected: the target size gets at least
+    :data:`TARGET_BUDGET_S`, so that a fit meeting the target is measured, not projected."""
+    return max(budget_s, TARGET_BUDGET_S) if n_groups >= TARGET_GROUPS else budget_s
+
+
+def compare_fits(a, b) -> bool:
+    """Whether two fits (:class:`analysis.scaling.Fits`) have the same tables and draws, NaN equal to NaN."""
+    return a.table.equals(b.table) and a.draws.equals(b.draws)
 
 
 def time_frontier(table: pd.DataFrame, *, budget_s: float) -> dict:
@@ -176,31 +221,52 @@ def run(group_sizes: list[int], n_points: int, budget_s: float, points_path: Pat
     blocks = fittable_blocks(points)
     kwargs = cli_fit_kwargs(points)
     from analysis import scaling
+    from analysis.scaling import workers
 
     # fit() passes its keywords to fit_with_draws, which holds the defaults `perfclaims fit` uses
     target = getattr(scaling, "fit_with_draws", scaling.fit)
     n_boot = inspect.signature(target).parameters["n_boot"].default
-    out = {"fittable_groups": len(blocks), "n_boot": n_boot, "fit": [], "frontier": None}
+    out = {"fittable_groups": len(blocks), "n_boot": n_boot, "cores": workers.available_cores(), "fit": [],
+           "frontier": None, "load_before": os.getloadavg()}
     for n in group_sizes:
         table = synthetic_table(blocks, n)
-        out["fit"].append({**time_fit(table, fit_keys(table) + [COPY], kwargs, budget_s=budget_s),
-                           "rows": len(table)})
+        by = fit_keys(table) + [COPY]
+        pilots: list = []
+        serial = time_fit(table, by, kwargs, budget_s=budget_for(n, budget_s), jobs=1, keep=pilots)
+        parallel = time_fit(table, by, kwargs, budget_s=budget_for(n, budget_s), jobs=None, keep=pilots)
+        # The figure against the target is the default run (`perfclaims fit` uses every core); the serial one
+        # rides along, and both pilots fitted the same groups, so their results must be identical.
+        out["fit"].append({**parallel, "rows": len(table), "serial": serial,
+                           "identical": compare_fits(*pilots), "compared_groups": len(pilots[0].table)})
+    out["load_after_fit"] = os.getloadavg()
     if n_points:
         out["frontier"] = time_frontier(frontier_table(points, n_points), budget_s=budget_s)
     return out
 
 
 def print_report(res: dict) -> None:
-    print(f"fit (analysis.scaling.fit as `perfclaims fit` calls it, n_boot={res['n_boot']}); synthetic groups are "
-          f"copies of the {res['fittable_groups']} shipped fittable groups with 2% noise")
-    print(f"{'groups':>8}{'rows':>9}{'measured':>10}{'wall s':>9}{'':>11}{'CPU s':>8}{'per group':>11}"
-          f"{'fitted':>8}")
+    print(f"fit (analysis.scaling.fit_with_draws as `perfclaims fit` calls it, n_boot={res['n_boot']}); synthetic "
+          f"groups are copies of the {res['fittable_groups']} shipped fittable groups with 2% noise; "
+          f"{res['cores']} cores, load average {_load(res.get('load_before'))} before, "
+          f"{_load(res.get('load_after_fit'))} after the fits")
+    print(f"{'groups':>8}{'rows':>9}{'processes':>10}{'measured':>10}{'wall s':>9}{'':>11}{'CPU s':>8}"
+          f"{'per group':>11}{'fitted':>8}")
     for r in res["fit"]:
-        kind = "projected" if r["projected"] else "measured"
-        print(f"{r['groups']:>8,}{r['rows']:>9,}{r['measured_groups']:>10,}{r['seconds']:>9.1f} {kind:<10}"
-              f"{r['cpu_s']:>8.1f}{r['per_group_s'] * 1000:>9.1f}ms{r['fitted']:>8,}")
-    print("  (measured = groups actually fitted; the rest projected at the measured cost per group; "
-          "fitted = groups with status 'fitted' among those measured)")
+        for run in (r.get("serial"), r):
+            if not run:
+                continue
+            kind = "projected" if run["projected"] else "measured"
+            print(f"{r['groups']:>8,}{r['rows']:>9,}{run.get('jobs', 1):>10}{run['measured_groups']:>10,}"
+                  f"{run['seconds']:>9.1f} {kind:<10}{run['cpu_s']:>8.1f}{run['per_group_s'] * 1000:>9.2f}ms"
+                  f"{run['fitted']:>8,}")
+        if r.get("serial"):
+            speed = (f"speed-up with {r['jobs']} processes: {r['serial']['seconds'] / r['seconds']:.2f}x"
+                     if r["jobs"] > 1 else "too few groups for worker processes: both runs in one process")
+            print(f"{'':>8}{speed}; same fits and draws on the {r['compared_groups']:,} groups both fitted first: "
+                  f"{'identical' if r['identical'] else 'DIFFERENT'}")
+    print("  (processes = worker processes (1: the calling process); measured = groups actually fitted, the rest "
+          "projected at the measured cost per group; CPU s includes the workers; fitted = groups with status "
+          "'fitted' among those measured)")
     if len(res["fit"]) >= 2:
         a, b = res["fit"][0], res["fit"][-1]
         print(f"  per-group cost at {b['groups']:,} / at {a['groups']:,} groups: wall "
@@ -209,13 +275,18 @@ def print_report(res: dict) -> None:
     big = max(res["fit"], key=lambda r: r["groups"]) if res["fit"] else None
     if big:
         ok = big["seconds"] <= FIT_TARGET_S
-        print(f"  target: {big['groups']:,} groups <= {FIT_TARGET_S:g} s: {big['seconds']:.1f} s "
-              f"{'(projected) ' if big['projected'] else ''}{'ok' if ok else 'MISSED'}")
+        print(f"  target: {big['groups']:,} groups <= {FIT_TARGET_S:g} s on {res['cores']} cores: "
+              f"{big['seconds']:.1f} s {'(projected) ' if big['projected'] else '(measured) '}"
+              f"{'ok' if ok else 'MISSED'}")
     f = res["frontier"]
     if f:
         kind = (f"projected from {f['measured_points']:,} points" if f["projected"] else "measured")
         print(f"frontier (analysis.frontier.frontier): {f['points']:,} points in {f['groups']:,} groups: "
               f"{f['seconds']:.1f} s {kind} (CPU {f['cpu_s']:.1f} s), {f['per_point_us']:.1f} us per point")
+
+
+def _load(avg) -> str:
+    return "/".join(f"{x:.2f}" for x in avg) if avg else "?"
 
 
 def main(argv: list[str] | None = None) -> int:

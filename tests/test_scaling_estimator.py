@@ -173,3 +173,52 @@ def test_fits_keep_no_state_in_attrs_and_their_draws_round_trip(tmp_path):
     # Residuals find the grouping in the table itself.
     res = scaling.residuals(points, fits)
     assert len(res) == len(points) and res["rel_error"].abs().max() < 0.1
+
+
+def test_stacked_solves_equal_each_solve_alone_to_the_last_bit():
+    """Calls with the same shape share their Newton steps in solve_many; each keeps its own bounds, start and
+    stopping rule, so its result is the one it gets alone (bootstrap draws, folds, floors, MoE terms mixed)."""
+    rng = np.random.default_rng(7)
+    calls = []
+    for k in range(40):
+        coef = TRUE * rng.uniform(0.5, 2.0, 4) + np.array([0, 0, 0, 0.05 if k % 3 == 0 else 0.0])
+        b, ctx, cov, y = _sweep(coef, contexts=(1024.0, 4096.0)[: 1 + k % 2], experts=(128, 8) if k % 3 == 0 else None)
+        y = y * rng.lognormal(0, 0.03, len(y))
+        X = estimator.design(b, ctx if k % 2 else None, cov)
+        lower = np.array([0.0, 0.02 * (k % 4 == 1), 0.0, 0.0])  # some fits sit on a t1 floor
+        idx = rng.integers(0, len(y), (int(rng.integers(1, 60)), len(y)))
+        calls += [estimator.Solve(X, y, lower=lower),
+                  estimator.Solve(X, y, weights=rng.integers(0, 2, (5, len(y))).astype(float), lower=lower),
+                  estimator.Solve(X[idx], y[idx], lower=lower, x0=coef)]
+    stacked = estimator.solve_many(calls)
+    assert len({(c.X.shape[-2], int(np.any(np.asarray(c.X) != 0, axis=tuple(range(c.X.ndim - 1))).sum()))
+                for c in calls}) < len(calls) / 10  # most calls share a stack
+    for call, (coef, ok) in zip(calls, stacked):
+        alone, ok_alone = estimator.solve(call.X, call.y, weights=call.weights, lower=call.lower, x0=call.x0)
+        assert np.array_equal(coef, alone) and np.array_equal(ok, ok_alone)
+    assert all(ok.all() for _, ok in stacked)
+
+
+def test_groups_fitted_together_equal_groups_fitted_one_by_one(monkeypatch):
+    from analysis.scaling import fitting
+
+    points = _synthetic_points(24)
+    points.loc[points["model"] == "synthetic-0003", "step_ms_samples"] = None  # no repeats: measured values drawn
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scaling.ScalingWarning)
+        together = scaling.fit_with_draws(points, by=["model"], n_boot=50, jobs=1)
+        monkeypatch.setattr(fitting, "GROUPS_PER_BATCH", 1)
+        alone = scaling.fit_with_draws(points, by=["model"], n_boot=50, jobs=1)
+    pd.testing.assert_frame_equal(together.table, alone.table, check_exact=True)
+    pd.testing.assert_frame_equal(together.draws, alone.draws, check_exact=True)
+
+
+def test_batches_of_groups_are_bounded_by_groups_and_points(monkeypatch):
+    from analysis.scaling import fitting
+
+    monkeypatch.setattr(fitting, "GROUPS_PER_BATCH", 3)
+    monkeypatch.setattr(fitting, "POINTS_PER_BATCH", 100)
+    sizes = [10, 10, 10, 10, 60, 60, 500, 5]
+    batches = fitting._batches(list(range(len(sizes))), sizes)
+    assert batches == [[0, 1, 2], [3, 4], [5], [6], [7]]
+    assert [i for b in batches for i in b] == list(range(len(sizes)))

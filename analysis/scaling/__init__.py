@@ -12,7 +12,8 @@ Modules, in the order data flows through them:
 - :mod:`~analysis.scaling.estimator` — the array-level estimator (:func:`fit_step_times`, :func:`solve`)
 - :mod:`~analysis.scaling.floors` — physical lower bounds of t1/t2 from the step logs' records
 - :mod:`~analysis.scaling.configuration` — one configuration: MoE geometry, dense against MoE
-- :mod:`~analysis.scaling.fitting` — the group-by wrapper (:func:`fit`, :func:`fit_with_draws`)
+- :mod:`~analysis.scaling.fitting` — the group-by wrapper (:func:`fit`, :func:`fit_with_draws`): groups' solves
+  stacked together, batches of groups in worker processes (:mod:`~analysis.scaling.workers`)
 - :mod:`~analysis.scaling.derived` — peak, largest batch, asymptote, B½ per draw
 - :mod:`~analysis.scaling.prediction` — predictions with bands, curves, residuals, extrapolation factor
 - :mod:`~analysis.scaling.extrapolation` — fit on small batches, check the large ones

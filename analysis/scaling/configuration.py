@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from analysis import physics
-from analysis.scaling.estimator import COEFS, ScalingWarning, fit_step_times
+from analysis.scaling.estimator import COEFS, ScalingWarning, fit_step_times_steps, run_steps
 from analysis.scaling.floors import sequence_floors
-from analysis.scaling.inputs import MIN_BATCHES, col, group_label
+from analysis.scaling.inputs import MIN_BATCHES, Rows, group_label
 
 VARIANTS = ("dense", "moe")
 
@@ -69,14 +69,15 @@ def spec_geometry(model: str) -> tuple[float, float, str]:
     return float(rec.n_experts), float(rec.top_k), f"models.csv ({rec.name})"
 
 
-def moe_geometry(g: pd.DataFrame, model_table: dict | None) -> tuple[float, float, str]:
+def moe_geometry(g: pd.DataFrame | Rows, model_table: dict | None) -> tuple[float, float, str]:
     """Experts and top-k for a group: its points, else ``model_table`` (the step logs' model records), else the
     spec table. The third value names the source; ``(nan, nan, "")`` when nothing knows the model."""
-    experts = col(g, "moe_experts").dropna()
-    top_k = col(g, "moe_top_k").dropna()
+    g = Rows.of(g)
+    experts = _present(g.col("moe_experts"))
+    top_k = _present(g.col("moe_top_k"))
     if len(experts) and len(top_k):
-        return float(experts.iloc[0]), float(top_k.iloc[0]), "points"
-    model = str(g["model"].iloc[0]) if "model" in g.columns else ""
+        return float(experts[0]), float(top_k[0]), "points"
+    model = g.first("model")
     if model_table:
         entry = model_table.get(model) or model_table.get(model.lower()) or {}
         if entry.get("experts") and entry.get("top_k"):
@@ -84,12 +85,17 @@ def moe_geometry(g: pd.DataFrame, model_table: dict | None) -> tuple[float, floa
     return spec_geometry(model) if model else (math.nan, math.nan, "")
 
 
-def _samples(g: pd.DataFrame) -> list:
+def _present(values: np.ndarray) -> np.ndarray:
+    """The values that are not missing (``Series.dropna`` on an array)."""
+    return values[~pd.isna(values)]
+
+
+def _samples(g: Rows) -> list:
     return [np.asarray(s, float) if isinstance(s, (list, tuple, np.ndarray)) and len(s) else None
-            for s in col(g, "step_ms_samples").tolist()]
+            for s in g.col("step_ms_samples").tolist()]
 
 
-def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
+def fit_group(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
               seed: int = 0, model_table: dict | None = None, coverage_source: str = "uniform",
               floors: dict | None = None) -> GroupFit:
     """Fit one group of prepared rows (see :func:`analysis.scaling.prepare`); degenerate fits warn with
@@ -98,18 +104,38 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     ``floors`` (from :func:`analysis.scaling.floor_inputs`) gives t1/t2 their physical lower bounds where geometry
     and ceilings are known; elsewhere they stay at 0. ``model_table`` defaults to the geometry in ``floors``.
     """
+    out, degenerate = run_steps(fit_group_steps(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed,
+                                                model_table=model_table, coverage_source=coverage_source,
+                                                floors=floors))
+    if degenerate:
+        warn_degenerate(out, stacklevel=2)
+    return out
+
+
+def warn_degenerate(out: GroupFit, *, stacklevel: int) -> None:
+    """The :class:`ScalingWarning` of a group whose chosen fit is degenerate (its notes say how)."""
+    warnings.warn(f"{out.label}: degenerate {out.variant} fit: {'; '.join(out.notes)}", ScalingWarning,
+                  stacklevel=stacklevel + 1)
+
+
+def fit_group_steps(g: pd.DataFrame | Rows, *, keys: dict | None = None, variants=VARIANTS, n_boot: int = 200,
+                    seed: int = 0, model_table: dict | None = None, coverage_source: str = "uniform",
+                    floors: dict | None = None):
+    """:func:`fit_group` as steps: yields each solve it needs (see :func:`analysis.scaling.estimator.run_many`)
+    and returns ``(GroupFit, degenerate)``; the caller warns."""
     keys = keys or {}
+    g = Rows.of(g)
     if model_table is None and floors:
         model_table = floors.get("models")
     out = GroupFit(keys=keys, label=group_label(keys))
-    batch = g["batch"].to_numpy(float)
+    batch = np.asarray(g["batch"], float)
     n_batches = len(np.unique(np.round(batch, 6)))
     if n_batches < MIN_BATCHES:
         out.status = f"not fitted: {n_batches} batch size(s), need {MIN_BATCHES}"
-        return out
-    y = g["step_ms"].to_numpy(float)
-    context = g["context"].to_numpy(float)
-    tau = g["tau"].to_numpy(float)
+        return out, False
+    y = np.asarray(g["step_ms"], float)
+    context = np.asarray(g["context"], float)
+    tau = np.asarray(g["tau"], float)
     out.t2_identified = bool(np.isfinite(context).all() and np.ptp(context) > 0)
     if not out.t2_identified:
         out.notes.append("one context: t2 not identified, per-sequence KV cost folded into t1")
@@ -123,13 +149,13 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     if "moe" in tried:
         if not (np.isfinite(out.experts) and np.isfinite(out.top_k)):
             tried.remove("moe")
-            model = str(g["model"].iloc[0]) if "model" in g.columns else "this model"
+            model = g.first("model", "this model")
             out.form_note = f"MoE form not tried: no expert geometry for {model}"
         elif out.experts <= 0 or out.top_k <= 0:  # a dense model in the spec table: nothing to try
             tried.remove("moe")
             out.experts = out.top_k = math.nan
-        elif coverage_source == "measured" and col(g, "experts_touched").notna().all():
-            cov = g["experts_touched"].to_numpy(float)
+        elif coverage_source == "measured" and not pd.isna(g.col("experts_touched")).any():
+            cov = np.asarray(g["experts_touched"], float)
             out.coverage_source = "measured experts_touched"
         else:
             cov = coverage(batch, out.experts, out.top_k, tau)
@@ -140,8 +166,8 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
     ctx = context if out.t2_identified else None
     forms = {}
     for v in tried:
-        forms[v] = fit_step_times(batch, ctx, y, coverage=cov if v == "moe" else None, lower=out.lower,
-                                  n_boot=0, label=out.label, warn=False)
+        forms[v] = yield from fit_step_times_steps(batch, ctx, y, coverage=cov if v == "moe" else None,
+                                                   lower=out.lower, n_boot=0, label=out.label)
         out.cv_error[v], out.cv_error_max[v] = forms[v].cv_error, forms[v].cv_error_max
         out.fit_error_max[v] = forms[v].fit_error_max
     # Prefer the simpler model on a tie: MoE must beat dense out of sample, not just match it.
@@ -152,8 +178,9 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
         if "moe" in tried and not np.isfinite(out.cv_error["moe"]):
             out.form_note = (f"MoE form, {out.experts:g} experts top-{out.top_k:g}, not testable: {n_batches} "
                              "batches leave too few to predict one held out")
-    best = fit_step_times(batch, ctx, y, coverage=cov if out.variant == "moe" else None, lower=out.lower,
-                          samples=_samples(g), n_boot=n_boot, seed=seed, cv=False, label=out.label, warn=False)
+    best = yield from fit_step_times_steps(batch, ctx, y, coverage=cov if out.variant == "moe" else None,
+                                           lower=out.lower, samples=_samples(g), n_boot=n_boot, seed=seed, cv=False,
+                                           label=out.label, start=forms[out.variant])
     out.coef, out.boot, out.at_bound = best.coef, best.draws, best.active_bounds
     pinned = [c for c, b in out.at_bound if b == 0]
     floored = [c for c, b in out.at_bound if b > 0]
@@ -165,7 +192,4 @@ def fit_group(g: pd.DataFrame, *, keys: dict | None = None, variants=VARIANTS, n
                          f" (not identified above it by these batches; floor: {out.floor_source})")
     if best.rank_deficient:
         out.notes.append("design rank-deficient")
-    if best.degenerate:
-        warnings.warn(f"{out.label}: degenerate {out.variant} fit: {'; '.join(out.notes)}", ScalingWarning,
-                      stacklevel=3)
-    return out
+    return out, best.degenerate

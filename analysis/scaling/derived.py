@@ -6,16 +6,17 @@ measured counterparts with intervals from the repeats.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from analysis.scaling.configuration import coverage
+from analysis.scaling.inputs import Rows
 
 # A bootstrap bound on a batch-valued number this far outside the measured batches is not identified by them.
 UNIDENTIFIED_FACTOR = 100.0
 _BISECT = 60
+_PERCENTILES = np.true_divide([2.5, 97.5], 100)  # the 95% interval, as np.nanpercentile divides them
 
 
 def step_at(coef, batch, context, experts, top_k, tau) -> np.ndarray:
@@ -64,17 +65,18 @@ def b_half(coef, context, experts, top_k, tau) -> np.ndarray:
 
 
 def batch_below(coef, level, context, experts, top_k, tau) -> np.ndarray:
-    """Batch at which tok/s/user falls to ``level``, per draw; NaN if already below at batch 1, inf if never."""
+    """Batch at which tok/s/user falls to ``level`` (a number, or one per row of ``coef``), per draw; NaN if already
+    below at batch 1, inf if never."""
     c = np.atleast_2d(np.asarray(coef, float))
-    target = 1000.0 * tau / level
+    target = np.broadcast_to(1000.0 * tau / np.asarray(level, float), (len(c),))
     ctx = float(context) if context is not None and np.isfinite(context) else 0.0
     slope = c[:, 1] + c[:, 2] * ctx
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(slope > 0, (target - c[:, 0]) / slope, np.inf)  # the dense form, in closed form
     moe = (c[:, 3] > 0) & np.isfinite(experts)
     if moe.any():
-        cm = c[moe]
-        f = lambda b: step_at(cm, b, context, experts, top_k, tau) - target  # noqa: E731
+        cm, tm = c[moe], target[moe]
+        f = lambda b: step_at(cm, b, context, experts, top_k, tau) - tm  # noqa: E731
         hi = np.full(len(cm), 2.0)
         done = f(hi) >= 0
         while not done.all() and hi.max() < 1e9:
@@ -101,8 +103,11 @@ def derived(coef, *, context, batch_max, experts, top_k, tau, n_gpus, levels) ->
         "asymptote_tok_s_per_gpu": asym / n_gpus if n_gpus > 0 else np.full(len(c), np.nan),
         "b_half": b_half(c, context, experts, top_k, tau),
     }
-    for level in levels:
-        out[f"batch_below_{level:g}_tok_s_per_user"] = batch_below(c, level, context, experts, top_k, tau)
+    # Every level in one pass (the MoE form bisects: one bisection instead of one per level).
+    below = batch_below(np.tile(c, (len(levels), 1)), np.repeat(np.asarray(levels, float), len(c)), context,
+                        experts, top_k, tau) if len(levels) else np.empty(0)
+    for j, level in enumerate(levels):
+        out[f"batch_below_{level:g}_tok_s_per_user"] = below[j * len(c):(j + 1) * len(c)]
     return out
 
 
@@ -114,14 +119,26 @@ def interval(values) -> tuple[float, float]:
 
 def intervals(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column by column of ``values`` (D, k): the 95% interval of the finite values, NaN with fewer than two."""
-    v = np.where(np.isfinite(values), values, np.nan)
-    enough = np.sum(np.isfinite(v), axis=0) >= 2
-    if not len(v) or not enough.any():
-        return np.full(v.shape[1], np.nan), np.full(v.shape[1], np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: masked below
-        lo, hi = np.nanpercentile(v, [2.5, 97.5], axis=0)
-    return np.where(enough, lo, np.nan), np.where(enough, hi, np.nan)
+    finite = np.isfinite(values)
+    count = finite.sum(axis=0)
+    enough = count >= 2
+    lo, hi = np.full(finite.shape[1], np.nan), np.full(finite.shape[1], np.nan)
+    if not len(values) or not enough.any():
+        return lo, hi
+    # np.nanpercentile(…, axis=0), which sorts column by column in Python, done for all columns at once with
+    # its arithmetic ('linear' method) step for step, so the numbers are the same to the last bit.
+    cols = np.flatnonzero(enough)
+    ordered = np.sort(np.where(finite, values, np.nan)[:, cols], axis=0)  # NaN last
+    virtual = (count[cols] - 1)[None, :] * _PERCENTILES[:, None]
+    below = np.floor(virtual)
+    gamma = virtual - below
+    rows = below.astype(np.intp)
+    a = np.take_along_axis(ordered, rows, axis=0)
+    b = np.take_along_axis(ordered, rows + 1, axis=0)
+    diff = b - a
+    q = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    lo[cols], hi[cols] = q
+    return lo, hi
 
 
 def repeat_interval(samples, fn, *, n: int = 200, seed: int = 0) -> tuple[float, float]:
@@ -141,10 +158,11 @@ def identified(lo: float, hi: float, batch_min: float, batch_max: float) -> tupl
     return (lo if inside(lo) else math.nan), (hi if inside(hi) else math.nan)
 
 
-def top_marginal(g: pd.DataFrame, context_ref: float) -> float:
+def top_marginal(g: pd.DataFrame | Rows, context_ref: float) -> float:
     """Measured step-time increase per added sequence between the two largest batches at the reference context:
     what a per-sequence floor must not exceed if it is a true lower bound."""
-    ctx, batch, step = (g[c].to_numpy(float) for c in ("context", "batch", "step_ms"))
+    g = Rows.of(g)
+    ctx, batch, step = (np.asarray(g[c], float) for c in ("context", "batch", "step_ms"))
     at = np.isclose(ctx, context_ref) if np.isfinite(context_ref) else np.ones(len(g), bool)
     b = np.unique(batch[at])
     if len(b) < 2:
@@ -153,13 +171,14 @@ def top_marginal(g: pd.DataFrame, context_ref: float) -> float:
     return (top - second) / (b[-1] - b[-2])
 
 
-def measured(g: pd.DataFrame, context_ref: float, n_gpus: float, *, seed: int) -> dict:
+def measured(g: pd.DataFrame | Rows, context_ref: float, n_gpus: float, *, seed: int) -> dict:
     """Measured batch-1 speed and the throughput at the largest measured batch, at the reference context,
     with intervals from the repeats."""
-    ctx, batch = g["context"].to_numpy(float), g["batch"].to_numpy(float)
+    g = Rows.of(g)
+    ctx, batch = np.asarray(g["context"], float), np.asarray(g["batch"], float)
     at = np.flatnonzero(np.isclose(ctx, context_ref) if np.isfinite(context_ref) else np.ones(len(g), bool))
-    samples = g["step_ms_samples"].to_numpy(object) if "step_ms_samples" in g.columns else np.full(len(g), None)
-    speed, tau = g["tok_s_per_user_measured"].to_numpy(float), g["tau"].to_numpy(float)
+    samples = g["step_ms_samples"] if "step_ms_samples" in g.columns else np.full(len(g), None)
+    speed, tau = np.asarray(g["tok_s_per_user_measured"], float), np.asarray(g["tau"], float)
     out = {}
     one = at[np.isclose(batch[at], 1.0)]
     if len(one):
@@ -173,15 +192,15 @@ def measured(g: pd.DataFrame, context_ref: float, n_gpus: float, *, seed: int) -
     i = rows[np.argmax(batch[rows])]
     b = float(batch[i])
     # Serving logs measured system output throughput; step logs give batch × per-user speed.
-    out_tok_s = g["output_tok_s"].to_numpy(float)[i] if "output_tok_s" in g.columns else math.nan
-    tok_s = (float(out_tok_s) if g["step_source"].iloc[i] == "tpot" and np.isfinite(out_tok_s)
-             else float(g["tok_s_measured"].iloc[i]))
+    out_tok_s = np.asarray(g["output_tok_s"], float)[i] if "output_tok_s" in g.columns else math.nan
+    tok_s = (float(out_tok_s) if g["step_source"][i] == "tpot" and np.isfinite(out_tok_s)
+             else float(g["tok_s_measured"][i]))
     lo, hi = repeat_interval(samples[i], lambda s: b * 1000.0 * tau[i] / s, seed=seed)
     tlo, thi = repeat_interval(samples[i], lambda s: s, seed=seed)
     per_gpu = (lambda x: x / n_gpus) if n_gpus > 0 else (lambda x: math.nan)
     out.update(largest_batch=b, largest_batch_context=float(ctx[i]), largest_batch_tok_s=tok_s,
                largest_batch_tok_s_lo=lo, largest_batch_tok_s_hi=hi, largest_batch_tok_s_per_gpu=per_gpu(tok_s),
                largest_batch_tok_s_per_gpu_lo=per_gpu(lo), largest_batch_tok_s_per_gpu_hi=per_gpu(hi),
-               largest_batch_tok_s_per_user=float(speed[i]), largest_batch_tpot_ms=float(g["step_ms"].iloc[i]),
+               largest_batch_tok_s_per_user=float(speed[i]), largest_batch_tpot_ms=float(g["step_ms"][i]),
                largest_batch_tpot_ms_lo=tlo, largest_batch_tpot_ms_hi=thi)
     return out

@@ -14,11 +14,17 @@ import numpy as np
 import pandas as pd
 
 from analysis.scaling import derived as dv
-from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group
-from analysis.scaling.estimator import COEFS
-from analysis.scaling.inputs import groups, key_columns, prepare
+from analysis.scaling import workers
+from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group_steps, warn_degenerate
+from analysis.scaling.estimator import COEFS, run_many
+from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
 
 LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
+# Groups whose solves are stacked together: enough to share each Newton step's array operations, few enough that
+# their bootstrap draws (n_boot × points × terms each) stay arrays of tens of MB: at most this many groups, and
+# no more points in all than POINTS_PER_BATCH (a group larger than that is a batch of its own).
+GROUPS_PER_BATCH = 256
+POINTS_PER_BATCH = 2_500
 # Columns of prepared points a group fit reads (besides the grouping columns).
 FIT_COLUMNS = ["model", "hardware", "precision", "framework", "n_gpus", "kv_dtype", "kv_bytes_read", "moe_experts",
                "moe_top_k", "experts_touched", "output_tok_s", "step_ms_samples", "batch", "context", "step_ms",
@@ -35,31 +41,73 @@ class Fits:
 
 def fit_with_draws(points: pd.DataFrame, *, by: list[str] | None = None, variants=VARIANTS, n_boot: int = 200,
                    seed: int = 0, levels=LEVELS_TOK_S_PER_USER, model_table: dict | None = None,
-                   coverage_source: str = "uniform", floors: dict | None = None) -> Fits:
+                   coverage_source: str = "uniform", floors: dict | None = None, jobs: int | None = None) -> Fits:
     """One row per group — variant, CV error, coefficients, peak, largest measured batch, asymptote, B½, each with
     an interval — and the draws behind the intervals.
 
     Groups with fewer than three batch sizes are listed with ``status`` saying why they were not fitted.
     ``floors`` (from :func:`analysis.scaling.floor_inputs`): physical lower bounds of t1/t2, reported as
     ``t1_floor_ms``, ``t2_floor_ms`` and ``floor_source`` (empty where no geometry or ceiling was known).
+    ``jobs``: worker processes (None: every core); tables too small to pay for a pool (see
+    :mod:`analysis.scaling.workers`) are fitted here. The result does not depend on it.
     """
     prepared = prepare(points)
     by_cols = key_columns(prepared, by)
-    # Only the columns a fit reads travel into the groups: copying eighty columns per group costs more than fitting.
-    prepared = prepared[list(dict.fromkeys(by_cols + [c for c in FIT_COLUMNS if c in prepared.columns]))]
-    rows, draws = [], []
-    for keys, g in groups(prepared, by):
-        gf = fit_group(g, keys=keys, variants=variants, n_boot=n_boot, seed=seed, model_table=model_table,
-                       coverage_source=coverage_source, floors=floors)
-        rows.append({**_row(gf, g, levels=levels, seed=seed), "group_by": ",".join(by_cols)})
-        if len(gf.boot):
-            d = pd.DataFrame(gf.boot, columns=list(COEFS))
-            d.insert(0, "draw", np.arange(len(d)))
-            d.insert(0, "group", gf.label)
-            draws.append(d)
-    draws_table = (pd.concat(draws, ignore_index=True) if draws
-                   else pd.DataFrame(columns=["group", "draw", *COEFS]))
-    return Fits(pd.DataFrame(rows), draws_table)
+    # Only the columns a fit reads travel into the groups, as arrays: a DataFrame per group costs more than fitting.
+    options = dict(variants=variants, n_boot=n_boot, seed=seed, levels=levels, model_table=model_table,
+                   coverage_source=coverage_source, floors=floors)
+    fitted = workers.run(fit_groups, list(group_rows(prepared, by, columns=FIT_COLUMNS)), options, jobs=jobs)
+    group_by = ",".join(by_cols)
+    return Fits(pd.DataFrame([{**row, "group_by": group_by} for row, _ in fitted]),
+                draws_table([(row["group"], boot) for row, boot in fitted if len(boot)]))
+
+
+def fit_groups(groups: list[tuple[dict, Rows]], *, variants, n_boot: int, seed: int, levels, model_table,
+               coverage_source: str, floors) -> list[tuple[dict, np.ndarray]]:
+    """Fit each ``(keys, rows)`` of :func:`analysis.scaling.inputs.group_rows`: its fits-table row and its bootstrap
+    draws (n_boot, 4), in order."""
+    out: list = [None] * len(groups)
+    # Groups with the same number of points share their stacked solves: batch them together (the order of
+    # fitting changes no number; results and warnings come back in group order).
+    order = sorted(range(len(groups)), key=lambda i: len(groups[i][1]))
+    for part in _batches(order, [len(g) for _, g in groups]):
+        fitted = run_many([fit_group_steps(groups[i][1], keys=groups[i][0], variants=variants, n_boot=n_boot,
+                                           seed=seed, model_table=model_table, coverage_source=coverage_source,
+                                           floors=floors) for i in part])
+        for i, gf in zip(part, fitted):
+            out[i] = gf
+    rows = []
+    for (_, g), (gf, degenerate) in zip(groups, out):
+        if degenerate:
+            warn_degenerate(gf, stacklevel=3)
+        rows.append((_row(gf, g, levels=levels, seed=seed), gf.boot))
+    return rows
+
+
+def _batches(order: list[int], sizes: list[int]) -> list[list[int]]:
+    """``order`` cut into consecutive batches of at most :data:`GROUPS_PER_BATCH` groups and
+    :data:`POINTS_PER_BATCH` points (``sizes``: points per group)."""
+    batches, current, points = [], [], 0
+    for i in order:
+        if current and (len(current) >= GROUPS_PER_BATCH or points + sizes[i] > POINTS_PER_BATCH):
+            batches.append(current)
+            current, points = [], 0
+        current.append(i)
+        points += sizes[i]
+    return batches + [current] if current else batches
+
+
+def draws_table(fitted: list[tuple[str, np.ndarray]]) -> pd.DataFrame:
+    """``(group label, draws (n, 4))`` pairs as one long table: ``group``, ``draw`` (0, 1, … per group), coefficients."""
+    if not fitted:
+        return pd.DataFrame(columns=["group", "draw", *COEFS])
+    sizes = [len(boot) for _, boot in fitted]
+    coefs = np.concatenate([boot for _, boot in fitted])
+    # Each label converted to the string column type once, then repeated (200 draws a group: 2 million at 10,000).
+    labels = pd.Series(np.array([label for label, _ in fitted], dtype=object))
+    return pd.DataFrame({"group": labels.take(np.repeat(np.arange(len(fitted)), sizes)).reset_index(drop=True),
+                         "draw": np.concatenate([np.arange(n) for n in sizes]),
+                         **{c: coefs[:, j] for j, c in enumerate(COEFS)}})
 
 
 def fit(points: pd.DataFrame, **kwargs) -> pd.DataFrame:
@@ -78,24 +126,36 @@ def fitted_form(gf: GroupFit) -> str:
     return gf.variant
 
 
-def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
-    batch = g["batch"].to_numpy(float)
+def _skipna(fn, values: np.ndarray) -> float:
+    """``fn`` (np.nanmin, np.nanmedian, …) of the values that are not NaN; NaN when none is (as pandas skips NaN)."""
+    return float(fn(values)) if len(values) and not np.isnan(values).all() else math.nan
+
+
+def _mode_min(values: np.ndarray) -> float:
+    """The smallest of the most frequent non-NaN values (``Series.mode().min()``); NaN when every value is NaN."""
+    values, counts = np.unique(values[~np.isnan(values)], return_counts=True)
+    return float(values[counts == counts.max()].min()) if len(values) else math.nan
+
+
+def _row(gf: GroupFit, g: Rows, *, levels, seed: int) -> dict:
+    batch = np.asarray(g["batch"], float)
+    context = np.asarray(g["context"], float)
     row = {**gf.keys, "group": gf.label, "status": gf.status, "n_points": len(g),
            "n_batches": len(np.unique(np.round(batch, 6))) if len(g) else 0,
            "batch_min": float(batch.min()) if len(g) else math.nan,
            "batch_max": float(batch.max()) if len(g) else math.nan,
-           "context_min": float(g["context"].min()) if len(g) else math.nan,
-           "context_max": float(g["context"].max()) if len(g) else math.nan,
+           "context_min": _skipna(np.nanmin, context),
+           "context_max": _skipna(np.nanmax, context),
            "batch_source": ";".join(sorted(set(g["batch_source"]))) if len(g) else "",
            "step_source": ";".join(sorted(set(g["step_source"]))) if len(g) else ""}
     if gf.status != "fitted":
         row["notes"] = gf.status
         return row
-    n_gpus = float(g["n_gpus"].iloc[0]) if "n_gpus" in g.columns else math.nan
-    tau = float(g["tau"].median())
+    n_gpus = float(g["n_gpus"][0]) if "n_gpus" in g.columns else math.nan
+    taus = np.asarray(g["tau"], float)
+    tau = _skipna(np.nanmedian, taus)
     # Derived numbers are stated at the context of the largest measured batch.
-    at_max = g[np.isclose(batch, batch.max())]
-    context_ref = float(at_max["context"].mode().min()) if at_max["context"].notna().any() else math.nan
+    context_ref = _mode_min(context[np.isclose(batch, batch.max())])
     row.update(variant=gf.variant, fitted_form=fitted_form(gf), moe_geometry_source=gf.geometry_source,
                at_bound="; ".join(f"{c} at {'its physical floor ' if b > 0 else 'bound '}{b:.4g} ms"
                                   for c, b in gf.at_bound),
@@ -110,11 +170,12 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
     row["cv_error_max"] = gf.cv_error_max[gf.variant]
     kw = dict(context=context_ref, batch_max=float(batch.max()), experts=gf.experts, top_k=gf.top_k, tau=tau,
               n_gpus=n_gpus, levels=levels)
-    point = dv.derived(gf.coef, **kw)
+    # The point fit and its draws in one pass: row 0 is the point fit.
+    both = dv.derived(np.vstack([gf.coef[None, :], gf.boot]), **kw)
+    point = {k: v[:1] for k, v in both.items()}
     names = list(COEFS) + list(point)
     if len(gf.boot):  # one percentile pass over every coefficient and derived number of every draw
-        draws = dv.derived(gf.boot, **kw)
-        lo, hi = dv.intervals(np.column_stack([gf.boot] + [draws[k] for k in point]))
+        lo, hi = dv.intervals(np.column_stack([gf.boot] + [both[k][1:] for k in point]))
     else:
         lo = hi = np.full(len(names), math.nan)
     values = list(gf.coef) + [v[0] for v in point.values()]
@@ -125,10 +186,10 @@ def _row(gf: GroupFit, g: pd.DataFrame, *, levels, seed: int) -> dict:
             row[f"{name}_lo"], row[f"{name}_hi"] = dv.identified(row[f"{name}_lo"], row[f"{name}_hi"],
                                                                  float(batch.min()), float(batch.max()))
 
-    cov = coverage(batch, gf.experts, gf.top_k, g["tau"].to_numpy(float)) if gf.variant == "moe" else 0.0
-    pred = (gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(g["context"].to_numpy(float))
-            + gf.coef[3] * cov)
-    rel = (pred - g["step_ms"].to_numpy(float)) / g["step_ms"].to_numpy(float)
+    cov = coverage(batch, gf.experts, gf.top_k, taus) if gf.variant == "moe" else 0.0
+    pred = gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(context) + gf.coef[3] * cov
+    step = np.asarray(g["step_ms"], float)
+    rel = (pred - step) / step
     row["max_abs_rel_error"] = float(np.max(np.abs(rel)))
 
     row.update(dv.measured(g, context_ref, n_gpus, seed=seed))

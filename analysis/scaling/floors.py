@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import physics, schema
-from analysis.scaling.inputs import col
+from analysis.scaling.inputs import Rows
 
 # Kernels launched one by one from Python: the GPU idles between launches, so added GPU work first fills those
 # gaps and the step's per-sequence cost is not bounded below by GPU time.
@@ -85,11 +85,7 @@ def matmul_params_per_token(geo: dict) -> float:
     return float(geo["layers"] * per_layer + geo["vocab"] * h)
 
 
-def _first(g: pd.DataFrame, name: str, default: str = "") -> str:
-    return str(g[name].iloc[0]) if name in g.columns else default
-
-
-def sequence_floors(g: pd.DataFrame, floors: dict | None, *, t2_identified: bool) -> tuple[float, float, str]:
+def sequence_floors(g: pd.DataFrame | Rows, floors: dict | None, *, t2_identified: bool) -> tuple[float, float, str]:
     """Lower bounds (ms) of t1 and t2 for one group, and where they come from (``""`` and 0 when unknown).
 
     One more sequence in a decode step adds, at best, its attention kernel — reading its KV cache at the measured
@@ -103,26 +99,29 @@ def sequence_floors(g: pd.DataFrame, floors: dict | None, *, t2_identified: bool
     """
     if not floors:
         return 0.0, 0.0, ""
-    framework = _first(g, "framework")
+    g = Rows.of(g)
+    framework = g.first("framework")
     if framework in HOST_BOUND_FRAMEWORKS:
         return 0.0, 0.0, f"none: {framework} launches are host-bound, GPU work hides in launch gaps"
-    ceil = floors.get("ceilings", {}).get(_first(g, "hardware"))
+    ceil = floors.get("ceilings", {}).get(g.first("hardware"))
     if not ceil or not np.isfinite(ceil.get("copy_tb_s", math.nan)):
         return 0.0, 0.0, ""
-    geo = floors.get("models", {}).get(_first(g, "model"), {})
-    precision = _first(g, "precision")
+    geo = floors.get("models", {}).get(g.first("model"), {})
+    precision = g.first("precision")
     rates = ceil.get("matmul_tflop_s", {})
     # Unknown precision: the fastest measured rate keeps the bound a lower bound.
     tflop_s = rates.get(precision, max(rates.values(), default=math.nan))
-    kv_dtype = _first(g, "kv_dtype", "bf16")
+    kv_dtype = g.first("kv_dtype", "bf16")
     if all(geo.get(k) for k in ("layers", "kv_heads", "head_dim")):
         dtype = kv_dtype if kv_dtype in physics.KV_BYTES_PER_VALUE else "bf16"
         kv_per_token = physics.kv_bytes_per_token(layers=geo["layers"], kv_heads=geo["kv_heads"],
                                                   head_dim=geo["head_dim"], kv_dtype=dtype)
         kv_from = "geometry"
     else:
-        per = col(g, "kv_bytes_read") / (g["batch"] * g["context"])
-        kv_per_token = float(per.median()) if per.notna().any() else math.nan
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.asarray(g.col("kv_bytes_read"), float) / (np.asarray(g["batch"], float)
+                                                             * np.asarray(g["context"], float))
+        kv_per_token = float(np.nanmedian(per)) if not np.isnan(per).all() else math.nan
         kv_from = "kv_bytes_read"
     if not np.isfinite(kv_per_token):
         return 0.0, 0.0, ""
@@ -134,7 +133,8 @@ def sequence_floors(g: pd.DataFrame, floors: dict | None, *, t2_identified: bool
     matmul_ms = matmul_flops / (tflop_s * 1e12) * 1e3 if has_rate and np.isfinite(matmul_flops) else 0.0
     flops_text = (f" + {matmul_flops / 1e9:.2f} GFLOP/token matmul at {tflop_s:.0f} TFLOP/s ({precision})"
                   if matmul_ms > 0 else " (matmul FLOPs unknown: not bounded)")
-    context = float(np.nanmedian(g["context"])) if g["context"].notna().any() else 0.0
+    contexts = np.asarray(g["context"], float)
+    context = float(np.nanmedian(contexts)) if not np.isnan(contexts).all() else 0.0
     if floors.get("combine", "sum") == "max":
         if t2_identified:  # the larger term bounds its own coefficient alone
             return (matmul_ms, 0.0, "") if matmul_ms > attn_ms else (0.0, attn_ms, "")

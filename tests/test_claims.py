@@ -21,6 +21,17 @@ def points():
     return ingest([config.RAW_DATA_DIR], progress=False).points
 
 
+_CARDS: dict = {}
+
+
+def card_of(cid: str, points) -> claims.ClaimCard:
+    """The shipped claim's card on the shipped points, computed once for this module (cards are read, not changed)."""
+    key = (cid, id(points))
+    if key not in _CARDS:
+        _CARDS[key] = claims.claim_card(cid, points)
+    return _CARDS[key]
+
+
 @pytest.mark.parametrize("text,value,qualifier", [
     ("nearly 1,000", 1000.0, "nearly"),
     (">250 (253) tok/s/user; >30,000 tok/s max throughput", 253.0, ""),
@@ -92,30 +103,30 @@ def test_c00_card(points):
 
 
 def test_per_gpu_claim_is_restated_per_system_and_keeps_its_per_user_partner(points):
-    card = claims.claim_card("C04", points)
+    card = card_of("C04", points)
     r = card.restated.set_index("axis")
     assert r.loc["tok/s per system", "value"] == pytest.approx(7583 * 56)
-    card = claims.claim_card("C08", points)
+    card = card_of("C08", points)
     assert card.restated.set_index("axis").loc["tok/s/user", "value"] == 125
     assert card.sol["fraction_of_sol"].notna().all()
 
 
 def test_c02_uses_the_stated_recipe_and_reproduces_worked_example_a(points):
-    card = claims.claim_card("C02", points)
+    card = card_of("C02", points)
     node = card.sol[(card.sol["gpus"] == 8) & (card.sol["tokens_per_step"] == 1.0)].iloc[0]
     assert node["sol_tok_s_per_user"] == pytest.approx(1670, rel=0.02)
     assert node["fraction_of_sol"] == pytest.approx(368 / 1670, rel=0.02)
 
 
 def test_claim_without_model_config_says_so(points):
-    card = claims.claim_card("C03", points)
+    card = card_of("C03", points)
     assert card.sol.empty and "not in data/specs/models.csv" in card.sol_info["reason"]
     assert "no roofline" in card.model_note.lower()
 
 
 def test_every_registry_claim_gets_a_card(points):
     for cid in claims.claim_ids():
-        card = claims.claim_card(cid, points)
+        card = card_of(cid, points)
         res = card.results()
         assert res["claim"] == cid and len(res["answers"]) == 5
         assert res["verdict"].startswith(cid)
@@ -142,7 +153,7 @@ def test_figure_draws_the_claim(points):
     matplotlib.use("Agg")
     from analysis.plots.claims import claim_on_frontier
 
-    card = claims.claim_card("C00", points)
+    card = card_of("C00", points)
     ax = claim_on_frontier(card)
     assert ax.get_xscale() == "log" and "tok/s per user" in ax.get_xlabel() and "per GPU" in ax.get_ylabel()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -151,7 +162,7 @@ def test_figure_draws_the_claim(points):
     assert "evidence: proxy (DeepSeek-R1-0528" in ax.get_title() and "×" not in ax.get_title()
     assert any(label.startswith("proxy (DeepSeek-R1-0528") for label in labels)
     assert any("ISL/OSL 1k/8k" in label for label in labels)      # lengths in every frontier legend entry
-    card = claims.claim_card("C13", points)
+    card = card_of("C13", points)
     labels = [t.get_text() for t in claim_on_frontier(card).get_legend().get_texts()]
     # Short legend entries (outside the axes), each naming its tier and, here, that its lengths are not the claim's.
     assert max(len(label) for label in labels) < 70 and "claim C13: 8,064 tok/s/GPU" in labels
@@ -177,7 +188,7 @@ def test_untrusted_points_are_not_evidence(points):
 
 
 def test_c00_precision_headline_uses_only_pairs_equal_in_spec_decoding(points):
-    card = claims.claim_card("C00", points)
+    card = card_of("C00", points)
     text = card.answers["precision"].answer
     clean, confounded = card.pairs
     # Clean pairs hold lengths, speculative decoding, framework and disaggregation equal: 1k/1k MTP 308 / 173.
@@ -206,7 +217,7 @@ def test_c00_precision_headline_uses_only_pairs_equal_in_spec_decoding(points):
 
 
 def test_c08_is_checked_at_its_stated_interactivity(points):
-    card = claims.claim_card("C08", points)
+    card = card_of("C08", points)
     c = card.checks
     gb200 = c[c["part"].str.startswith("4,130")].iloc[0]
     b200 = c[c["part"].str.startswith("941")].iloc[0]
@@ -225,7 +236,7 @@ def test_c08_is_checked_at_its_stated_interactivity(points):
 
 
 def test_c01_checks_both_numbers(points):
-    card = claims.claim_card("C01", points)
+    card = card_of("C01", points)
     parts = claims.claim_parts(card.claim)
     assert [(p.kind, p.value) for p in parts] == [("per-user", 253), ("per-system", 30000)]
     cap = card.checks[card.checks["kind"] == "per-system"].iloc[0]
@@ -238,7 +249,7 @@ def test_c01_checks_both_numbers(points):
 
 
 def test_c22_ratios_come_from_the_data_at_equal_lengths(points):
-    card = claims.claim_card("C22", points)
+    card = card_of("C22", points)
     c = card.checks
     user = c[c["part"].str.startswith("10×")].set_index("lengths")
     # Fastest GB300 FP4 vs fastest Hopper at the same lengths: 1k/1k 308 / 117 = 2.63x (H200), 1k/8k 380 / 128.
@@ -256,7 +267,7 @@ def test_titles_have_no_doubled_parentheses():
 
 
 def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
-    card = claims.claim_card("C00", points)
+    card = card_of("C00", points)
     sol = card.sol[card.sol["tokens_per_step"] == 1.0].set_index(["precision", "gpus"])
     one = sol.loc[("fp4", 1)]
     assert one["sol_tok_s_per_user_achievable"] < 1000 < one["sol_tok_s_per_user"]
@@ -276,7 +287,7 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
 
 
 def test_evidence_efficiency_against_its_own_speed_of_light(points):
-    card = claims.claim_card("C00", points)
+    card = card_of("C00", points)
     top = card.checks[card.checks["kind"] == "per-user"].iloc[0]
     # DeepSeek-R1 FP4 on its GB300 GPUs, capped by the communication floor (61 layers x 2 x 8 us = 976 us).
     assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(1000 / 0.976, rel=1e-6)
@@ -334,25 +345,25 @@ def test_registry_provenance_is_a_real_line_and_latency_is_read():
 
 def test_bottom_lines_name_the_limits_and_the_speculative_decoding_they_were_read_under(points):
     # C13's capacity is read only from points within the MLPerf Server limits, and its bottom line says so.
-    c13 = claims.claim_card("C13", points)
+    c13 = card_of("C13", points)
     assert "only points within TTFT p99 ≤ 2 s; TPOT p99 ≤ 80 ms" in c13.bottom_line
     # C08 claims MTP; the GB200 evidence ran without it: no percentage of the claim, and the reason named.
-    c08 = claims.claim_card("C08", points)
+    c08 = card_of("C08", points)
     assert "speculative decoding: none measured, MTP claimed" in c08.bottom_line
     assert "of the claim" not in c08.bottom_line.replace("not a percentage of the claim", "")
 
 
 def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
     for cid in ("C00", "C03", "C12", "C13", "C23"):
-        card = claims.claim_card(cid, points)
+        card = card_of(cid, points)
         c = card.checks
         assert c["measured_over_claimed"].isna().all(), cid      # proxy, other lengths, or no evidence
         assert "of the claim" not in card.headline.replace("no percentage of the claim", ""), cid
         assert card.answers["latency"].status != claims.NOT_STATED or cid == "C03"
         assert "× that speed" not in card.answers["batch"].answer, cid       # no speed ratio across models
-    c23 = claims.claim_card("C23", points)
+    c23 = card_of("C23", points)
     assert c23.answers["latency"].status == claims.STATED and "8.6 s" in c23.answers["latency"].answer
-    c13 = claims.claim_card("C13", points)
+    c13 = card_of("C13", points)
     # Capacity under the MLPerf Server limits: the 10,379 tok/s/GPU point (TTFT p99 255 s) is not used.
     large = c13.answers["large_batch"].answer
     assert "10,379" not in large and "2 of 10 points meet" in large
@@ -371,7 +382,7 @@ def test_interconnect_table_feeds_the_scope_answer(points):
     lo = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="low")
     hi = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="high")
     assert (lo.latency_us, hi.latency_us) == (5.0, 12.0) and hi.floor_ms == pytest.approx(61 * 2 * 12e-3)
-    scope = claims.claim_card("C00", points).answers["scope"]
+    scope = card_of("C00", points).answers["scope"]
     # C00: one GB300 at FP4 bounds 1,092 tok/s/user (datasheet) but only 874 at achievable bandwidth, so the NVL72
     # domain is not needed, said plainly: one GPU only at near-peak bandwidth, an 8-GPU node (2,326) comfortably;
     # with the 8- and 72-GPU bounds' ranges and their basis.
@@ -383,7 +394,7 @@ def test_interconnect_table_feeds_the_scope_answer(points):
 def test_c22_efficiency_parts_cost_from_prices_and_per_mw_not_substituted(points):
     from analysis import cost, frontier
 
-    checks = claims.claim_card("C22", points).checks
+    checks = card_of("C22", points).checks
     per_mw = checks[checks["part"].str.contains("per MW")]
     # No measured power for GB300 or Hopper, and 'AI-factory' MW counts facility power: said, and no per-GPU proxy.
     assert len(per_mw) == 1 and per_mw["measured_all"].isna().all()

@@ -25,7 +25,9 @@ LIVE = re.compile(r"<script(?![^>]*type=\"application/json\")|<[a-z]+[^>]*\son[a
 
 def _hostile_raw(root: Path) -> Path:
     raw = root / "raw"
-    shutil.copytree(config.RAW_DATA_DIR, raw)
+    # the shipped data without its two largest folders (the dated history and the trimmed sweep files): every report
+    # still has real rows to show beside the payloads, in a third of the time
+    shutil.copytree(config.RAW_DATA_DIR, raw, ignore=shutil.ignore_patterns("inferencex-history", "inferencex-repo"))
     folder = raw / "<svg onload=alert(5)>"
     folder.mkdir()
     run = json.loads((TEST_DATA / "formats" / "vllm" / "fork_gptoss_conc4.json").read_text())
@@ -59,7 +61,8 @@ def test_the_whole_suite_and_a_claim_card_render_hostile_input_inert(tmp_path):
         f"inputs: [{processed}]\nreports:\n"
         "  - notebook: 01-ingest\n  - notebook: 10-batch-scaling\n"
         "  - notebook: 20-frontier\n    parameters: {isl: 1024, osl: 1024}\n"
-        "  - notebook: 30-precision-scope\n  - notebook: 40-history\n")
+        "  - notebook: 30-precision-scope\n  - notebook: 40-history\n"
+        "  - notebook: 41-suite-history\n    parameters: {reports_dir: '{out}'}\n    inputs: ['{out}/history']\n")
     out = tmp_path / "reports"
     # in process: the same notebook cells and page template as under papermill, without five kernel starts
     assert report.run_suite(suite, out=out, date="2026-01-01", executor="inprocess") == 0
@@ -70,7 +73,7 @@ def test_the_whole_suite_and_a_claim_card_render_hostile_input_inert(tmp_path):
         "source": "javascript:alert(9)", "what_is_unstated": PAYLOADS[4]}))
     assert cli.main(["claim", str(claim), "--points", str(processed / "points.parquet"), "--out", str(out)]) == 0
     pages = sorted(out.rglob("*.html"))
-    assert len(pages) >= 7
+    assert len(pages) >= 8
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert 'http-equiv="Content-Security-Policy"' in text, page.name

@@ -11,16 +11,13 @@ from analysis import history
 pytestmark = pytest.mark.notebook
 
 
-def test_history_page_headline_changes_and_suite_runs(raw_points, tmp_path):
-    """What 40-history saves, from the page function it calls, over a suite-history store of four runs (the
-    notebook itself runs in the session's rendered suite: the test below)."""
+def test_history_page_headline_and_changes(raw_points):
+    """What 40-history saves, from the page function it calls (the notebook itself runs in the rendered suite)."""
     from conftest import page_results
 
     from analysis.pages import history as history_page
 
-    reports = tmp_path / "reports"
-    write_suite_history(reports / "history")
-    results = page_results(history_page.build(raw_points, reports_dir=reports))
+    results = page_results(history_page.build(raw_points))
 
     assert results["title"].startswith("Results over time") and results["model"] == "DeepSeek-R1-0528"
     table = history.series(raw_points)
@@ -45,16 +42,24 @@ def test_history_page_headline_changes_and_suite_runs(raw_points, tmp_path):
     assert imp["held_on"] == "2026-05-20" and reg["held_on"] == "2026-01-23"
     assert "back to within noise on 2026-05-17" in head  # the one-date H200 drop is named as such
 
-    # this project's own numbers: one move from new inputs, one from new code
-    suite = results["suite"]
-    assert suite["n_runs"] == 4 and suite["causes"] == {"inputs": 1, "code": 1}
-    assert "1 from new inputs" in suite["text"] and "1 from new code" in suite["text"]
 
 
-def test_history_page_without_earlier_runs(raw_points, tmp_path):
-    from analysis.pages import history as history_page
+def test_suite_history_page_attributes_each_move(tmp_path):
+    """41-suite-history's page over a store of four runs: one move from new inputs, one from new code."""
+    from conftest import page_results
 
-    results = history_page.build(raw_points, reports_dir=tmp_path / "none").results()
-    assert results["suite"]["n_runs"] == 0 and results["suite"]["text"].startswith("No earlier runs")
+    from analysis.pages import suite_history
+
+    write_suite_history(tmp_path / "reports" / "history")
+    results = page_results(suite_history.build(tmp_path / "reports"))
+    assert results["n_runs"] == 4 and results["causes"] == {"inputs": 1, "code": 1}
+    assert "1 from new inputs" in results["text"] and "1 from new code" in results["text"]
+
+
+def test_suite_history_page_without_earlier_runs(tmp_path):
+    from analysis.pages import suite_history
+
+    results = suite_history.build(tmp_path / "none").results()
+    assert results["n_runs"] == 0 and results["text"].startswith("No earlier runs")
 
 

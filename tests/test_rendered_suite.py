@@ -358,8 +358,18 @@ def test_history_report_of_a_first_run_reads_the_numbers_that_run_recorded(suite
     with every other report's numbers and none of its own."""
     from analysis.report.history import load_suite_history
 
-    results = suite_results("40-history")
-    assert results["suite"]["n_runs"] == 1 and results["suite"]["moves"] == []
+    results = suite_results("41-suite-history")
+    assert results["n_runs"] == 1 and results["moves"] == [] and results["n_numbers"] > 1000
     store = load_suite_history(rendered_suite.parent)
-    assert store["run_id"].nunique() == 1 and "40-history" not in set(store["report"])
+    assert store["run_id"].nunique() == 1 and "41-suite-history" not in set(store["report"])
+    assert "40-history" in set(store["report"])  # the InferenceX history is an ordinary report now
     assert {"20-frontier", "50-claim-card-C00"} <= set(store["report"])
+
+
+def test_history_notebook_as_the_suite_ran_it(suite_results, raw_points):
+    from analysis import history
+
+    results = suite_results("40-history")
+    assert results["n_groups"] == history.series(raw_points)["group"].nunique() == 184
+    assert "tok/s/GPU at concurrency 128: 132 on 2026-05-13 → 629 on 2026-05-17" in results["headline"]
+    assert "suite" not in results  # this project's own numbers are 41-suite-history's

@@ -1,4 +1,5 @@
-"""The ``40-history`` report: results over time, the changes beyond run-to-run noise, this project's own runs.
+"""The ``40-history`` report: InferenceX results over time and the changes beyond run-to-run noise (this project's
+own runs are the ``41-suite-history`` report: :mod:`analysis.pages.suite_history`).
 
 :func:`build` computes everything once; the notebook only displays what the page object returns. Every string
 that comes from the data (configuration names, images, runs, report keys) passes through :func:`text.esc`
@@ -10,13 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
 from analysis import history, text
 
-TITLE = "Results over time: InferenceX re-runs and this project's own numbers"
+TITLE = "Results over time: InferenceX re-runs and the changes beyond noise"
 N_LARGEST = 10
 
 
@@ -26,10 +26,6 @@ class HistoryPage:
     noise: dict
     changes: pd.DataFrame
     pairs: pd.DataFrame
-    suite: pd.DataFrame
-    suite_runs: pd.DataFrame
-    suite_moves: pd.DataFrame
-    suite_dir: Path
     model: str | None = None
     levels: Sequence[float] = field(default_factory=lambda: list(history.LEVELS))
 
@@ -147,29 +143,6 @@ class HistoryPage:
         c = self.changes
         return c[(c["model"] == model) & c["role"].isin(["single-user end", "capacity end"])]
 
-    # --- this project's own numbers ------------------------------------------------------------------
-    def suite_text(self) -> str:
-        if self.suite.empty:
-            return ("No earlier runs: the suite-history store (reports/history/) holds no part files "
-                    "yet. Each `perfclaims report` run adds its reports' key numbers there; from the second run on, "
-                    "this section shows how they moved.")
-        n_runs = self.suite["run_id"].nunique()
-        m = self.suite_moves
-        if m.empty:
-            return (f"{n_runs} runs recorded ({text.esc(self.suite['run_date'].min())} to "
-                    f"{text.esc(self.suite['run_date'].max())}); no headline number moved between consecutive runs.")
-        counts = m["cause"].value_counts()
-        said = {
-            "inputs": "new inputs (inputs hash changed, same code)",
-            "code": "new code (version or commit changed, same inputs)",
-            "inputs and code": "both inputs and code changed, so the cause cannot be separated",
-            "neither": "same inputs and same code: not reproducible, worth a look",
-        }
-        parts = [f"{int(counts[c])} from {said[c]}" for c in said if c in counts]
-        return (f"{n_runs} runs recorded ({text.esc(self.suite['run_date'].min())} to "
-                f"{text.esc(self.suite['run_date'].max())}); {len(m)} numbers moved between consecutive runs: "
-                + "; ".join(parts) + ".")
-
     # --- numbers handed back ---------------------------------------------------------------------------
     @staticmethod
     def _records(table: pd.DataFrame) -> list[dict]:
@@ -200,24 +173,14 @@ class HistoryPage:
                                                                           lasting=True)),
             "largest_lasting_regressions": self._records(history.largest(self.changes, "regression", N_LARGEST,
                                                                          lasting=True)),
-            "suite": {
-                "n_runs": int(self.suite["run_id"].nunique()) if len(self.suite) else 0,
-                "moves": self.suite_moves.to_dict("records"),
-                "causes": self.suite_moves["cause"].value_counts().to_dict() if len(self.suite_moves) else {},
-                "text": self.suite_text(),
-            },
         }
 
 
-def build(points: pd.DataFrame, *, reports_dir: str | Path, model: str | None = None,
-          levels: Sequence[float] = history.LEVELS) -> HistoryPage:
-    """The page for ``points`` (optionally one ``model``) and the suite-history store under ``reports_dir``."""
+def build(points: pd.DataFrame, *, model: str | None = None, levels: Sequence[float] = history.LEVELS) -> HistoryPage:
+    """The page for ``points`` (optionally one ``model``)."""
     points = history.rows_read(points, model=model)  # the rows this page reads (and its cache key hashes)
     table = history.series(points, levels=levels)
     noise = history.noise(points)
     found = history.changes(points, levels=levels, noise_by=noise, table=table)
-    suite_dir = Path(reports_dir) / "history"
-    suite = history.load_suite_history(suite_dir)
-    return HistoryPage(series=table, noise=noise, changes=found, pairs=history.neighbour_pairs(points),
-                       suite=suite, suite_runs=history.runs(suite), suite_moves=history.suite_changes(suite),
-                       suite_dir=suite_dir, model=model, levels=list(levels))
+    return HistoryPage(series=table, noise=noise, changes=found, pairs=history.neighbour_pairs(points), model=model,
+                       levels=list(levels))

@@ -131,9 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     _section("summary (targets of issue 15)")
     width = max((len(r[0]) for r in rows), default=10) + 2
     value_width = max((len(r[1]) for r in rows), default=10) + 2
+    target_width = max((len(r[2]) for r in rows), default=8) + 2
     for what, value, target, ok in rows:
         mark = "" if ok is None else ("ok" if ok else "MISSED")
-        print(f"{what:<{width}}{value:<{value_width}}{target:<10}{mark}")
+        print(f"{what:<{width}}{value:<{value_width}}{target:<{target_width}}{mark}")
     total = time.perf_counter() - started
     print(f"bench wall time {total:.0f} s{' (--quick)' if args.quick else ''}")
     if args.json:

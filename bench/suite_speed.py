@@ -13,7 +13,7 @@ Everything runs through the command line, in a throw-away copy of the project's 
    cold / this run
 6. ``perfclaims report --out OUT3 --jobs 1 --force``: one at a time with the suite's own executors (how much of
    the gain is the pool alone; printed, no target)
-7. ``perfclaims claim C00`` and ``perfclaims --help`` (median of a few runs)
+8. ``perfclaims claim C00`` (median of 3) and ``perfclaims --help`` (median of 5)
 
 Flags the runner does not have yet (``--jobs``, ``--force``; read from ``perfclaims report --help``) are left
 out: without ``--jobs`` the cold run already is the one-at-a-time run and is not repeated; without ``--force``
@@ -147,7 +147,9 @@ def run(only: list[str] | None, touch: str, keep: Path | None = None) -> dict:
                                         + force + only_args, env)
         if "touched" in runs and "cold-jobs-1" in runs:
             out["touched_check"] = skipped_match_forced(runs["touched"], root / "reports", root / "reports-1")
-        runs["claim"] = timed([pc, "claim", "C00", "--out", str(root / "claims")], env)
+        claims = [timed([pc, "claim", "C00", "--out", str(root / "claims")], env) for _ in range(3)]
+        runs["claim"] = {**claims[0], "seconds": statistics.median(c["seconds"] for c in claims),
+                         "all": [c["seconds"] for c in claims]}
         helps = [timed([pc, "--help"], env)["seconds"] for _ in range(5)]
         runs["help"] = {"seconds": statistics.median(helps), "rc": 0, "reports": [], "all": helps}
     return out
@@ -221,7 +223,7 @@ def print_report(res: dict) -> dict:
             print(f"  touched: {len(check['skipped'])} reports not re-executed; their numbers equal a forced rerun's "
                   f"on the changed data: {ok(verdict['touched_ok'])}"
                   + (f" (differ: {', '.join(check['differ'])})" if check["differ"] else ""))
-    print(f"  perfclaims claim C00 {verdict['claim_s']:.2f} s (target <= {CLAIM_TARGET_S:g} s): "
+    print(f"  perfclaims claim C00 {verdict['claim_s']:.2f} s median of 3 (target <= {CLAIM_TARGET_S:g} s): "
           f"{ok(verdict['claim_ok'])}")
     print(f"  perfclaims --help {verdict['help_s']:.3f} s median of 5 (target <= {HELP_TARGET_S:g} s): "
           f"{ok(verdict['help_ok'])}")

@@ -15,10 +15,9 @@ TEST_DATA = Path(__file__).parent / "data" / "claims"
 
 
 @pytest.fixture(scope="module")
-def points():
-    from analysis.ingest import ingest
-
-    return ingest([config.RAW_DATA_DIR], progress=False).points
+def points(raw_points):
+    """The shipped data/raw ingested (the session's table: read once per worker)."""
+    return raw_points
 
 
 _CARDS: dict = {}
@@ -372,7 +371,7 @@ def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
 
 def test_interconnect_table_feeds_the_scope_answer(points):
 
-    from analysis import config, roofline
+    from analysis import roofline
 
     table = pd.read_csv(config.SPECS_DIR / "interconnect.csv")
     assert set(table["where"]) == {"node", "rack", "scale-out"}

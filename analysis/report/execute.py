@@ -1,8 +1,9 @@
 """Executing one notebook and exporting it to HTML.
 
-Two executors: ``papermill`` starts a kernel per notebook (full isolation, the default), and ``inprocess`` runs the
-notebook's code cells in one IPython shell inside the calling process, capturing display outputs into nbformat
-outputs (no kernel start, imports paid once per worker: a claim card renders in well under a second once warm).
+Two executors: ``papermill`` starts a kernel per notebook, and ``inprocess`` (the shipped suite's choice) runs the
+notebook's code cells in one IPython shell inside the calling process, a worker of the runner's pool, capturing
+display outputs into nbformat outputs (no kernel start, imports paid once before the workers are forked: a claim
+card renders in well under a second).
 Between in-process runs the namespace is reset, figures are closed, and matplotlib's rcParams, pandas' options
 and the warning filters are restored. Either way the result is exported with the same offline template
 (``analysis/templates/perfclaims``).
@@ -213,9 +214,12 @@ def _exporter():
     if "exporter" not in _STATE:
         from nbconvert import HTMLExporter
 
+        # embed_images stays off: figures are already inline data: outputs, the notebooks' Markdown references no
+        # image file, and embedding would parse every finished page again with BeautifulSoup (0.1-0.5 s a page)
+        # and pull into a shared page whatever local file a Markdown image pointed at.
         _STATE["exporter"] = HTMLExporter(
             template_name="perfclaims", extra_template_basedirs=[str(TEMPLATE_DIR)], exclude_input=True,
-            exclude_input_prompt=True, exclude_output_prompt=True, embed_images=True)
+            exclude_input_prompt=True, exclude_output_prompt=True, embed_images=False)
     return _STATE["exporter"]
 
 
@@ -292,7 +296,11 @@ def preload(executors: set[str]) -> None:
     import nbformat  # noqa: F401
     import pandas  # noqa: F401
 
-    _exporter()  # templates compiled once, inherited by every worker
+    if not _STATE.get("warm"):  # templates, Markdown renderer and their regexes compiled once, inherited by workers
+        from nbformat.v4 import new_markdown_cell, new_notebook
+
+        _exporter().from_notebook_node(new_notebook(cells=[new_markdown_cell("warm-up")]))
+        _STATE["warm"] = True
     if "inprocess" in executors:
         from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
     if "papermill" in executors:

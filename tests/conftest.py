@@ -62,20 +62,31 @@ def raw_points(tmp_path_factory):
     return ingest([RAW]).points
 
 
-def run_notebook(name: str, tmp_path: Path, **parameters) -> dict:
-    """Execute ``notebooks/<name>.ipynb`` under papermill; return what it saved with ``save_results``."""
-    import papermill as pm
+def _execute_in_child(name: str, tmp_path: Path, parameters: dict) -> None:
+    from analysis.report import execute
 
-    results_path = tmp_path / f"{name}.results.json"
-    out = tmp_path / f"{name}.ipynb"
-    pm.execute_notebook(
-        str(ROOT / "notebooks" / f"{name}.ipynb"),
-        str(out),
-        parameters={**parameters, "results_path": str(results_path)},
-        kernel_name="python3",
-        cwd=str(ROOT / "notebooks"),
-        progress_bar=False,
-    )
+    nb, error, _ = execute.execute(ROOT / "notebooks" / f"{name}.ipynb", parameters, "inprocess",
+                                   tmp_path / f".work-{name}", ROOT / "notebooks")
+    if nb is not None:
+        import nbformat
+
+        nbformat.write(nb, str(tmp_path / f"{name}.ipynb"))
+    if error:
+        raise SystemExit(f"{name}: {error}")
+
+
+def run_notebook(name: str, tmp_path: Path, **parameters) -> dict:
+    """Execute ``notebooks/<name>.ipynb`` as the suite runner does (the in-process executor, in a process forked for
+    it: no kernel start, nothing left in the test process); return what it saved with ``save_results``. The executed
+    notebook is ``tmp_path/<name>.ipynb``. (The papermill executor is tested in test_report.py.)"""
+    import multiprocessing
+
+    results_path = tmp_path / f".work-{name}" / "results.json"  # where the executor has the notebook save them
+    child = multiprocessing.get_context("fork").Process(target=_execute_in_child, args=(name, tmp_path, parameters))
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        pytest.fail(f"notebooks/{name}.ipynb failed (exit {child.exitcode}); see the output above")
     return json.loads(results_path.read_text())
 
 

@@ -100,7 +100,7 @@ def tab(browser):
 def _open(tab, path: Path) -> Seen:
     seen = tab.seen = Seen()
     tab.goto(path.resolve().as_uri(), wait_until="load")
-    tab.wait_for_timeout(100)  # late console messages (fonts, scripts) arrive after load
+    tab.wait_for_timeout(50)  # late console messages (fonts, scripts) arrive after load
     seen.title = tab.title()
     seen.links = tab.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
     seen.client_width = tab.evaluate("document.documentElement.clientWidth")

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "39e9ef3"  # main before issue 15's test work: 636 tests, notebook tests one kernel each, one process
 TARGET_S, RATIO_TARGET = 60.0, 0.5
-SUMMARY = re.compile(r"(\d+) passed(?:, (\d+) skipped)?(?:, (\d+) failed)?")
+COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?)\b")
 
 
 def timed(cmd: list[str], cwd: Path, env: dict) -> dict:
@@ -32,9 +32,10 @@ def timed(cmd: list[str], cwd: Path, env: dict) -> dict:
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     tail = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()][-3:]
-    found = SUMMARY.search("\n".join(tail))
+    summary = next((ln for ln in reversed(tail) if " in " in ln and COUNT.search(ln)), "")
+    counts = {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in COUNT.findall(summary)}
     return {"cmd": " ".join(cmd), "seconds": seconds, "rc": proc.returncode, "tail": tail,
-            "passed": int(found.group(1)) if found else 0, "failed": int(found.group(3) or 0) if found else 0}
+            "passed": counts.get("passed", 0), "failed": counts.get("failed", 0) + counts.get("error", 0)}
 
 
 def baseline_checkout(rev: str) -> Path | None:

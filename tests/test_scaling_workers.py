@@ -44,7 +44,8 @@ def test_chunks_run_in_other_processes_and_come_back_in_order(monkeypatch):
     out = workers.run(_pid, list(range(100)), {}, jobs=2)
     assert [item for item, _ in out] == list(range(100))
     pids = {pid for _, pid in out}
-    assert os.getpid() not in pids and len(pids) == 2
+    # never the calling process; at most the two workers (a busy machine may let one worker take every chunk)
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2
 
 
 def test_small_tables_are_fitted_in_the_calling_process():

@@ -503,9 +503,10 @@ def suite_changes(hist: pd.DataFrame, *, rel_tol: float = 1e-9) -> pd.DataFrame:
 
 
 def runs(hist: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: date, inputs hash, code version, commit and how many numbers it recorded."""
-    cols = ["run_id", "run_date", "inputs_hash", "code_version", "commit"]
+    """One row per run: date, code version, commit, the reports it executed (each has its own inputs hash) and how
+    many numbers it recorded."""
+    cols = ["run_id", "run_date", "code_version", "commit"]
     if hist.empty:
-        return pd.DataFrame(columns=cols + ["n_numbers"])
-    return (hist.groupby(cols, sort=False).size().rename("n_numbers").reset_index()
-            .sort_values(["run_date", "run_id"]).reset_index(drop=True))
+        return pd.DataFrame(columns=cols + ["n_reports", "n_numbers"])
+    out = hist.groupby(cols, sort=False).agg(n_reports=("report", "nunique"), n_numbers=("key", "size"))
+    return out.reset_index().sort_values(["run_date", "run_id"]).reset_index(drop=True)

@@ -38,12 +38,15 @@ class SuiteHistoryPage:
                     "yet. Each `perfclaims report` run adds the key numbers of the reports it executed there; from "
                     "the second run on, this page shows how they moved.")
         n_runs = self.suite["run_id"].nunique()
-        span = f"{text.esc(self.suite['run_date'].min())} to {text.esc(self.suite['run_date'].max())}"
+        first, last = text.esc(self.suite["run_date"].min()), text.esc(self.suite["run_date"].max())
+        recorded = f"{n_runs} run{'s' if n_runs != 1 else ''} recorded ({first}{f' to {last}' if last != first else ''})"
+        if n_runs == 1:
+            return f"{recorded}: nothing to compare yet; from the next run that executes a report on, moves show here."
         if self.moves.empty:
-            return f"{n_runs} runs recorded ({span}); no headline number moved between consecutive runs."
+            return f"{recorded}; no headline number moved between consecutive runs."
         counts = self.moves["cause"].value_counts()
         parts = [f"{int(counts[c])} from {said}" for c, said in CAUSES.items() if c in counts]
-        return (f"{n_runs} runs recorded ({span}); {len(self.moves)} numbers moved between consecutive runs: "
+        return (f"{recorded}; {len(self.moves)} numbers moved between consecutive runs of their report: "
                 + "; ".join(parts) + ".")
 
     def results(self) -> dict:

@@ -1,6 +1,6 @@
 """`make bench`: ingest, scale and suite figures in one run, each section's table, then every target side by side.
 
-    .venv/bin/python bench/run.py            # the full bench (about 6 minutes on 2 idle cores)
+    .venv/bin/python bench/run.py            # the full bench (about 7.5 minutes on 2 idle cores)
     .venv/bin/python bench/run.py --quick    # smaller sizes and two notebooks, to try it (about 1.5 minutes)
 
 Sections (each is also a script of its own in bench/): ``ingest_speed.py`` (a ~200 MB AIPerf JSONL read by

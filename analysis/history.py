@@ -154,48 +154,57 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
     equal-concurrency values and ``at interactivity`` for frontier readings; ``source`` names the row(s) read.
     """
     pts = dated_points(points)
-    # only the columns read below travel into the groups (slicing eighty columns per group cost most of the time)
-    pts = pts[[c for c in dict.fromkeys(CONFIG + LABEL_COLUMNS + ["day", "concurrency", "tok_s_per_user",
-                                                                  "tok_s_per_gpu", "source"]) if c in pts.columns]]
+    cols = [c for c in dict.fromkeys(CONFIG + LABEL_COLUMNS + ["day", "concurrency", "tok_s_per_user", "tok_s_per_gpu",
+                                                               "source"]) if c in pts.columns]
+    pts = pts[cols]
+    if pts.empty:
+        return pd.DataFrame(columns=SERIES_COLUMNS)
+    # one number per configuration, in sorted configuration order (the order dated_points sorts the rows in)
+    pts = pts.assign(_g=pts.groupby(CONFIG, dropna=False, sort=True).ngroup().to_numpy())
+    pts = pts[(pts.groupby("_g")["day"].transform("nunique") >= 2).to_numpy()]  # measured on two or more dates
+    if pts.empty:
+        return pd.DataFrame(columns=SERIES_COLUMNS)
+    repeated = pts[(pts.groupby(["_g", "concurrency"])["day"].transform("nunique") >= 2).to_numpy()]
+    low = repeated.groupby("_g")["concurrency"].min()
+    high = repeated.groupby("_g")["concurrency"].max()
+    first = pts.groupby("_g", sort=True).head(1).set_index("_g")
+    label = {g: group_label(row) for g, row in first.iterrows()}
+    g = pts["_g"].to_numpy()
+    conc = pts["concurrency"].to_numpy(float)
+    base = {"group": [label[x] for x in g], **{c: first.loc[g, c].to_numpy() for c in
+                                              ("model", "hardware", "precision", "scope")},
+            "date": pts["day"].to_numpy(), "source": pts["source"].to_numpy(), "concurrency": conc,
+            "level": np.nan, "between": [f"{c:g}" for c in conc]}
+    at_low = conc == low.reindex(g).to_numpy(float)
+    at_high = conc == high.reindex(g).to_numpy(float)
+    parts = [
+        pd.DataFrame({**base, "metric": [conc_metric("user", c) for c in conc],
+                      "value": pts["tok_s_per_user"].to_numpy(float), "quantity": "user",
+                      "role": np.where(at_low, "single-user end", "at concurrency")}),
+        pd.DataFrame({**base, "metric": [conc_metric("gpu", c) for c in conc],
+                      "value": pts["tok_s_per_gpu"].to_numpy(float), "quantity": "gpu",
+                      "role": np.where(at_high, "capacity end", "at concurrency")}),
+    ]
     rows: list[dict] = []
-    for grp in _groups(pts):
-        if grp["day"].nunique() < 2:
-            continue
-        first = grp.iloc[0]
-        label = group_label(first)
-        dates_per_conc = grp.groupby("concurrency")["day"].nunique()
-        repeated = dates_per_conc[dates_per_conc >= 2].index
-        low = repeated.min() if len(repeated) else np.nan
-        high = repeated.max() if len(repeated) else np.nan
-        base = {"group": label, "model": first["model"], "hardware": first["hardware"],
-                "precision": first["precision"], "scope": first["scope"]}
-        for date, on_day in grp.groupby("day", sort=True):
-            for r in on_day[["concurrency", "tok_s_per_user", "tok_s_per_gpu", "source"]].itertuples():
-                for quantity, value in (("user", r.tok_s_per_user), ("gpu", r.tok_s_per_gpu)):
-                    role = "at concurrency"
-                    if quantity == "user" and r.concurrency == low:
-                        role = "single-user end"
-                    elif quantity == "gpu" and r.concurrency == high:
-                        role = "capacity end"
-                    rows.append({**base, "date": date, "metric": conc_metric(quantity, r.concurrency),
-                                 "value": float(value), "source": r.source, "quantity": quantity,
-                                 "concurrency": float(r.concurrency), "level": np.nan,
-                                 "between": f"{r.concurrency:g}", "role": role})
-            mask = frontier.pareto_mask(on_day["tok_s_per_user"].to_numpy(float),
-                                        on_day["tok_s_per_gpu"].to_numpy(float))
-            front = on_day[mask]
-            for level, value in zip(levels, frontier.capacity_at(front, levels)):
-                if not np.isfinite(value):
-                    continue
-                used = frontier.bracketing_points(front, level)
-                u = used["tok_s_per_user"].to_numpy(float)
-                if len(u) == 2 and u[1] / u[0] > frontier.WIDE_GAP:
-                    continue  # read between points too far apart: too rough to compare over time
-                rows.append({**base, "date": date, "metric": level_metric(level), "value": float(value),
-                             "source": "+".join(used["source"]), "quantity": "gpu", "concurrency": np.nan,
-                             "level": float(level), "role": "at interactivity",
-                             "between": "–".join(f"{c:g}" for c in sorted(used["concurrency"]))})
-    out = pd.DataFrame(rows, columns=SERIES_COLUMNS)
+    front_cols = ["concurrency", "tok_s_per_user", "tok_s_per_gpu", "source"]
+    for (gid, date), on_day in pts[["_g", "day"] + front_cols].groupby(["_g", "day"], sort=True):
+        mask = frontier.pareto_mask(on_day["tok_s_per_user"].to_numpy(float), on_day["tok_s_per_gpu"].to_numpy(float))
+        front = on_day[mask]
+        for level, value in zip(levels, frontier.capacity_at(front, levels)):
+            if not np.isfinite(value):
+                continue
+            used = frontier.bracketing_points(front, level)
+            u = used["tok_s_per_user"].to_numpy(float)
+            if len(u) == 2 and u[1] / u[0] > frontier.WIDE_GAP:
+                continue  # read between points too far apart: too rough to compare over time
+            f = first.loc[gid]
+            rows.append({"group": label[gid], "model": f["model"], "hardware": f["hardware"],
+                         "precision": f["precision"], "scope": f["scope"], "date": date,
+                         "metric": level_metric(level), "value": float(value), "source": "+".join(used["source"]),
+                         "quantity": "gpu", "concurrency": np.nan, "level": float(level), "role": "at interactivity",
+                         "between": "–".join(f"{c:g}" for c in sorted(used["concurrency"]))})
+    parts.append(pd.DataFrame(rows, columns=SERIES_COLUMNS))
+    out = pd.concat([p[SERIES_COLUMNS] for p in parts], ignore_index=True)
     # Repeats on one date (two runs of one configuration at one concurrency) stay as separate rows.
     return out.sort_values(["group", "metric", "date"], kind="stable").reset_index(drop=True)
 

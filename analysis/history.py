@@ -347,6 +347,9 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
     table = series(points, levels=levels) if table is None else table
     noise_by = noise(points) if noise_by is None else noise_by
     pts = dated_points(points)
+    # what differs() reads, and nothing else: it filters these rows once per change
+    pts = pts[[c for c in ("source", "tool_version", "run_id", "n_gpus", "n_decode_gpus", "concurrency")
+               if c in pts.columns]]
     rows = []
     # repeats on one date: compare the dates' medians (one aggregation over every series, then a walk per series)
     per_day_all = table.groupby(["group", "metric", "date"], sort=True).agg(

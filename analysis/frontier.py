@@ -254,12 +254,12 @@ def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap
         elif t < u[0]:
             row["reading"] = "lower bound"
             row["lower_bound_tok_s_per_gpu"] = f["tok_s_per_gpu"].to_numpy(float)[u == u[0]].max()
-        elif np.isfinite(value):
-            pair = bracketing_points(front, t)["tok_s_per_user"].to_numpy(float)
-            if len(pair) == 1:
+        elif np.isfinite(value):  # the points bracketing_points would return, read off the sorted speeds
+            if (u == t).any():
                 row.update(reading="measured", gap=1.0)
             else:
-                row["gap"] = pair[1] / pair[0]
+                hi = int(np.searchsorted(u, t))
+                row["gap"] = u[hi] / u[hi - 1]
                 row["reading"] = "wide gap" if row["gap"] > wide_gap else "interpolated"
         rows.append(row)
     return pd.DataFrame(rows)

@@ -147,27 +147,23 @@ def _shell():
     cfg.InteractiveShell.colors = "nocolor"
     shell = Shell.instance(config=cfg, display_pub_class=Publisher, displayhook_class=Hook)
     os.environ.setdefault("MPLBACKEND", "Agg")
-    _draw_figures_once()
     with contextlib.redirect_stdout(io.StringIO()):
         shell.enable_matplotlib("inline")
+    _draw_figures_once(shell)
     import matplotlib
 
     _STATE.update(shell=shell, rc=dict(matplotlib.rcParams))
     return shell
 
 
-def _draw_figures_once() -> None:
-    """The inline backend's canvas without the redraw pyplot asks for whenever a figure changes in interactive mode:
-    a report's figure is drawn when the backend saves it after its cell, and the extra draw was a third of each
-    figure's cost. (Set before the backend is chosen, which is when pyplot reads the canvas class.)"""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib_inline import backend_inline
+def _draw_figures_once(shell) -> None:
+    """Drop pyplot's redraw of every figure after each cell: the inline backend draws each figure when it saves it
+    after the cell, and the extra draw (meant for windows on screen) was a third of each figure's cost."""
+    import matplotlib.pyplot as plt
 
-    class InlineCanvas(FigureCanvasAgg):
-        def draw_idle(self, *args, **kwargs):
-            pass
-
-    backend_inline.FigureCanvas = InlineCanvas
+    hook = getattr(plt, "_draw_all_if_interactive", None)
+    if hook is not None and hook in shell.events.callbacks.get("post_execute", []):
+        shell.events.unregister("post_execute", hook)
 
 
 def run_inprocess(src: Path, parameters: dict, cwd: Path):

@@ -133,11 +133,6 @@ def group_label(row: Mapping) -> str:
     return " · ".join(p for p in parts if p and p != "unknown")
 
 
-def _groups(pts: pd.DataFrame):
-    for _, grp in pts.groupby(CONFIG, dropna=False, sort=True):
-        yield grp
-
-
 def conc_metric(quantity: str, concurrency: float) -> str:
     unit = "tok/s/user" if quantity == "user" else "tok/s/GPU"
     return f"{unit} at concurrency {concurrency:g}"

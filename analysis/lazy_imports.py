@@ -5,7 +5,9 @@
 it through ``jsonschema[format-nongpl]``), and importing ``rfc3987_syntax`` builds a Lark Earley parser of the
 RFC 3987 grammar: 1.1-1.6 s of every ``perfclaims claim`` and ``perfclaims report``, for a checker no notebook
 schema uses. :func:`defer_iri_grammar` puts a stand-in for the package in ``sys.modules`` that loads the real one
-the first time anything is looked up on it, so an ``iri`` check, if one ever runs, is exactly what it was.
+the first time anything is looked up on it, so an ``iri`` check, if one ever runs, is exactly what it was. The
+stand-in carries the package's own ``__file__``, ``__loader__`` and ``__path__``, so tools that only look at where
+modules come from (hypothesis' pytest plugin reads ``__file__`` of every module in ``sys.modules``) do not build it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def defer_iri_grammar() -> bool:
     stand_in = types.ModuleType(IRI_PACKAGE, "lazy stand-in: the real module loads on first attribute lookup")
     stand_in.__path__ = list(spec.submodule_search_locations)  # submodules import from the real folder
     stand_in.__spec__ = spec
+    stand_in.__file__, stand_in.__loader__ = spec.origin, spec.loader
 
     def is_valid_syntax(term: str, value: str) -> bool:
         return importlib.import_module(_IRI_MODULE).is_valid_syntax(term, value)

@@ -34,6 +34,7 @@ import json, sys
 from analysis.lazy_imports import defer_iri_grammar
 installed = defer_iri_grammar()
 import papermill, nbconvert, jsonschema
+files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]  # as hypothesis scans for local code
 built_on_import = "rfc3987_syntax.syntax_helpers" in sys.modules
 checker = jsonschema.FormatChecker()
 values = ["http://example.com/caf\\u00e9?q=1#top", "http://[not-closed", "relative/caf\\u00e9", "a b"]

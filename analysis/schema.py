@@ -136,7 +136,9 @@ def add_flag(flags: str | None, flag: str) -> str:
 
 def has_flag(points: pd.DataFrame, flag: str) -> pd.Series:
     """Boolean mask of rows carrying ``flag``."""
-    return points["flags"].fillna("").str.split(";").apply(lambda fs: flag in fs)
+    codes, values = pd.factorize(points["flags"].fillna(""))  # each distinct flag string is split once
+    carries = np.array([flag in str(v).split(";") for v in values], dtype=bool)
+    return pd.Series(carries[codes] if len(values) else np.zeros(len(codes), dtype=bool), index=points.index)
 
 
 # --- validation -----------------------------------------------------------------------------------

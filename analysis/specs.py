@@ -142,8 +142,20 @@ def _hardware_keys(table: pd.DataFrame) -> dict[str, tuple[str, int | None]]:
 
 def hardware(name: str, *, path: Path | None = None) -> Hardware:
     """The record for an accelerator name (case/punctuation-insensitive; "DGX B200", "8x B200", "GB300 NVL72")."""
-    table = hardware_table(path)
-    keys = _hardware_keys(table)
+    return _hardware_cached(str(name), str(path or HARDWARE_FILE))
+
+
+@lru_cache(maxsize=4)
+def _hardware_index(path: str) -> dict[str, tuple[str, int | None]]:
+    return _hardware_keys(_hardware_rows(path))
+
+
+@lru_cache(maxsize=512)
+def _hardware_cached(name: str, path: str) -> Hardware:
+    """One lookup per name (a claim card asks for the same few accelerators hundreds of times; the record is
+    frozen)."""
+    table = _hardware_rows(path)
+    keys = _hardware_index(path)
     key = normalize_name(name)
     hit = keys.get(key)
     if hit is None:  # "8x B200", "NVIDIA H200", "DGX B200 (8x B200)", "Azure ND GB200 v6 (GB200 NVL72)"
@@ -359,11 +371,21 @@ def _tokens(text: str) -> list[str]:
 
 def match_model_name(name: str, *, path: Path | None = None) -> str | None:
     """The table name a model name stands for, or None (case/punctuation-insensitive, dates and tags dropped)."""
-    table = model_table(path)
+    return _match_model_cached(str(name), str(path or MODELS_FILE))
+
+
+@lru_cache(maxsize=4)
+def _model_keys(path: str) -> dict[str, str]:
     by_key: dict[str, str] = {}
-    for n in table["name"]:
+    for n in _model_rows(path)["name"]:
         by_key.setdefault(normalize_name(n), n)
         by_key.setdefault(normalize_name(_short(n)), n)
+    return by_key
+
+
+@lru_cache(maxsize=1024)
+def _match_model_cached(name: str, path: str) -> str | None:
+    table, by_key = _model_rows(path), _model_keys(path)
     key = normalize_name(name)
     if key in by_key:
         return by_key[key]

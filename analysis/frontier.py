@@ -151,14 +151,42 @@ def frontier(points: pd.DataFrame, *, by: Sequence[str] | None = None, denominat
     data = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
     keep_cols = by + ["tok_s_per_user", "tok_s_per_gpu", "gpu_denominator"] + [
         c for c in CONFIG_COLUMNS if c in data.columns and c not in by]
-    parts = []
-    for _, group in _groups(data, by):
-        mask = pareto_mask(group["tok_s_per_user"].to_numpy(), group["tok_s_per_gpu"].to_numpy())
-        front = group[mask].sort_values(["tok_s_per_user", "tok_s_per_gpu"], ascending=[True, False])
-        parts.append(front[keep_cols].assign(n_points=len(group)))
-    if not parts:
+    return _fronts(data, by, data["tok_s_per_gpu"].to_numpy(float), keep_cols)
+
+
+def _fronts(data: pd.DataFrame, by: list[str], goodness: np.ndarray, keep_cols: list[str]) -> pd.DataFrame:
+    """The Pareto points of every ``by`` group of ``data`` on tok/s/user against ``goodness`` (both maximised), in
+    one pass over the table: groups in key order; within one, tok/s/user ascending, then goodness descending, ties
+    in table order. ``n_points`` is the size of each point's group."""
+    if data.empty:
         return pd.DataFrame(columns=keep_cols + ["n_points"])
-    return pd.concat(parts, ignore_index=True)
+    group = (data.groupby(by, dropna=False, sort=True).ngroup() if by else pd.Series(0, index=data.index)).to_numpy()
+    u = data["tok_s_per_user"].to_numpy(float)
+    keep = grouped_pareto_mask(group, u, goodness)
+    order = np.flatnonzero(keep)[np.lexsort((-goodness[keep], u[keep], group[keep]))]
+    front = data.iloc[order][keep_cols].reset_index(drop=True)
+    return front.assign(n_points=np.bincount(group)[group[order]])
+
+
+def grouped_pareto_mask(group: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`pareto_mask` within each group (integer codes), for all groups at once."""
+    n = len(x)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    order = np.lexsort((-y, -x, group))  # by group, x descending, ties by y descending
+    gs, xs, ys = group[order], x[order], y[order]
+    # a block is a run of equal x within a group; its first row holds the block's highest y (its top)
+    starts = np.flatnonzero(np.r_[True, (gs[1:] != gs[:-1]) | (xs[1:] != xs[:-1])])
+    block = np.cumsum(np.r_[True, (gs[1:] != gs[:-1]) | (xs[1:] != xs[:-1])]) - 1
+    top, block_group = ys[starts], gs[starts]
+    # the best top among earlier blocks of the same group (-inf for a group's first block)
+    running = pd.Series(top).groupby(block_group).cummax().to_numpy()
+    before = np.r_[-np.inf, running[:-1]]
+    before[np.r_[True, block_group[1:] != block_group[:-1]]] = -np.inf
+    keep_sorted = (ys == top[block]) & (top[block] > before[block])
+    keep = np.zeros(n, dtype=bool)
+    keep[order[keep_sorted]] = True
+    return keep
 
 
 # --- reading a frontier at equal interactivity ------------------------------------------------------
@@ -418,14 +446,7 @@ def metric_frontier(points: pd.DataFrame, *, metric: str = DEFAULT_METRIC, by: S
              "power_scope"] + PRICE_COLUMNS
     keep_cols = by + ["tok_s_per_user"] + list(dict.fromkeys(extra)) + [
         c for c in CONFIG_COLUMNS if c in data.columns and c not in by]
-    parts = []
-    for _, group in _groups(data, by):
-        mask = pareto_mask(group["tok_s_per_user"].to_numpy(), _goodness(group[metric], metric))
-        front = group[mask].sort_values("tok_s_per_user")
-        parts.append(front[keep_cols].assign(n_points=len(group)))
-    if not parts:
-        return pd.DataFrame(columns=keep_cols + ["n_points"])
-    return pd.concat(parts, ignore_index=True)
+    return _fronts(data, by, _goodness(data[metric], metric) if len(data) else np.zeros(0), keep_cols)
 
 
 def metric_readings(front: pd.DataFrame, targets: Iterable[float], *, metric: str = DEFAULT_METRIC,

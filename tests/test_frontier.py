@@ -82,6 +82,20 @@ def test_frontier_matches_brute_force_on_the_inferencex_snapshot(snapshot):
     assert n_groups == fronts.groupby(BY).ngroups > 40
 
 
+def test_all_groups_at_once_keep_what_each_group_alone_keeps():
+    """The one-pass frontier of many groups is the per-group Pareto rule (ties and exact duplicates included),
+    on small integer grids where ties are common."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(0, 60))
+        group, x, y = rng.integers(0, 4, n), rng.integers(0, 6, n).astype(float), rng.integers(0, 6, n).astype(float)
+        expected = np.zeros(n, dtype=bool)
+        for k in np.unique(group):
+            rows = np.flatnonzero(group == k)
+            expected[rows] = fr.pareto_mask(x[rows], y[rows])
+        assert (fr.grouped_pareto_mask(group, x, y) == expected).all()
+
+
 def test_failed_runs_never_reach_the_frontier():
     rows = [
         dict(hardware="X", precision="fp8", scope="node", n_gpus=8, tok_s_per_user=100.0, output_tok_s=800.0),

@@ -176,7 +176,7 @@ def price_for(prices: pd.DataFrame, hardware) -> Price | None:
 
 def missing_prices(prices: pd.DataFrame, hardware: Iterable) -> list[str]:
     """The hardware names (sorted, once each) that have no price."""
-    return sorted({str(h) for h in hardware if price_for(prices, h) is None})
+    return sorted(h for h in {str(h) for h in hardware} if price_for(prices, h) is None)  # one lookup per name
 
 
 def no_price_message(hardware: Iterable[str]) -> str:

@@ -45,8 +45,9 @@ report: $(PROCESSED)/points.parquet
 share: $(STAMP)
 	$(BIN)/perfclaims share
 
-# two workers on two cores (pytest-xdist); the tests that read the rendered suite are one module (one worker), so it renders once
-PYTEST_ARGS ?= -n auto --dist loadfile
+# two workers on two cores (pytest-xdist); the tests that read the rendered suite are one module (one worker), so it
+# renders once. Files go to the workers slowest first (tests/conftest.py orders them; xdist keeps that order).
+PYTEST_ARGS ?= -n auto --dist loadfile --no-loadscope-reorder
 test: $(PROCESSED)/points.parquet
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 

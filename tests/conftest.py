@@ -153,7 +153,44 @@ def runs_a_notebook(item) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds)."""
+    """Mark every notebook-executing test ``notebook`` (`pytest -m "not notebook"` runs the rest in seconds), then
+    order the files slowest first (see :func:`_file_seconds`)."""
     for item in items:
         if runs_a_notebook(item) and item.get_closest_marker("notebook") is None:
             item.add_marker(pytest.mark.notebook)
+    seconds = _file_seconds(config, items)
+    items.sort(key=lambda item: -seconds[_file_of(item.nodeid)])  # stable: a file's tests stay together, in order
+
+
+# --- slowest files first -----------------------------------------------------------------------------
+# `make test` gives whole files to two xdist workers (--dist loadfile) in collection order (--no-loadscope-reorder):
+# starting with the slowest files keeps one long file from starting last while the other worker idles. A file's
+# time is what it took in the last run that ran it (.pytest_cache), else an estimate from its tests.
+_SECONDS_KEY = "perfclaims/seconds-per-file"
+_SPENT: dict[str, float] = {}
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _file_seconds(config, items) -> dict[str, float]:
+    cache = getattr(config, "cache", None)
+    recorded = cache.get(_SECONDS_KEY, {}) if cache is not None else {}
+    estimate: dict[str, float] = {}
+    for item in items:  # unknown file: a second per notebook-executing test, 20 ms per other test
+        file = _file_of(item.nodeid)
+        estimate[file] = estimate.get(file, 0.0) + (1.0 if item.get_closest_marker("notebook") else 0.02)
+    return {file: float(recorded.get(file, guess)) for file, guess in estimate.items()}
+
+
+def pytest_runtest_logreport(report):
+    _SPENT[_file_of(report.nodeid)] = _SPENT.get(_file_of(report.nodeid), 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Record each file's time (in the xdist controller, or a run without workers), for the next run's order."""
+    cache = getattr(session.config, "cache", None)
+    if cache is None or hasattr(session.config, "workerinput") or not _SPENT:
+        return
+    cache.set(_SECONDS_KEY, {**cache.get(_SECONDS_KEY, {}), **{f: round(s, 2) for f, s in _SPENT.items()}})

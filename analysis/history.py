@@ -345,6 +345,13 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
     # what differs() reads, and nothing else: it filters these rows once per change
     pts = pts[[c for c in ("source", "tool_version", "run_id", "n_gpus", "n_decode_gpus", "concurrency")
                if c in pts.columns]]
+    rows_of: dict[str, pd.DataFrame] = {}  # many changes read the same runs: filter each once
+
+    def rows_for(sources: str) -> pd.DataFrame:
+        if sources not in rows_of:
+            rows_of[sources] = _rows_for(pts, sources)
+        return rows_of[sources]
+
     rows = []
     # repeats on one date: compare the dates' medians (one aggregation over every series, then a walk per series)
     per_day_all = table.groupby(["group", "metric", "date"], sort=True).agg(
@@ -381,7 +388,7 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
                 "group": group, "model": a["model"], "hardware": a["hardware"], "metric": metric, "role": a["role"],
                 "date_before": d0, "date_after": d1, "before": float(a["value"]), "after": float(b["value"]),
                 "ratio": float(ratio), "kind": "improvement" if ratio > 1 else "regression",
-                "differs": differs(_rows_for(pts, a["source"]), _rows_for(pts, b["source"]),
+                "differs": differs(rows_for(a["source"]), rows_for(b["source"]),
                                    date_before=d0, date_after=d1),
                 "source_before": a["source"], "source_after": b["source"], "back_on": back,
                 "held_on": held, "recovers": undoes, "first_date": d0 == dates[0],

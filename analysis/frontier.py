@@ -258,6 +258,12 @@ def lower_bound_column(target: float) -> str:
     return f"tok_s_per_gpu_lower_bound_at_{target:g}"
 
 
+def spec_decode_column(target: float) -> str:
+    """The speculative decoding of the frontier point(s) a reading at ``target`` comes from (``mtp``, ``none``,
+    ``mtp+none`` when the two bracketing points differ; empty when nothing was read)."""
+    return f"spec_decode_at_{target:g}"
+
+
 def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap: float = WIDE_GAP
                       ) -> pd.DataFrame:
     """One row per target: the interpolated ``tok_s_per_gpu`` (NaN outside the measured range, as
@@ -274,21 +280,33 @@ def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap
     rows = []
     f = front.sort_values("tok_s_per_user")
     u = f["tok_s_per_user"].to_numpy(float)
+    g = f["tok_s_per_gpu"].to_numpy(float)
+    spec = f["spec_decode"].astype(str).to_numpy() if "spec_decode" in f else np.full(len(f), "unknown")
+
+    def spec_at(*speeds: float) -> str:  # the best point at each speed (ties on a frontier: all of them)
+        found = set()
+        for speed in speeds:
+            at = u == speed
+            found |= set(spec[at & (g == g[at].max())])
+        return "+".join(sorted(found))
+
     for t, value in zip(targets, values):
         row = {"target_tok_s_per_user": t, "tok_s_per_gpu": value, "reading": "above range", "gap": np.nan,
-               "lower_bound_tok_s_per_gpu": np.nan}
+               "lower_bound_tok_s_per_gpu": np.nan, "spec_decode": ""}
         if len(u) == 0:
             row["reading"] = "no data"
         elif t < u[0]:
             row["reading"] = "lower bound"
-            row["lower_bound_tok_s_per_gpu"] = f["tok_s_per_gpu"].to_numpy(float)[u == u[0]].max()
+            row["lower_bound_tok_s_per_gpu"] = g[u == u[0]].max()
+            row["spec_decode"] = spec_at(u[0])
         elif np.isfinite(value):  # the points bracketing_points would return, read off the sorted speeds
             if (u == t).any():
-                row.update(reading="measured", gap=1.0)
+                row.update(reading="measured", gap=1.0, spec_decode=spec_at(t))
             else:
                 hi = int(np.searchsorted(u, t))
                 row["gap"] = u[hi] / u[hi - 1]
                 row["reading"] = "wide gap" if row["gap"] > wide_gap else "interpolated"
+                row["spec_decode"] = spec_at(u[hi - 1], u[hi])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -322,6 +340,7 @@ def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequen
             row[reading_column(t)] = r.reading
             row[lower_bound_column(t)] = r.lower_bound_tok_s_per_gpu
             row[f"gap_at_{t:g}"] = r.gap
+            row[spec_decode_column(t)] = r.spec_decode
         row.update({
             "fastest_tok_s_per_user": fast["tok_s_per_user"],
             "fastest_tok_s_per_gpu": fast["tok_s_per_gpu"],
@@ -462,7 +481,8 @@ def metric_readings(front: pd.DataFrame, targets: Iterable[float], *, metric: st
     back = (lambda v: 1.0 / v) if cost.lower_is_better(metric) else (lambda v: v)
     return pd.DataFrame({"target_tok_s_per_user": r["target_tok_s_per_user"],
                          "value": back(r["tok_s_per_gpu"].to_numpy(float)), "reading": r["reading"],
-                         "gap": r["gap"], "bound": back(r["lower_bound_tok_s_per_gpu"].to_numpy(float))})
+                         "gap": r["gap"], "bound": back(r["lower_bound_tok_s_per_gpu"].to_numpy(float)),
+                         "spec_decode": r["spec_decode"]})
 
 
 def metric_at(front: pd.DataFrame, targets: Iterable[float], *, metric: str = DEFAULT_METRIC) -> np.ndarray:
@@ -497,6 +517,7 @@ def metric_table(fronts: pd.DataFrame, *, targets: Iterable[float], metric: str 
             row[reading_column(t)] = r.reading
             row[metric_bound_column(metric, t)] = r.bound
             row[f"gap_at_{t:g}"] = r.gap
+            row[spec_decode_column(t)] = r.spec_decode
         if metric in cost.COST_METRICS:
             for col in PRICE_COLUMNS:
                 values = front[col].dropna().unique()

@@ -260,6 +260,34 @@ def test_capacity_readings_flag_wide_gaps_from_the_bracketing_points():
     assert page.capacity_cell(r["tok_s_per_gpu"].iloc[3], "wide gap", math.nan, 5.0).endswith("(gap 5.0×)")
 
 
+def test_each_reading_names_the_speculative_decoding_of_the_points_it_comes_from():
+    front = pd.DataFrame({"tok_s_per_user": [10.0, 20.0, 100.0], "tok_s_per_gpu": [1000.0, 800.0, 50.0],
+                          "spec_decode": ["none", "mtp", "mtp"]})
+    r = fr.capacity_readings(front, [5, 10, 15, 50, 200])
+    # below the range: the slowest point; on a point: that point; between: both neighbours; above: nothing read
+    assert r["spec_decode"].tolist() == ["none", "none", "mtp+none", "mtp", ""]
+    assert page.spec_text("mtp+none") == "read between points with speculative decoding mtp and none"
+    assert page.spec_mark("none") == "" and page.spec_mark("mtp") == " · spec mtp"
+
+
+def test_frontier_headline_names_the_speculative_decoding_of_its_capacity_reading(snapshot):
+    """The shipped InferenceX groups pool MTP and plain points on one frontier: the capacity headline says which the
+    best reading at 50 tok/s/user rests on, read here off the brute-force frontier's bracketing points."""
+    p = page.build(snapshot, model="DeepSeek-R1-0528", isl=1024, osl=1024, source_format="inferencex-api")
+    best = p._best_at(50, solid=True)
+    group = _trusted(snapshot)
+    for col in ("hardware", "precision", "scope"):
+        group = group[group[col] == best[col]]
+    group = group[(group["model"] == "DeepSeek-R1-0528") & (group["isl"] == 1024) & (group["osl"] == 1024)]
+    u, g = group["tok_s_per_user"].to_numpy(), (group["output_tok_s"] / group["n_gpus"]).to_numpy()
+    front = group.iloc[sorted(brute_force_front(list(u), list(g)), key=lambda i: u[i])]
+    below, above = front[front["tok_s_per_user"] <= 50].iloc[-1], front[front["tok_s_per_user"] >= 50].iloc[0]
+    expected = "+".join(sorted({str(below["spec_decode"]), str(above["spec_decode"])}))
+    assert p.results()["capacity_spec_decode"][best["label"]]["50"] == expected
+    assert f"{best['label']}, {page.spec_text(expected, str)})" in p.headline_text
+    assert "mtp" in set(p.table[fr.spec_decode_column(50)])  # the data does pool MTP points
+
+
 def test_ttft_max_ms_keeps_only_points_under_the_limit(snapshot):
     limit = 10_000.0
     fronts = fr.frontier(snapshot, by=BY, ttft_max_ms=limit)

@@ -85,6 +85,34 @@ def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) ->
     return efficiency_cell("tok_s_per_gpu", value, reading, lower_bound, gap)
 
 
+def spec_text(value: str, e=esc) -> str:
+    """Words for the speculative decoding a reading rests on (``mtp``, ``none``, ``mtp+none``, ``unknown``);
+    ``e`` escapes the names (Markdown by default, ``str`` for plain text)."""
+    parts = [p for p in str(value or "").split("+") if p]
+    if not parts:
+        return ""
+    if len(parts) > 1:
+        return "read between points with speculative decoding " + " and ".join(e(p) for p in parts)
+    return "no speculative decoding" if parts[0] == "none" else f"speculative decoding {e(parts[0])}"
+
+
+def spec_mark(value: str) -> str:
+    """A table cell's suffix naming speculative decoding when the reading rests on any (nothing for ``none``)."""
+    value = str(value or "")
+    return "" if value in ("", "none") else f" · spec {esc(value)}"
+
+
+SPEC_NOTE = ("Each reading names the speculative decoding of the frontier points it comes from (`· spec mtp` in the "
+             "tables; no mark: none). A frontier pools every configuration of its group, and speculative decoding "
+             "(MTP) raises tok/s/user at the same concurrency, so a reading on MTP points is not like-for-like with "
+             "one on points without it.")
+
+
+def _spec_at(table: pd.DataFrame, t: float) -> pd.Series:
+    col = frontier.spec_decode_column(t)
+    return table[col] if col in table else pd.Series("", index=table.index)
+
+
 def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.DataFrame:
     """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
     out = pd.DataFrame({
@@ -99,9 +127,9 @@ def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.Dat
     })
     for t in targets:
         out[f"tok/s/GPU at {t:g} tok/s/user"] = [
-            capacity_cell(v, r, lb, g) for v, r, lb, g in zip(
+            capacity_cell(v, r, lb, g) + spec_mark(sd) for v, r, lb, g, sd in zip(
                 table[frontier.target_column(t)], table[frontier.reading_column(t)],
-                table[frontier.lower_bound_column(t)], table[f"gap_at_{t:g}"])]
+                table[frontier.lower_bound_column(t)], table[f"gap_at_{t:g}"], _spec_at(table, t))]
     return out.sort_values("group", ignore_index=True)
 
 
@@ -116,7 +144,7 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
     n_slow = int(table["n_over_ttft_limit"].sum())
     lines = [f"tok/s/GPU divides system output tok/s by **{frontier.DENOMINATOR_TEXT[denominator]}**. "
              f"{len(table)} hardware × precision × scope groups; values between measured frontier points are "
-             "interpolated in log-log space and never extrapolated.",
+             "interpolated in log-log space and never extrapolated. " + SPEC_NOTE,
              f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
              "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
              "that long for its first token. They are drawn hollow in the figure."]
@@ -131,14 +159,16 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
             best = reached.loc[reached[frontier.target_column(t)].idxmax()]
             worst = reached.loc[reached[frontier.target_column(t)].idxmin()]
             text = (f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
-                    f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({esc(best['label'])}), lowest "
-                    f"{worst[frontier.target_column(t)]:,.0f} ({esc(worst['label'])})")
+                    f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({esc(best['label'])}"
+                    f"{_spec_clause(best, t)}), lowest "
+                    f"{worst[frontier.target_column(t)]:,.0f} ({esc(worst['label'])}{_spec_clause(worst, t)})")
             if len(rough):
                 text += f"; {len(rough)} of these read across a gap wider than {frontier.WIDE_GAP:g}× (rough)"
         if len(floors):
             text += (f". {len(floors)} more only measured faster than this, so they serve it with at least their "
                      "slowest point's tok/s/GPU: " + ", ".join(
                          f"{esc(r['label'])} ≥ {_num(r[frontier.lower_bound_column(t)])}"
+                         + spec_mark(r.get(frontier.spec_decode_column(t), ""))
                          for _, r in floors.iterrows()))
         lines.append(text + ".")
     fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
@@ -151,6 +181,11 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
                  f"({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at {fastest['capacity_tok_s_per_user']:,.0f} "
                  "tok/s/user).")
     return "\n".join(lines)
+
+
+def _spec_clause(row: pd.Series, t: float, e=esc) -> str:
+    words = spec_text(row.get(frontier.spec_decode_column(t), ""), e)
+    return f", {words}" if words else ""
 
 
 def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = frontier.TTFT_LIMIT_S) -> str:
@@ -315,6 +350,9 @@ class FrontierPage:
         """The lead line and (topic, finding) pairs; ``md``: data-derived words escaped for Markdown."""
         e = esc if md else str
         names = (lambda v: _names(v)) if md else (lambda v: ", ".join(map(str, v)))
+
+        def spec(row: pd.Series, level: float) -> str:
+            return _spec_clause(row, level, e)
         t = self.targets[0]
         lead = (f"{e(self.model)}, {self.isl:,.0f}/{self.osl:,.0f} tokens in/out; tok/s/GPU counts "
                 f"{frontier.DENOMINATOR_TEXT[self.denominator]}.")
@@ -323,10 +361,11 @@ class FrontierPage:
         if best is not None:
             rough = best[frontier.reading_column(t)] == "wide gap"
             solid = self._best_at(t, solid=True)
-            best_text = (f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(best['label'])}")
+            best_text = (f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(best['label'])}{spec(best, t)}")
             if rough and solid is not None:  # lead with the reading close points support; the rough one after it
                 text = (f"at {t:g} tok/s/user the highest read between close frontier points is "
-                        f"{solid[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(solid['label'])}); a rough reading "
+                        f"{solid[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(solid['label'])}{spec(solid, t)}); "
+                        "a rough reading "
                         f"between points {best[f'gap_at_{t:g}']:.1f}× apart gives {best_text})")
             else:
                 text = (f"at {t:g} tok/s/user the highest reading is {best_text}"
@@ -348,11 +387,13 @@ class FrontierPage:
             rough = cheap[frontier.reading_column(level)] == "wide gap"
             solid = self._cheapest_at(level, solid=True)
             cheap_text = (f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
-                          f"({e(cheap['label'])} at ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour total cost of ownership")
+                          f"({e(cheap['label'])}{spec(cheap, level)}; ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour "
+                          "total cost of ownership")
             if rough and solid is not None:  # the reading close points support first, the rough one after it
                 text = (f"lowest at {level:g} tok/s/user, read between close frontier points, is "
                         f"{_usd(solid[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
-                        f"({e(solid['label'])} at ${solid['usd_per_gpu_hour']:.2f}/GPU-hour); a rough reading "
+                        f"({e(solid['label'])}{spec(solid, level)}; ${solid['usd_per_gpu_hour']:.2f}/GPU-hour); "
+                        "a rough reading "
                         f"between points {cheap[f'gap_at_{level:g}']:.1f}× apart gives {cheap_text})")
             else:
                 text = (f"lowest at {level:g} tok/s/user is {cheap_text}"
@@ -446,8 +487,10 @@ class FrontierPage:
             out[f"tok/s/GPU at {t:g}"] = [capacity_cell(*cap.loc[lab, [col, frontier.reading_column(t),
                                                                         frontier.lower_bound_column(t),
                                                                         f"gap_at_{t:g}"]])
+                                          + spec_mark(cap.loc[lab].get(frontier.spec_decode_column(t), ""))
                                           if lab in cap.index and col in cap else "n/a" for lab in table["label"]]
-            out[f"$/M output tokens at {t:g} tok/s/user"] = _cells(table, "usd_per_mtok", t)
+            out[f"$/M output tokens at {t:g} tok/s/user"] = [c + spec_mark(sd) for c, sd in
+                                                             zip(_cells(table, "usd_per_mtok", t), _spec_at(table, t))]
         return out
 
     def efficiency_long(self, metric: str) -> pd.DataFrame:
@@ -558,6 +601,8 @@ class FrontierPage:
             "capacity_reading": {r["label"]: {f"{x:g}": r[frontier.reading_column(x)] for x in self.targets}
                                  for _, r in t.iterrows()},
             "capacity_lower_bound": {r["label"]: {f"{x:g}": r[frontier.lower_bound_column(x)] for x in self.targets}
+                                     for _, r in t.iterrows()},
+            "capacity_spec_decode": {r["label"]: {f"{x:g}": r[frontier.spec_decode_column(x)] for x in self.targets}
                                      for _, r in t.iterrows()},
             "n_gpus_range": {r["label"]: [r["n_gpus_min"], r["n_gpus_max"]] for _, r in t.iterrows()},
             "fastest_point": {r["label"]: {"tok_s_per_user": r["fastest_tok_s_per_user"],

@@ -411,3 +411,47 @@ def test_c22_efficiency_parts_cost_from_prices_and_per_mw_not_substituted(points
     assert row["measured_all"] == pytest.approx(h200.value / gb300.value, rel=1e-6)
     assert math.isnan(row["measured_over_claimed"]) and row["match"] == "same-model"   # 32K/8K claimed
     assert "$1.41/GPU-hour" in row["how"] and "$2.65/GPU-hour" in row["how"]
+
+
+# --- which other model may stand in for the claim's ---------------------------------------------------------------
+def test_model_sizes_come_from_the_table_else_from_the_name():
+    from analysis.claims.evidence import model_size
+
+    assert model_size("Llama 4 Maverick (400B total, 17B active)") == (400.0, 17.0)  # not in the model table
+    assert model_size("llama-3.1-70b-tp8-shard") == (70.55, 70.55)  # the table's Llama 3.1 70B
+    assert model_size("DeepSeek V4.1 Flash") == (284.0, 13.0)
+    assert model_size("Some Model 70B") == (70.0, None)  # one size: the total, active unknown
+    assert model_size("Some Model") == (None, None)
+
+
+@pytest.mark.parametrize("claim_model, point_model, stands_in", [
+    ("Llama 4 Maverick (400B total, 17B active)", "llama-3.1-8b", False),  # dense against mixture of experts
+    ("Llama 4 Maverick (400B total, 17B active)", "llama-3.1-70b-tp8-shard", False),
+    ("Llama 2 70B", "llama-3.1-8b", False),  # 8.6x fewer active parameters
+    ("Llama 2 70B", "llama-3.1-70b-tp8-shard", True),
+    ("DeepSeek-V4-Flash", "DeepSeek-R1-0528", True),  # both MoE, 13B against 37B active
+    ("Some Model", "Other Model 7B", True),  # nothing known about the claim's model: the family decides
+])
+def test_a_proxy_is_of_comparable_size_and_build(claim_model, point_model, stands_in):
+    from analysis.claims.evidence import comparable_size
+
+    assert comparable_size(claim_model, point_model) is stands_in
+
+
+def test_no_answer_rests_on_another_family_or_size(points):
+    """C03 (Llama 4 Maverick on DGX B200): the shipped data has Llama 3.1 8B/70B (dense, another size) on H200 and
+    DeepSeek-R1 on B200. Neither may answer for Maverick: the R1 points are context only, every answer says so."""
+    card = card_of("C03", points)
+    assert set(card.evidence["tier"]) == {"other model"}
+    assert set(card.evidence["model"]) <= {"DeepSeek-R1-0528", "DeepSeek-R1-0528-FP4"}
+    assert card.evidence_tier == "none"
+    batch, large = card.answers["batch"], card.answers["large_batch"]
+    assert batch.status == claims.NOT_STATED and not batch.evidence and "DeepSeek-R1-0528" in batch.answer
+    assert large.short == "not stated" and not large.evidence
+    assert not any(a.evidence for a in card.answers.values())
+    assert card.pairs == ([], [])
+    # Llama 2 70B claims keep the 70B proxy and drop the 8B
+    assert set(card_of("C14", points).evidence["model"]) == {"llama-3.1-70b-tp8-shard"}
+    # DeepSeek-V4-Flash (C00) keeps DeepSeek-R1 as a labelled proxy
+    c00 = card_of("C00", points)
+    assert set(c00.evidence["tier"]) == {"proxy"} and c00.answers["batch"].short.endswith("(proxy evidence)")

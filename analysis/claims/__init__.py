@@ -27,7 +27,16 @@ from analysis.claims.conditions import (
                                         restate,
                                         stated_lengths,
 )
-from analysis.claims.evidence import evidence_for, evidence_frontier, evidence_summary, own_sol, row_id
+from analysis.claims.evidence import (
+    OTHER_MODEL,
+    PROXY_RULE,
+    evidence_for,
+    evidence_frontier,
+    evidence_summary,
+    own_sol,
+    row_id,
+    stand_ins,
+)
 from analysis.claims.labels import SNAPSHOT_CAVEAT, lengths_text
 from analysis.claims.registry import (
                                         CSV_COLUMNS,
@@ -55,12 +64,12 @@ from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TO
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
 
 __all__ = [
-    "ASSUMED_TAU", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS", "DEFAULT_CONTEXT",
-    "INFERRED", "KINDS", "NOT_STATED", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
+    "ASSUMED_TAU", "OTHER_MODEL", "PROXY_RULE", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS",
+    "DEFAULT_CONTEXT", "INFERRED", "KINDS", "NOT_STATED", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
     "SNAPSHOT_CAVEAT", "STATED", "Answer", "Claim", "ClaimCard", "ClaimPart", "check_parts", "check_statements",
     "claim_card", "claim_from_row", "relevant_points", "claim_ids", "claim_parts", "claim_title", "claim_to_yaml", "context_for",
     "evidence_for", "evidence_frontier", "evidence_summary", "five_answers", "kind_from_unit", "kinds_text",
     "lengths_text", "load_claim", "matched_lengths", "own_sol", "parse_value", "per_user_value",
     "precision_from_text", "read_claim_yaml", "read_claims_csv", "registry", "restate", "row_id",
-    "single_user_end", "sol_for_claim", "sol_statements", "stated_lengths", "verdict",
+    "single_user_end", "sol_for_claim", "sol_statements", "stand_ins", "stated_lengths", "verdict",
 ]

@@ -15,7 +15,7 @@ import pandas as pd
 
 from analysis import specs
 from analysis.claims.conditions import latency_limits, meets_limits, per_user_value
-from analysis.claims.evidence import evidence_object
+from analysis.claims.evidence import PROXY_RULE, evidence_object, stand_ins
 from analysis.claims.labels import fmt_num, lengths_text, precision_label
 from analysis.claims.pairs import pairs_summary
 from analysis.claims.registry import INFERRED, NOT_STATED, STATED, Claim, is_stated
@@ -160,6 +160,9 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     """The five questions of DESIGN.md answered from the claim, the evidence rows, the roofline and the clean
     precision pairs."""
     user = per_user_value(claim)
+    others = sorted(set(evidence["model"].dropna().astype(str))) if len(evidence) and "model" in evidence else []
+    evidence = stand_ins(evidence)  # answers rest on the claim's model or one that may stand in for it, never others
+    others = [m for m in others if not len(evidence) or m not in set(evidence["model"].astype(str))]
     point = speed_point(claim, evidence)
     out: dict[str, Answer] = {}
 
@@ -190,8 +193,12 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
             f"{ratio:.1f}× that speed" + tail, [point["row"]], [evidence_object(point)],
             short=f"not stated; {'≈1 user' if ratio > 1 else f'concurrency ≤ {fmt_num(conc)}'}")
     else:
-        out["batch"] = Answer(QUESTIONS["batch"], NOT_STATED, "Not stated, and no similar measured points.",
-                              short="not stated")
+        out["batch"] = Answer(
+            QUESTIONS["batch"], NOT_STATED,
+            "Not stated, and no similar measured points" + (
+                f" (of {claim.model} or of a model that may stand in for it: {PROXY_RULE}). The points on its "
+                f"hardware are other models ({', '.join(others)}): their speeds say nothing about this model's batch."
+                if others else "."), short="not stated")
 
     # 2. large batch (capacity, under the latency limits that apply)
     cap, note = capacity_point(claim, evidence, point)

@@ -10,7 +10,7 @@ import pandas as pd
 from analysis.claims.answers import five_answers
 from analysis.claims.checks import MATCH_TIERS, check_parts
 from analysis.claims.conditions import matched_lengths, restate
-from analysis.claims.evidence import evidence_for, evidence_frontier, evidence_summary
+from analysis.claims.evidence import OTHER_MODEL, evidence_for, evidence_frontier, evidence_summary, stand_ins
 from analysis.claims.jsonform import card_json
 from analysis.claims.labels import num_text, share
 from analysis.claims.pairs import precision_pairs
@@ -60,7 +60,7 @@ class ClaimCard:
         if tier == "none":
             return f"{head} (no similar measured points)"
         models = ", ".join(sorted(self.evidence["model"].astype(str).unique())[:2]) if len(self.evidence) else ""
-        return f"{head}\nevidence: {tier}" + (f" ({models})" if tier == "proxy" else "")
+        return f"{head}\nevidence: {tier}" + (f" ({models})" if tier in ("proxy", OTHER_MODEL) else "")
 
     @property
     def evidence_tier(self) -> str:
@@ -133,7 +133,7 @@ def claim_card(claim: str | Path | Claim, points: pd.DataFrame | None = None) ->
     ev = evidence_for(c, points) if points is not None else pd.DataFrame()
     summary = evidence_summary(ev)
     front = evidence_frontier(ev)
-    pairs = precision_pairs(_pair_points(ev))
+    pairs = precision_pairs(_pair_points(stand_ins(ev)))  # another family's FP4/FP8 pairs answer nothing here
     answers = five_answers(c, sol, ev, summary, pairs)
     checks, checked_on = check_parts(c, points)
     lengths, lengths_note = matched_lengths(c, ev)

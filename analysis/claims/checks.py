@@ -10,7 +10,6 @@ claim's (or the claim states none); a capacity read for a claim with latency lim
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
@@ -23,7 +22,17 @@ from analysis.claims.conditions import (
     spec_decode_of,
     stated_lengths,
 )
-from analysis.claims.evidence import evidence_object, generation, hw_key, hw_keys, own_sol, row_id
+from analysis.claims.evidence import (
+    PROXY_RULE,
+    comparable_size,
+    evidence_object,
+    family,
+    generation,
+    hw_key,
+    hw_keys,
+    own_sol,
+    row_id,
+)
 from analysis.claims.labels import fmt_num, lengths_text
 from analysis.claims.registry import NOT_STATED, Claim, ClaimPart, claim_parts
 from analysis.frontier import capacity_at
@@ -40,12 +49,6 @@ CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_p
                  "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99"]
 
 
-def _vendor_family(name) -> str:
-    """"deepseek" for DeepSeek-V4-Flash and DeepSeek-R1-0528 alike (the first word of the name)."""
-    m = re.match(r"[A-Za-z]+", str(name))
-    return m.group(0).lower() if m else ""
-
-
 def _model_points(claim: Claim, points: pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
     """Trusted points of the claim's model (its model-table entry), else of its family; which were used, and the
     tier they can reach (``same-model`` or ``proxy``)."""
@@ -56,11 +59,13 @@ def _model_points(claim: Claim, points: pd.DataFrame) -> tuple[pd.DataFrame, str
     same = pts[names.notna() & (names == claim.model_table)] if claim.model_table else pts.iloc[0:0]
     if len(same):
         return same, f"{', '.join(sorted(same['model'].unique()))} points", "same-model"
-    fam = _vendor_family(claim.model_table or claim.model)
-    kin = pts[pts["model"].map(_vendor_family) == fam] if fam else pts.iloc[0:0]
+    fam = family(claim.model_table or claim.model)
+    similar = {m for m in pts["model"].dropna().unique()
+               if fam and family(m) == fam and comparable_size(claim.model_table or claim.model, m)}
+    kin = pts[pts["model"].isin(similar)]
     if len(kin):
         return kin, (f"{', '.join(sorted(kin['model'].unique()))} points (proxy: no {claim.model} points, "
-                     "another model of the same family)"), "proxy"
+                     f"another model: {PROXY_RULE})"), "proxy"
     return kin, f"no {claim.model} points", "none"
 
 

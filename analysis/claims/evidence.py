@@ -43,9 +43,61 @@ def hw_key(name) -> str:
         return specs.normalize_name(name)
 
 
-def _family(name) -> str:
-    m = re.match(r"[a-z]+", specs.normalize_name(name))
-    return m.group(0) if m else ""
+def family(name) -> str:
+    """"deepseek" for DeepSeek-V4-Flash and DeepSeek-R1-0528 alike, "llama" for every Llama (the first word of
+    the name): a model of the same family may stand in for another only at a comparable size (:data:`PROXY_RULE`)."""
+    m = re.match(r"[A-Za-z]+", str(name))
+    return m.group(0).lower() if m else ""
+
+
+# Another model stands in for the claim's (proxy evidence) only when it is of the same family, built the same way
+# (mixture of experts or dense) and within this factor in active parameters (total where active is not known):
+# Llama 3.1 8B says nothing about Llama 4 Maverick (400B MoE, 17B active), DeepSeek-R1 (37B active) something
+# about DeepSeek-V4-Flash (13B active), labelled proxy.
+PROXY_SIZE_RATIO = 4.0
+OTHER_MODEL = "other model"
+PROXY_RULE = (f"same family, both mixture-of-experts or both dense, active parameters within "
+              f"{PROXY_SIZE_RATIO:g}×")
+_SIZE = r"(\d+(?:\.\d+)?)\s*([bt])"
+
+
+@lru_cache(maxsize=512)
+def model_size(name) -> tuple[float | None, float | None]:
+    """(total, active) parameters in billions: from the model table, else from the name ("400B total, 17B active",
+    "Qwen3-235B-A22B", "70B"); None where not known (a name with one size gives the total only)."""
+    try:
+        m = specs.model(str(name))
+        return float(m.total_params_b), float(m.active_params_b)
+    except KeyError:
+        pass
+    text = str(name).lower()
+
+    def billions(match) -> float:
+        return float(match.group(1)) * (1000.0 if match.group(2) == "t" else 1.0)
+
+    total = re.search(_SIZE + r"\s*(?:total|params|parameters)", text)
+    active = re.search(_SIZE + r"\s*active", text) or re.search(r"\ba(\d+(?:\.\d+)?)(b)\b", text)
+    sizes = [x for x in re.finditer(r"(?<![\d.x])" + _SIZE + r"\b", text)]
+    total_b = billions(total) if total else (billions(sizes[0]) if len(sizes) == 1 and not active else None)
+    return total_b, billions(active) if active else None
+
+
+def _is_moe(size: tuple[float | None, float | None]) -> bool | None:
+    total, active = size
+    return None if total is None or active is None else total > 1.05 * active
+
+
+def comparable_size(claim_model, point_model) -> bool:
+    """True when ``point_model`` may stand in for ``claim_model`` by size (see :data:`PROXY_RULE`); unknown sizes
+    do not rule a model out."""
+    a, b = model_size(claim_model), model_size(point_model)
+    moe_a, moe_b = _is_moe(a), _is_moe(b)
+    if moe_a is not None and moe_b is not None and moe_a != moe_b:
+        return False
+    for x, y in ((a[1], b[1]), (a[0], b[0])):  # active parameters first, else total
+        if x and y:
+            return max(x, y) / min(x, y) <= PROXY_SIZE_RATIO
+    return True
 
 
 # Formats whose source_line is the 1-based index of a record in one JSON array (InferenceX API snapshot); a
@@ -81,7 +133,8 @@ def evidence_object(row) -> dict:
 def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     """Measured points nearest the claim: same or similar model (family), same or same-generation hardware.
 
-    ``model_match`` is 2 for the same model-table entry, 1 for the same family; ``hardware_match`` 2 for the same
+    ``model_match`` is 2 for the same model-table entry, 1 for a model that may stand in for it (same family and
+    comparable size: :data:`PROXY_RULE`), 0 for another model on the claim's hardware; ``hardware_match`` 2 for the same
     part, 1 for the same generation. The best-scoring tier is returned, with a ``row`` id (source_file:line).
     """
     if points is None or points.empty:
@@ -92,10 +145,12 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     if pts.empty:
         return pd.DataFrame()
     table_names = {m: specs.match_model_name(m) for m in pts["model"].dropna().unique()}
-    fam = _family(claim.model_table or claim.model)
+    fam = family(claim.model_table or claim.model)
     pts["model_table"] = pts["model"].map(table_names)
+    claim_model = claim.model_table or claim.model
+    kin = {m: bool(fam) and family(m) == fam and comparable_size(claim_model, m) for m in pts["model"].dropna().unique()}
     pts["model_match"] = np.where(pts["model_table"].notna() & (pts["model_table"] == claim.model_table), 2,
-                                  np.where(pts["model"].map(_family) == fam, 1, 0))
+                                  np.where(pts["model"].map(kin).fillna(False).astype(bool), 1, 0))
     hw_keys = {h: hw_key(h) for h in pts["hardware"].dropna().unique()}
     want = hw_key(claim.hardware_table or claim.hardware)
     pts["hardware_key"] = pts["hardware"].map(hw_keys)
@@ -108,13 +163,22 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     pts["match"] = pts["model_match"] * 3 + pts["hardware_match"]
     # Another model's points are proxy evidence wherever they appear; the claim's own model is at best same-model
     # here (the checks decide direct, once lengths, speculative decoding and latency limits are compared).
-    pts["tier"] = np.where(pts["model_match"] == 2, "same-model", "proxy")
+    # ``other model``: another model on the claim's hardware, drawn and listed as context, never an answer
+    pts["tier"] = np.select([pts["model_match"] == 2, pts["model_match"] == 1], ["same-model", "proxy"], OTHER_MODEL)
     best = pts["match"].max()
     # Keep the best tier and anything with the same model match on other hardware of the generation.
     keep = pts[(pts["match"] == best) | ((pts["model_match"] == pts.loc[pts["match"] == best, "model_match"].max())
                                         & (pts["hardware_match"] >= 1))]
     keep = keep.assign(row=[row_id(r) for r in keep.to_dict("records")])
     return keep.sort_values("tok_s_per_user", ascending=False).reset_index(drop=True)
+
+
+def stand_ins(evidence: pd.DataFrame) -> pd.DataFrame:
+    """The evidence rows of the claim's own model or of a model that may stand in for it (:data:`PROXY_RULE`):
+    what the card's answers rest on. Other models on the claim's hardware stay in the evidence as context only."""
+    if evidence is None or evidence.empty or "model_match" not in evidence:
+        return evidence
+    return evidence[evidence["model_match"] >= 1]
 
 
 def own_sol(row) -> tuple[float, float]:

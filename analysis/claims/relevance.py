@@ -1,4 +1,4 @@
-"""The rows of the points table a claim card can read: its model (model-table entry or family) or its hardware.
+"""The rows of the points table a claim card can read: its model (model-table entry or family, at any size) or its hardware.
 
 :func:`analysis.claims.claim_card` keeps only these rows before it computes anything, so a card depends on them
 alone; the report runner hashes the same rows for the card's cache key (``points: claim`` in ``suite.yml``), so a
@@ -10,8 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.checks import _vendor_family
-from analysis.claims.evidence import _family, hw_key
+from analysis.claims.evidence import family, hw_key
 from analysis.claims.registry import Claim
 
 
@@ -22,10 +21,9 @@ def relevant_points(claim: Claim, points: pd.DataFrame | None) -> pd.DataFrame |
         return points
     models = points["model"].dropna().unique()
     table = {m: specs.match_model_name(m) for m in models}
-    fam, vendor = _family(claim.model_table or claim.model), _vendor_family(claim.model_table or claim.model)
+    fam = family(claim.model_table or claim.model)
     wanted = {m for m in models
-              if (claim.model_table and table[m] == claim.model_table) or (fam and _family(m) == fam)
-              or (vendor and _vendor_family(m) == vendor)}
+              if (claim.model_table and table[m] == claim.model_table) or (fam and family(m) == fam)}
     want_hw = hw_key(claim.hardware_table or claim.hardware)
     hardware = {h for h in points["hardware"].dropna().unique() if hw_key(h) == want_hw}
     return points[points["model"].isin(wanted) | points["hardware"].isin(hardware)]

@@ -53,7 +53,8 @@ class ClaimCardPage:
         """Question · answer · stated/inferred/not stated · evidence (tier and rows), one row per question."""
         rows = []
         tiers = set(self.card.evidence["tier"]) if len(self.card.evidence) else set()
-        tier = "proxy (another model)" if tiers == {"proxy"} else "same-model" if tiers else ""
+        tier = ("proxy (another model)" if tiers <= {"proxy", "other model"} and "proxy" in tiers
+                else "other models only" if tiers == {"other model"} else "same-model" if tiers else "")
         for key, a in self.card.answers.items():
             ev = _sources(a.evidence) if a.evidence else ", ".join(a.rows[:2])
             if key == "scope" and not a.evidence and a.status != claims.STATED:
@@ -156,6 +157,13 @@ class ClaimCardPage:
     @property
     def sol_statements_md(self) -> str:
         return "\n".join(f"- {esc(s)}" for s in self.card.sol_statements)
+
+    @property
+    def evidence_intro_md(self) -> str:
+        """The evidence summary's heading and what its tiers mean."""
+        return ("## Evidence summary\n\nTier: *same-model*; *proxy*, another model that may stand in for the "
+                f"claim's ({claims.PROXY_RULE}); *other model*, another model on the claim's hardware, shown for "
+                "context and never used in an answer.")
 
     def evidence_table(self) -> pd.DataFrame:
         e = self.card.evidence_summary

@@ -67,7 +67,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         rest = ok.drop(top.index)
         if len(rest):
             ax.scatter(rest["tok_s_per_user"], rest["tok_s_per_gpu"], s=10, color="#bbbbbb", alpha=0.5, lw=0,
-                       label="other similar measured points")
+                       label="other measured points (context)")
         for prec, g in top.groupby("precision"):
             ax.scatter(g["tok_s_per_user"], g["tok_s_per_gpu"], s=14, color=_color(prec), alpha=0.3, lw=0)
         xs += list(ok["tok_s_per_user"])
@@ -79,7 +79,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 continue
             g = g.sort_values("tok_s_per_user")
             tier = tiers.get(model, "proxy")
-            who = f"{tier} ({model})" if tier == "proxy" else tier
+            who = f"{tier} ({model})" if tier in ("proxy", "other model") else tier
             if lengths_match(card.claim, isl, osl) is False:
                 who += ", other lengths"
             ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[(isl, osl)], marker="o", ms=3, lw=1.4,

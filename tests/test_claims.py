@@ -455,3 +455,14 @@ def test_no_answer_rests_on_another_family_or_size(points):
     # DeepSeek-V4-Flash (C00) keeps DeepSeek-R1 as a labelled proxy
     c00 = card_of("C00", points)
     assert set(c00.evidence["tier"]) == {"proxy"} and c00.answers["batch"].short.endswith("(proxy evidence)")
+
+
+def test_other_models_are_drawn_grey_and_never_as_a_frontier(points):
+    from analysis.plots.claims import claim_on_frontier
+
+    ax = claim_on_frontier(card_of("C03", points))
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert not any("DeepSeek" in label for label in labels), labels  # no frontier of another model
+    assert "other measured points (context)" in [c.get_label() for c in ax.collections]
+    ax = claim_on_frontier(card_of("C00", points))  # a proxy of comparable size keeps its coloured frontiers
+    assert any(line.get_label().startswith("proxy (DeepSeek-R1-0528): GB300 NVL72") for line in ax.get_lines())

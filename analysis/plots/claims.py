@@ -60,9 +60,11 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     best: set = set()
     if len(ev):
         ok = ev[np.isfinite(ev["tok_s_per_gpu"]) & (ev["tok_s_per_gpu"] > 0)]
-        # Colour only the best-matching hardware at the matched lengths; the rest of the evidence stays grey.
-        top = ok[ok["match"] == ok["match"].max()] if len(ok) else ok
-        top = top[[(a, b) in style for a, b in zip(top["isl"], top["osl"])]]
+        # Colour only the best-matching hardware at the matched lengths, of the claim's model or a model that may
+        # stand in for it; the rest of the evidence (other models on the claim's hardware) stays grey context.
+        like = ok[ok["model_match"] >= 1] if "model_match" in ok else ok
+        top = like[like["match"] == like["match"].max()] if len(like) else like
+        top = top[np.array([(a, b) in style for a, b in zip(top["isl"], top["osl"])], dtype=bool)]
         best = set(zip(top["model"], top["hardware"], top["precision"], top["isl"], top["osl"]))
         rest = ok.drop(top.index)
         if len(rest):

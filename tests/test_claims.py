@@ -466,3 +466,16 @@ def test_other_models_are_drawn_grey_and_never_as_a_frontier(points):
     assert "other measured points (context)" in [c.get_label() for c in ax.collections]
     ax = claim_on_frontier(card_of("C00", points))  # a proxy of comparable size keeps its coloured frontiers
     assert any(line.get_label().startswith("proxy (DeepSeek-R1-0528): GB300 NVL72") for line in ax.get_lines())
+
+
+def test_every_number_of_a_compound_claim_is_a_part_of_its_card(points):
+    """C23 publishes a per-GPU peak, a ratio to GB200 and an MTP speed-up in one sentence: each is a part, checked
+    on its own or said to be uncheckable, never folded into one comparison under the whole sentence."""
+    card = card_of("C23", points)
+    assert [p.text for p in claims.claim_parts(card.claim)] == [
+        "226.2 tok/s/GPU peak (GB300 NVL72, 128K / 8K)", "1.53× GB200 NVL72 (tok/s/GPU peak)",
+        "MTP raises per-user speed 1.87×"]
+    assert set(card.checks["part"]) == {p.text for p in claims.claim_parts(card.claim)}
+    ratio = card.checks[card.checks["part"] == "1.53× GB200 NVL72 (tok/s/GPU peak)"]
+    assert ratio["measured_over_claimed"].isna().all()  # other lengths: no percentage of the claim
+    assert "“MTP raises per-user speed 1.87×”: not checkable from the points table" in card.verdict

@@ -480,3 +480,17 @@ def test_every_number_of_a_compound_claim_is_a_part_of_its_card(points):
     assert ratio["measured_over_claimed"].isna().all()  # other lengths: no percentage of the claim
     mtp = "“MTP raises per-user speed 1.87× (at nearly the same tok/s/GPU)”"
     assert f"{mtp}: not checkable from the points table" in card.verdict
+
+
+def test_a_claim_checked_against_its_primary_source_says_what_differs(points):
+    """C12 was recorded from a summary; the MLPerf v5.1 tables show its ~420k is an Offline result: the card shows
+    the check under the source, applies no latency limit (Offline has none) and saves the check with its numbers."""
+    from analysis.claims.conditions import latency_limits
+    from analysis.pages.claim_card import ClaimCardPage
+
+    c12 = claims.load_claim("C12")
+    assert latency_limits(c12) == ([], "MLPerf Offline sets no latency limit")
+    page = ClaimCardPage(card_of("C12", points))
+    assert "**Checked against the primary source:**" in page.header_md and "420,659" in page.header_md
+    assert "101,527" in page.results()["source_check"]
+    assert all(claims.load_claim(cid).source_check for cid in ("C07", "C11", "C12", "C13", "C14", "C18", "C22"))

@@ -78,6 +78,7 @@ class ClaimCard:
             "title": f"Claim {self.claim.id}: {self.claim.model} on {self.claim.hardware}",
             "model": self.claim.model, "model_table": self.claim.model_table, "hardware": self.claim.hardware,
             "model_note": self.model_note, "bottom_line": self.bottom_line, "evidence_tier": self.evidence_tier,
+            "source_check": self.claim.source_check,
             "restated": self.restated.to_dict("records"),
             "answers": {k: asdict(a) for k, a in self.answers.items()},
             "sol": self.sol.to_dict("records"), "sol_info": self.sol_info,

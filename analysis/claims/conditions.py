@@ -189,6 +189,8 @@ def latency_limits(claim: Claim) -> tuple[list[LatencyLimit], str]:
         return stated, "stated in the claim"
     scen = str(claim.scenario).lower()
     if is_stated(claim.scenario) and "mlperf" in scen:
+        if "offline" in scen and "server" not in scen.split("(")[0] and "interactive" not in scen.split("(")[0]:
+            return [], f"{claim.scenario.split(' (')[0]} sets no latency limit"
         kind = "interactive" if "interactive" in scen else "server" if "server" in scen else None
         model = re.sub(r"[^a-z0-9]+", "-", str(claim.model_table or claim.model).lower())
         for (name, scenario), (ttft, tpot, source) in SCENARIO_LIMITS.items():

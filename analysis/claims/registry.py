@@ -122,6 +122,7 @@ class Claim:
     hardware_table: str | None = None     # the hardware.csv name the roofline uses
     what_is_unstated: str = ""
     sol_note: str = ""
+    source_check: str = ""                # what the primary source says where the recorded claim differs from it
     parts: list = field(default_factory=list)  # every number of a compound claim (see ClaimPart); [] = the value
     path: str = ""
 

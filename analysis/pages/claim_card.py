@@ -43,7 +43,9 @@ class ClaimCardPage:
         note = f"\n\n*Model used for the roofline:* {esc(self.card.model_note)}" if self.card.model_note else ""
         return (f"# Claim {esc(c.id)}: {esc(claims.claim_title(c))}\n\n"
                 f"**{esc(c.model)}** on **{esc(c.hardware)}** · {esc(c.software)} · {esc(c.date)}  \n"
-                f"Source ({esc(c.source_type)}): {esc(c.source)}{note}")
+                f"Source ({esc(c.source_type)}): {esc(c.source)}"
+                + (f"  \n**Checked against the primary source:** {esc(c.source_check)}" if c.source_check else "")
+                + note)
 
     @property
     def bottom_line_md(self) -> str:

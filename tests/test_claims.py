@@ -494,3 +494,16 @@ def test_a_claim_checked_against_its_primary_source_says_what_differs(points):
     assert "**Checked against the primary source:**" in page.header_md and "420,659" in page.header_md
     assert "101,527" in page.results()["source_check"]
     assert all(claims.load_claim(cid).source_check for cid in ("C07", "C11", "C12", "C13", "C14", "C18", "C22"))
+
+
+def test_the_answers_read_the_claims_own_lengths_and_precision_and_name_what_differs(points):
+    """C08 is read at 1k/1k in its comparison; its latency and capacity answers now rest on the same lengths (they
+    read a 1k/8k point before, with a 53 s TTFT p99). C09 claims FP4 at 8k/1k. C23's 128K/8K is not measured: the
+    capacity answer says which lengths it used instead."""
+    c08 = card_of("C08", points)
+    assert "ISL 1,024 / OSL 1,024" in c08.answers["latency"].answer
+    assert "ISL 1,024 / OSL 1,024" in c08.answers["large_batch"].answer
+    c09 = card_of("C09", points)
+    assert "FP4, ISL 8,192 / OSL 1,024" in c09.answers["large_batch"].answer
+    c23 = card_of("C23", points)
+    assert "lengths ISL 1,024 / OSL 8,192, not the claim's 128K / 8K" in c23.answers["large_batch"].answer

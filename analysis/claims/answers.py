@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.conditions import latency_limits, meets_limits, per_user_value
+from analysis.claims.conditions import latency_limits, lengths_match, meets_limits, per_user_value
 from analysis.claims.evidence import PROXY_RULE, evidence_object, stand_ins
 from analysis.claims.labels import fmt_num, lengths_text, precision_label
 from analysis.claims.pairs import pairs_summary
@@ -71,6 +71,13 @@ def speed_point(claim: Claim, evidence: pd.DataFrame):
         return None
     ev = evidence[evidence["hardware_match"] == evidence["hardware_match"].max()]
     ev = ev[ev["model_match"] == ev["model_match"].max()]
+    # the claim's own lengths and precision where the evidence has them, as its comparison reads them
+    at_lengths = np.array([lengths_match(claim, i, o) is True for i, o in zip(ev["isl"], ev["osl"])], dtype=bool)
+    if at_lengths.any():
+        ev = ev[at_lengths]
+    precision = _claim_precision(claim)
+    if precision and (ev["precision"] == precision).any():
+        ev = ev[ev["precision"] == precision]
     limits, _ = latency_limits(claim)
     if limits and meets_limits(ev, limits).any():   # a point the claim's limits allow, when there is one
         ev = ev[meets_limits(ev, limits)]
@@ -79,6 +86,23 @@ def speed_point(claim: Claim, evidence: pd.DataFrame):
         return ev.loc[ev["tok_s_per_user"].idxmax()]
     dist = np.abs(np.log(ev["tok_s_per_user"].astype(float) / target))
     return ev.loc[dist.idxmin()]
+
+
+def _claim_precision(claim: Claim) -> str | None:
+    """The claim's precision as the points table writes it (``fp4``), or None when not stated or a recipe."""
+    p = str(claim.precision).strip().lower()
+    return p if p in ("fp4", "fp8", "bf16", "fp16", "int4", "int8") else None
+
+
+def differs_from_claim(claim: Claim, row) -> list[str]:
+    """What a measured point's setting does not share with the claim: lengths, precision (stated ones only)."""
+    out = []
+    if lengths_match(claim, row.get("isl"), row.get("osl")) is False:
+        out.append(f"lengths {lengths_text(row.get('isl'), row.get('osl'))}, not the claim's {claim.isl_osl}")
+    precision = _claim_precision(claim)
+    if precision and str(row.get("precision")) != precision:
+        out.append(f"precision {precision_label(row.get('precision'))}, not the claim's {precision_label(precision)}")
+    return out
 
 
 def capacity_point(claim: Claim, evidence: pd.DataFrame, at) -> tuple[object, str]:
@@ -205,7 +229,8 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     if cap is not None:
         out["large_batch"] = Answer(
             QUESTIONS["large_batch"], INFERRED,
-            f"The claim does not say. At the same model, hardware, precision and lengths ({_who(cap)}) capacity is "
+            f"The claim does not say. On the group of the point the speed answer uses ({_who(cap)}"
+            + "".join(f"; {d}" for d in differs_from_claim(claim, cap)) + ") capacity is "
             f"{cap['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(cap.get('concurrency'))}, where each "
             f"user gets {cap['tok_s_per_user']:,.1f} tok/s and {latency_text(cap)}"
             + (f" ({note})." if note else " (no latency limit stated: this is the capacity point's own tail "

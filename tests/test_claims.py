@@ -507,3 +507,11 @@ def test_the_answers_read_the_claims_own_lengths_and_precision_and_name_what_dif
     assert "FP4, ISL 8,192 / OSL 1,024" in c09.answers["large_batch"].answer
     c23 = card_of("C23", points)
     assert "lengths ISL 1,024 / OSL 8,192, not the claim's 128K / 8K" in c23.answers["large_batch"].answer
+
+
+def test_a_throughput_claims_scope_is_not_answered_with_single_user_bounds(points):
+    """C08 (tok/s/GPU at 125 tok/s/user, NVL72 against B200 multi-node) is about capacity: batch-1 bounds say
+    nothing about whether it needs the NVL72 domain, so neither its scope answer nor its bottom line uses them."""
+    c08 = card_of("C08", points)
+    assert "Batch-1 bounds" not in c08.answers["scope"].answer and "NVL72 not needed" not in c08.bottom_line
+    assert "NVL72 not needed" in card_of("C00", points).answers["scope"].short  # a single-user speed: they do

@@ -252,7 +252,8 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
 
     # 3. scope
     n = claim.number("n_gpus")
-    long, short = _scope_answer(claim, sol)
+    # batch-1 bounds say what a single user's speed needs; a throughput claim's scope is its deployment's GPU count
+    long, short = _scope_answer(claim, sol) if claim.kind == "per-user" else ("", "")
     if not math.isnan(n):
         out["scope"] = Answer(QUESTIONS["scope"], STATED, f"{n:g} GPUs ({claim.scope}). {long}".strip(),
                               short=f"{n:g} GPUs")

@@ -515,3 +515,13 @@ def test_a_throughput_claims_scope_is_not_answered_with_single_user_bounds(point
     c08 = card_of("C08", points)
     assert "Batch-1 bounds" not in c08.answers["scope"].answer and "NVL72 not needed" not in c08.bottom_line
     assert "NVL72 not needed" in card_of("C00", points).answers["scope"].short  # a single-user speed: they do
+
+
+def test_speed_of_light_lines_name_the_model_they_bound(points):
+    """C00's bounds are DeepSeek-V4-Flash's (13B active); its evidence is DeepSeek-R1 (37B active): each line says
+    whose bound it is, so it is not read as R1's."""
+    from analysis.plots.claims import claim_on_frontier
+
+    ax = claim_on_frontier(card_of("C00", points))
+    sol_lines = [line.get_label() for line in ax.get_lines() if "SOL" in line.get_label()]
+    assert sol_lines and all(label.startswith("batch-1 SOL of DeepSeek-V4-Flash,") for label in sol_lines)

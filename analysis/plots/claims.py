@@ -105,12 +105,13 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
             ys.append(per_gpu)
     # Batch-1 speed of light, one token per step, on 1 GPU and on an 8-GPU node, where the weights fit.
     sol = card.sol
+    sol_model = card.claim.model_table or card.claim.model  # the claim's model: evidence of another is labelled so
     if len(sol):
         base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"] & sol["gpus"].isin([1, 8])]
         for _, r in base.iterrows():
             ls = ":" if r["gpus"] == 1 else "-."
             ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=ls, lw=1.1, alpha=0.9,
-                       label=f"batch-1 SOL {r['scope']}, {str(r['precision']).split(',')[0].upper()}: "
+                       label=f"batch-1 SOL of {sol_model}, {r['scope']}, {str(r['precision']).split(',')[0].upper()}: "
                              f"{r['sol_tok_s_per_user_comm']:,.0f}")
             xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")

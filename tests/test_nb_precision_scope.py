@@ -34,8 +34,10 @@ def test_headline_is_the_clean_pair_ratio_and_a_confounded_pair_stays_out():
     assert results["matched_pairs"]["MI355X · sglang · node · none"]["confounders"] == "tp, GPUs, decode GPUs"
     assert results["matched_pairs"]["MI355X · sglang · node · none"]["ratio_median"] == pytest.approx(5.0)
     headline = results["headline"]
-    assert "fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user (one clean pair" in headline
-    assert headline.endswith("differs only in run date and container image: B200 · sglang · node · none 1.60×).")
+    assert ("fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user (the median over one clean pair's shared "
+            "tok/s/user range, B200 · sglang · node · none 1.60×; single levels") in headline
+    assert headline.endswith("A clean pair holds everything equal but run date and container image, and each side "
+                             "may pool several of those.")
     assert "5.00" not in headline and "MI355X" not in headline
     assert "date 2026-02-01 vs 2026-01-01; image img:2 vs img:1" in page.tables["clean"]["what differs"].iloc[0]
     assert results["precision_summary"]["n_clean_beyond_bytes"] == 0  # 1.6 is below 8/4.5
@@ -68,5 +70,5 @@ def test_many_clean_pairs_are_summarised_by_their_range():
         rows += _pair_rows(hardware, ratio, fp4_setup={"date": "2026-02-01"})
     results = precision_scope.build(to_points(rows), model="m", targets=[50], source_format=None).results()
     assert len(results["clean_pairs"]) == 4
-    assert ("fp4 delivers 1.50× the tok/s/GPU of fp8 at equal tok/s/user (median of 4 clean pairs, which differ "
-            "only in run date and container image; range 1.20× to 1.80×)") in results["headline"]
+    assert ("fp4 delivers 1.50× the tok/s/GPU of fp8 at equal tok/s/user (median of 4 clean pairs' medians, range "
+            "1.20× to 1.80×; single levels") in results["headline"]

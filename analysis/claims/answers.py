@@ -304,7 +304,8 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
         if summ["above_roofline"]:
             measured += (f" {summ['above_roofline']} matched pair{'s' if summ['above_roofline'] > 1 else ''} exceed"
                          f"{'s' if summ['above_roofline'] == 1 else ''} the roofline's own FP4/FP8 ratio for the "
-                         "same points: more than the bytes explain (kernels or configuration differ).")
+                         "same points (a batch-1 ratio; the two fastest points may run at different concurrencies, "
+                         "so this alone shows nothing beyond precision).")
     else:
         measured = "No matched FP4/FP8 pair in the evidence."
     if confounded:

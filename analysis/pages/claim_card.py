@@ -117,7 +117,7 @@ class ClaimCardPage:
             "FP4 tok/s/user": num(p["a"]["tok_s_per_user"]), "FP8 tok/s/user": num(p["b"]["tok_s_per_user"]),
             "FP4/FP8": f"{p['ratio']:.2f}×",
             "roofline FP4/FP8": "–" if p["roofline_ratio"] is None else f"{p['roofline_ratio']:.2f}×",
-            "note": ("above the roofline's ratio" if p["above_roofline"] else "") if clean else
+            "note": ("above the batch-1 roofline ratio" if p["above_roofline"] else "") if clean else
                     "confounded: " + ", ".join(p["confounders"]),
         } for p in pairs])
 

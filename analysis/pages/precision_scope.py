@@ -69,25 +69,27 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
         return (f"{where}: no {LOW}/{HIGH} pair in this selection differs only in run date and container image, "
                 f"so there is no clean {LOW}/{HIGH} estimate; every ratio below is confounded.")
     names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {_x(r['ratio_median'])}" for _, r in clean.iterrows())
+    levels = f"single levels {_x(clean['ratio_min'].min())} to {_x(clean['ratio_max'].max())}"
+    pooled = ("A clean pair holds everything equal but run date and container image, and each side may pool "
+              "several of those.")
     if s["n_clean"] == 1:
-        spread = f"one clean pair, which differs only in run date and container image: {names}"
-    elif s["n_clean"] <= 3:  # few enough to name: the range is the estimate (a median of two or three says no more)
+        return (f"{where}: {LOW} delivers {_x(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
+                f"(the median over one clean pair's shared tok/s/user range, {names}; {levels}). {pooled}")
+    if s["n_clean"] <= 3:  # few enough to name: the range is the estimate (a median of two or three says no more)
         return (f"{where}: {LOW} delivers {_x(s['clean_min'])} to {_x(s['clean_max'])} the tok/s/GPU of {HIGH} at "
-                f"equal tok/s/user in {s['n_clean']} clean pairs, which differ only in run date and container image "
-                f"({names}).")
-    else:
-        spread = (f"median of {s['n_clean']} clean pairs, which differ only in run date and container image; "
-                  f"range {_x(s['clean_min'])} to {_x(s['clean_max'])}")
-    return (f"{where}: {LOW} delivers {_x(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
-            f"({spread}).")
+                f"equal tok/s/user (the medians of {s['n_clean']} clean pairs over their shared tok/s/user ranges, "
+                f"{names}; {levels}). {pooled}")
+    return (f"{where}: {LOW} delivers {_x(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user (median "
+            f"of {s['n_clean']} clean pairs' medians, range {_x(s['clean_min'])} to {_x(s['clean_max'])}; "
+            f"{levels}). {pooled}")
 
 
 def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     """What the clean pairs hold equal, each pair's reading, and any ratio beyond the roofline's bytes ratio."""
     if clean.empty:
         return ""
-    parts = [f"A clean pair holds {held_equal_text()} equal; its two sides differ only in run date and container "
-             f"image. {len(clean)} pair{'s' if len(clean) > 1 else ''} in this selection "
+    parts = [f"A clean pair holds {held_equal_text()} equal; run date and container image are not held equal, and "
+             f"each side may pool several of them. {len(clean)} pair{'s' if len(clean) > 1 else ''} in this selection "
              f"{'are' if len(clean) > 1 else 'is'} clean:"]
     items = []
     for _, r in clean.iterrows():
@@ -100,16 +102,12 @@ def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     for _, r in clean[clean["beyond_bytes"]].iterrows():
         label = e(compare.pair_label(r, PAIR_BY))
         math = r["math_ratio"]
-        if r["beyond_roofline"]:
-            why = ((f"and above the {_x(math)} fp4 ÷ fp8 tensor-core rate ratio too: " if np.isfinite(math)
-                    else "and the spec table has no tensor-core rate ratio: ")
-                   + "neither fewer bytes nor faster math explains it, so at those levels the frontier's shape "
-                     "between few points, or what changed with the date and image, does")
-        else:
-            why = (f"but within the {_x(math)} tensor-core rate ratio: possible only where the step is "
-                   "compute-bound")
+        rate = (f" (the fp4 ÷ fp8 tensor-core rate ratio is {_x(math)})" if np.isfinite(math) else "")
         tail.append(f"{label} reaches {_x(r['ratio_max'])}, above its roofline bytes ratio of "
-                    f"{_x(r['bytes_ratio'])} (the most fewer weight bytes can give a memory-bound step), {why}.")
+                    f"{_x(r['bytes_ratio'])}{rate}. The bytes ratio is what fewer weight bytes give one memory-bound "
+                    "step at equal batch; at equal tok/s/user it is no ceiling: the shorter step leaves time for "
+                    "more sequences in each step, so tok/s/GPU can rise by more where weights dominate the step. "
+                    "What changed with the date and image may add to it.")
     if not tail:
         tail.append("No clean pair goes beyond its roofline bytes ratio.")
     return "\n".join([parts[0], ""] + items) + "\n\n" + "\n\n".join(tail)
@@ -125,7 +123,8 @@ def envelope_text(summary: dict, *, wide_gap: float = fr.WIDE_GAP) -> str:
              f"Across the shared tok/s/user range of {s['n_envelopes']} envelopes, {LOW}/{HIGH} runs from "
              f"{_x(s['ratio_min'])} to {_x(s['ratio_max'])}; {s['n_below_1']} dip below 1× ({HIGH} ahead) "
              f"somewhere, {s['n_beyond_bytes']} go beyond the roofline bytes ratio and {s['n_beyond_roofline']} "
-             f"beyond the tensor-core rate ratio as well, more than precision alone can give. Each envelope's median "
+             f"beyond the tensor-core rate ratio as well (at equal tok/s/user a faster step also fits more "
+             f"sequences, so neither ratio is a ceiling). Each envelope's median "
              f"lies between {_x(s['median_min'])} and {_x(s['median_max'])}. ")
     narrower = s["ratio_min_close"] > s["ratio_min"] or s["ratio_max_close"] < s["ratio_max"]
     text_ += (f"The extremes are rough too: neighbouring frontier points are up to {s['widest_gap']:.1f}× apart in "

@@ -525,3 +525,15 @@ def test_speed_of_light_lines_name_the_model_they_bound(points):
     ax = claim_on_frontier(card_of("C00", points))
     sol_lines = [line.get_label() for line in ax.get_lines() if "SOL" in line.get_label()]
     assert sol_lines and all(label.startswith("batch-1 SOL of DeepSeek-V4-Flash,") for label in sol_lines)
+
+
+def test_the_index_line_measures_with_the_claims_denominator_and_names_speed_and_wait(points):
+    """C04 counts decode GPUs only ("7,583 output tok/s per GPU (decode)"): its index line leads with the measured
+    point per decode GPU, gives the all-GPU figure beside it, and says at what tok/s/user and TTFT p99 it was read."""
+    c04 = card_of("C04", points)
+    r = c04.checks[c04.checks["measured_all"].notna()].iloc[0]
+    assert (f"measured {r['measured_decode']:,.0f} tok/s per decode GPU, the claim's denominator "
+            f"({r['measured_all']:,.0f} over all GPUs) at {r['tok_s_per_user']:,.1f} tok/s/user, "
+            f"TTFT p99 {r['ttft_ms_p99'] / 1000:,.1f} s") in c04.headline
+    c09 = card_of("C09", points)  # its claim names no denominator: all GPUs first, decode GPUs beside
+    assert "tok/s/GPU over all GPUs (" in c09.headline and "per decode GPU)" in c09.headline

@@ -109,8 +109,21 @@ class ClaimCard:
             v = r["measured_all"]
             what = f"{v:.1f}×" if r["kind"] == "ratio" else f"{v:,.0f} {r['unit']}" if v >= 1000 else \
                 f"{v:,.1f} {r['unit']}"
-            at = (f" at {r['tok_s_per_user']:g} tok/s/user" if r["kind"] in ("per-GPU", "per-system")
-                  and pd.notna(r["tok_s_per_user"]) and not str(r["how"]).startswith("measured capacity") else "")
+            dec = r.get("measured_decode")
+            if r["kind"] == "per-GPU" and pd.notna(dec) and abs(dec - v) > 0.005 * abs(v):
+                # both denominators where they differ, the claim's first when it names decode GPUs
+                def n(x: float) -> str:
+                    return f"{x:,.0f}" if x >= 1000 else f"{x:,.1f}"
+
+                if "decode" in str(self.claim.unit).lower():
+                    what = f"{n(dec)} tok/s per decode GPU, the claim's denominator ({n(v)} over all GPUs)"
+                else:
+                    what = f"{n(v)} tok/s/GPU over all GPUs ({n(dec)} per decode GPU)"
+            at = ""
+            if r["kind"] in ("per-GPU", "per-system") and pd.notna(r["tok_s_per_user"]):
+                ttft = r.get("ttft_ms_p99")
+                at = (f" at {r['tok_s_per_user']:,.1f} tok/s/user"
+                      + (f", TTFT p99 {ttft / 1000:,.1f} s" if pd.notna(ttft) else ""))
             vs = (f" = {share(r['measured_over_claimed'])} of the claim" if pd.notna(r["measured_over_claimed"])
                   else "; no percentage of the claim")
             text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}"

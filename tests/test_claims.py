@@ -537,3 +537,11 @@ def test_the_index_line_measures_with_the_claims_denominator_and_names_speed_and
             f"TTFT p99 {r['ttft_ms_p99'] / 1000:,.1f} s") in c04.headline
     c09 = card_of("C09", points)  # its claim names no denominator: all GPUs first, decode GPUs beside
     assert "tok/s/GPU over all GPUs (" in c09.headline and "per decode GPU)" in c09.headline
+
+
+def test_a_reading_without_a_percentage_says_which_condition_differs(points):
+    """C08 is read at its stated 1k/1k lengths; it gets no percentage because its evidence ran without MTP. The
+    verdict said 'not at the claim's stated lengths' beside '[at the stated ISL 1,024 / OSL 1,024]'."""
+    verdict = card_of("C08", points).verdict
+    assert "not at the claim's stated lengths" not in verdict
+    assert "(not at the claim's speculative decoding: no percentage of the claim)" in verdict

@@ -85,7 +85,9 @@ def _versus(top, part_value, unit_is_ratio=False) -> str:
         return f" = {share(r)} of the claimed {part_value:g}×" if unit_is_ratio else f" = {share(r)} of the claim"
     if top.get("match") == "proxy":
         return " (proxy evidence from another model: no percentage of the claim)"
-    return " (not at the claim's stated lengths: no percentage of the claim)"
+    differs = [str(d).split(":")[0] for d in (top.get("differs") or [])]
+    why = " and ".join(differs) if differs else "conditions"
+    return f" (not at the claim's {why}: no percentage of the claim)"
 
 
 def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:

@@ -159,6 +159,12 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
         names, detail = confounders(used_a, used_b)
         row.update({"confounders": ", ".join(names) if names else "none", "confounder_detail": detail,
                     "note": note})
+        for t in targets:  # each reading's own speculative decoding: the pooled sets can match while a reading's differ
+            row[f"spec_decode_at_{t:g}"] = (
+                f"{_setting(points_used(a, t, t)['spec_decode'], 'spec_decode')} vs "
+                f"{_setting(points_used(b, t, t)['spec_decode'], 'spec_decode')}"
+                if np.isfinite(row.get(f"ratio_at_{t:g}", np.nan)) and "spec_decode" in a and "spec_decode" in b
+                else "")
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -293,3 +293,22 @@ def test_plotted_targets_drop_levels_that_are_mostly_not_measured():
     kept, note = compare.plotted_targets(cap, targets=[50, 200], min_share=0.5)
     assert kept == [50.0]
     assert note == "200 tok/s/user not plotted: only 1 of 4 bars measured there (see the table)."
+
+
+def test_each_envelope_reading_names_the_speculative_decoding_of_its_two_sides(snapshot_1k1k):
+    """Both GB300 NVL72 rack envelopes pool MTP and plain points, so 'spec decoding' is no pooled confounder; at
+    100 tok/s/user, though, fp4 is read between plain points and fp8 between MTP points. The table says so."""
+    env = compare.precision_pairs(snapshot_1k1k, match=compare.ENVELOPE_MATCH, targets=[50, 100])
+    gb300 = env[(env["hardware"] == "GB300 NVL72") & (env["scope"] == "rack")].iloc[0]
+    assert "spec decoding" not in gb300["confounders"]
+    fp4 = fr.frontier(snapshot_1k1k[snapshot_1k1k["precision"] == "fp4"], by=["hardware", "scope"])
+    fp8 = fr.frontier(snapshot_1k1k[snapshot_1k1k["precision"] == "fp8"], by=["hardware", "scope"])
+
+    def spec_near(front, level):  # the two frontier points around the level, read independently
+        f = front[(front["hardware"] == "GB300 NVL72") & (front["scope"] == "rack")].sort_values("tok_s_per_user")
+        below, above = f[f["tok_s_per_user"] <= level].iloc[-1:], f[f["tok_s_per_user"] >= level].iloc[:1]
+        return ", ".join(sorted(set(below["spec_decode"]) | set(above["spec_decode"])))
+
+    assert gb300["spec_decode_at_100"] == f"{spec_near(fp4, 100)} vs {spec_near(fp8, 100)}" == "none vs mtp"
+    table = page.envelope_table(compare.with_bytes_ratio(env), [50, 100])
+    assert "spec decoding at 100 (fp4 vs fp8)" in table.columns

@@ -273,6 +273,10 @@ def envelope_table(envelope: pd.DataFrame, targets: Sequence[float]) -> pd.DataF
     out["widest gap"] = envelope["widest_gap"].to_numpy()
     out["roofline bytes ratio"] = envelope["bytes_ratio"].to_numpy()
     out["confounders (pooled sides differ in)"] = envelope["confounders"].to_numpy()
+    for t in targets:  # the two readings' own speculative decoding: pooled sides can hide an MTP-vs-none reading
+        col = f"spec_decode_at_{t:g}"
+        if f"at {t:g} tok/s/user" in out and col in envelope:
+            out[f"spec decoding at {t:g} ({LOW} vs {HIGH})"] = envelope[col].to_numpy()
     return out
 
 

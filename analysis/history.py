@@ -7,7 +7,7 @@ equal concurrency or at equal tok/s/user read on each date's own frontier (inter
 range that date measured, never across it). Each configuration measured on two or more dates gives:
 
 * ``tok/s/user at concurrency C`` and ``tok/s/GPU at concurrency C`` for every concurrency measured on that date;
-  the lowest concurrency measured on two dates is the configuration's *single-user end*, the highest its
+  the lowest concurrency measured on two dates is the configuration's *low-concurrency end*, the highest its
   *capacity end*;
 * ``tok/s/GPU at L tok/s/user`` for each interactivity level L inside that date's measured range, unless the two
   frontier points it is read between are more than ``frontier.WIDE_GAP``× apart in tok/s/user (too rough).
@@ -145,7 +145,7 @@ def level_metric(level: float) -> str:
 def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.DataFrame:
     """Every configuration measured on two or more dates: one row per group × date × metric (see the module note).
 
-    ``role`` is ``single-user end`` / ``capacity end`` for the two ends, ``at concurrency`` for the other
+    ``role`` is ``low-concurrency end`` / ``capacity end`` for the two ends, ``at concurrency`` for the other
     equal-concurrency values and ``at interactivity`` for frontier readings; ``source`` names the row(s) read.
     """
     pts = dated_points(points)
@@ -175,7 +175,7 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
     parts = [
         pd.DataFrame({**base, "metric": [conc_metric("user", c) for c in conc],
                       "value": pts["tok_s_per_user"].to_numpy(float), "quantity": "user",
-                      "role": np.where(at_low, "single-user end", "at concurrency")}),
+                      "role": np.where(at_low, "low-concurrency end", "at concurrency")}),
         pd.DataFrame({**base, "metric": [conc_metric("gpu", c) for c in conc],
                       "value": pts["tok_s_per_gpu"].to_numpy(float), "quantity": "gpu",
                       "role": np.where(at_high, "capacity end", "at concurrency")}),

@@ -110,8 +110,8 @@ class HistoryPage:
 
     def overview(self) -> pd.DataFrame:
         """Per configuration: dates measured, first and last, and the two ends first → last."""
-        cols = ["group", "n_dates", "first_date", "last_date", "single_user_end", "single_user_first",
-                "single_user_last", "capacity_end", "capacity_first", "capacity_last", "n_changes"]
+        cols = ["group", "n_dates", "first_date", "last_date", "low_end", "low_end_first",
+                "low_end_last", "capacity_end", "capacity_first", "capacity_last", "n_changes"]
         if self.series.empty:
             return pd.DataFrame(columns=cols)
         rows = []
@@ -119,10 +119,10 @@ class HistoryPage:
         for group, s in self.series.groupby("group", sort=True):
             row = {"group": group, "n_dates": s["date"].nunique(), "first_date": s["date"].min(),
                    "last_date": s["date"].max()}
-            for role, prefix in (("single-user end", "single_user"), ("capacity end", "capacity")):
+            for role, prefix in (("low-concurrency end", "low_end"), ("capacity end", "capacity")):
                 end = s[s["role"] == role].groupby("date")["value"].median()
                 metric = s.loc[s["role"] == role, "metric"]
-                row[f"{prefix}_end" if prefix == "capacity" else "single_user_end"] = \
+                row[f"{prefix}_end" if prefix == "capacity" else "low_end"] = \
                     metric.iloc[0] if len(metric) else None
                 row[f"{prefix}_first"] = end.iloc[0] if len(end) else math.nan
                 row[f"{prefix}_last"] = end.iloc[-1] if len(end) else math.nan
@@ -132,7 +132,7 @@ class HistoryPage:
 
     def figure_data(self, model: str) -> pd.DataFrame:
         """The two ends over time for one model, one row per group × date × role (median of repeats)."""
-        s = self.series[(self.series["model"] == model) & self.series["role"].isin(["single-user end", "capacity end"])]
+        s = self.series[(self.series["model"] == model) & self.series["role"].isin(["low-concurrency end", "capacity end"])]
         if s.empty:
             return s
         group_cols = ["group", "hardware", "precision", "scope", "role", "metric", "date"]
@@ -141,7 +141,7 @@ class HistoryPage:
     def figure_changes(self, model: str) -> pd.DataFrame:
         """Changes at the two ends for one model (where the figure marks them)."""
         c = self.changes
-        return c[(c["model"] == model) & c["role"].isin(["single-user end", "capacity end"])]
+        return c[(c["model"] == model) & c["role"].isin(["low-concurrency end", "capacity end"])]
 
     # --- numbers handed back ---------------------------------------------------------------------------
     @staticmethod

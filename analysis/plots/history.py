@@ -1,6 +1,6 @@
 """Figures for results over time: per model, small multiples of each configuration's two ends against the date.
 
-Rows are hardware, the left column the single-user end (tok/s/user at the lowest concurrency measured on two
+Rows are hardware, the left column the low-concurrency end (tok/s/user at the lowest concurrency measured on two
 dates), the right column the capacity end (tok/s/GPU at the highest). One line per configuration; colour is
 precision and line style scope, as in the frontier figures. Improvements and regressions beyond the noise threshold
 are marked at the later date. Values span orders of magnitude across configurations, so the y axes are log scale.
@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from analysis.plots.frontier import PRECISION_COLORS, SCOPE_STYLES
 
-ROLES = [("single-user end", "single-user end: tok/s/user\n(lowest concurrency on ≥2 dates)"),
+ROLES = [("low-concurrency end", "low-concurrency end: tok/s/user\n(lowest concurrency on ≥2 dates)"),
          ("capacity end", "capacity end: tok/s/GPU, all GPUs\n(highest concurrency on ≥2 dates)")]
 CHANGE_MARKS = {"improvement": ("^", "#1a7f37"), "regression": ("v", "#c62828")}
 
@@ -53,7 +53,7 @@ def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = ""
             if i == 0:
                 ax.annotate(label, xy=(0.5, 1.25), xycoords="axes fraction", ha="center", fontsize=9,
                             fontweight="bold")
-            ax.set_ylabel("tok/s/user" if role == "single-user end" else "tok/s/GPU", fontsize=8)
+            ax.set_ylabel("tok/s/user" if role == "low-concurrency end" else "tok/s/GPU", fontsize=8)
             ax.tick_params(labelsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("measurement date")

@@ -22,8 +22,10 @@ def page(tmp_path_factory, raw_points):
 
 def test_headline_leads_with_measured_numbers_only(page):
     first = page.headline().split("\n\n")[0]
-    assert "one user gets 166.2 tok/s at batch 1 (measured)" in first
-    assert "at batch 512, the largest batch measured, the deployment serves 14,351 tok/s" in first
+    # a timed decode step, said as such: not a served workload (no prefill, no scheduler, one context length)
+    assert "one decode step at batch 1 gives 166.2 tok/s/user (measured)" in first
+    assert "at batch 512, the largest batch timed, one decode step at context 1,024 produces 14,351 tok/s" in first
+    assert "not a served workload" in first and "serves" not in first
     assert "model" not in first and "B½" not in first and "Degenerate" not in first  # no footnote needed
     assert "Degenerate fit" in page.headline()  # the model's reading follows, with its caveat
 
@@ -113,3 +115,22 @@ def test_data_derived_names_are_escaped():
                      "largest_batch_tok_s_per_gpu": 100.0, "n_gpus_denominator": 1.0})
     assert scaling.short_headline(row).startswith(text.esc("<img src=x>"))
     assert scaling.short_headline(row, markdown=False).startswith("<img src=x>")
+
+
+def test_b_half_on_its_floor_is_an_upper_bound_without_an_interval_and_extrapolation_is_named(page):
+    """The prose says B½ ≤ 108 is an upper bound (its per-sequence cost sits on the physical floor); the table said
+    '108 (101–114)', an interval reaching above the bound. A B½ past the largest batch measured says so."""
+    table = page.step_table()
+    cells = list(table["B½ (95% interval)"])
+    assert "≤ 108 (upper bound)" in cells and not any(c.startswith("108 (") for c in cells)
+    import re
+
+    flagged = 0
+    for cell, largest in zip(cells, table["largest B"]):  # each row against its own largest measured batch
+        m = re.search(r"[\d,.]+", cell)
+        if m and float(m.group(0).replace(",", "")) > float(largest):
+            assert cell.endswith("(beyond the largest batch measured)"), cell
+            flagged += 1
+        else:
+            assert "beyond" not in cell, cell
+    assert flagged >= 1

@@ -75,9 +75,14 @@ def _b_half_text(row) -> str:
     b, lo, hi = row.get("b_half"), row.get("b_half_lo"), row.get("b_half_hi")
     if not (np.isfinite(b) and b >= 1):
         return "–"
+    largest = row.get("largest_batch", np.nan)
+    beyond = " (beyond the largest batch measured)" if np.isfinite(largest) and b > largest else ""
+    # a per-sequence cost on its physical floor makes B½ an upper bound: no interval around it (as the prose says)
+    if any(term in str(row.get("at_bound", "") or "") for term in ("t1", "t2")):
+        return f"≤ {text.num(b)} (upper bound){beyond}"
     if np.isfinite(lo) and np.isfinite(hi) and lo >= 1:
-        return f"{text.num(b)} ({text.num(lo)}–{text.num(hi)})"
-    return f"{text.num(b)} (interval not identified)"
+        return f"{text.num(b)} ({text.num(lo)}–{text.num(hi)}){beyond}"
+    return f"{text.num(b)} (interval not identified){beyond}"
 
 
 def _short_form(form: str) -> str:

@@ -29,10 +29,27 @@ def short_headline(row, *, markdown: bool = True) -> str:
     per_gpu = (f" ({_n(row['largest_batch_tok_s_per_gpu'])} tok/s per GPU)" if np.isfinite(gpu) and gpu > 1
                else "")
     peak = row.get("peak_tok_s_per_user", np.nan)
+    if _is_step_sweep(row):  # a timed decode step, not a served workload: no prefill, no scheduler, one context
+        start = (f"one decode step at batch 1 gives {_n(peak, 1)} tok/s/user (measured), and" if np.isfinite(peak)
+                 else "")
+        return (f"{_name(row['group'], markdown)}: {start} at batch {_n(row['largest_batch'])}, the largest batch "
+                f"timed, one decode step{_context(row)} produces {_n(row['largest_batch_tok_s'])} tok/s{per_gpu} at "
+                f"{_n(row['largest_batch_tok_s_per_user'], 1)} tok/s per sequence (decode-step timing: no prefill, "
+                "no scheduler, not a served workload).")
     start = (f"one user gets {_n(peak, 1)} tok/s at batch 1 (measured), and" if np.isfinite(peak) else "")
     return (f"{_name(row['group'], markdown)}: {start} at batch {_n(row['largest_batch'])}, the largest batch "
             f"measured, the deployment serves {_n(row['largest_batch_tok_s'])} tok/s{per_gpu} at "
             f"{_n(row['largest_batch_tok_s_per_user'], 1)} tok/s per user.")
+
+
+def _is_step_sweep(row) -> bool:
+    """A sweep of timed decode steps (``step_ms``), as opposed to a serving benchmark's TPOT."""
+    return str(row.get("step_source", "")) == "step_ms"
+
+
+def _context(row) -> str:
+    ctx = row.get("largest_batch_context", np.nan)
+    return f" at context {_n(ctx)}" if isinstance(ctx, (int, float)) and np.isfinite(ctx) else ""
 
 
 def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True, named: bool = True) -> str:
@@ -83,7 +100,8 @@ def describe(row: pd.Series, *, level: float = 50.0, markdown: bool = True, name
     lead = f"{bold}{_name(row['group'], markdown)}{bold}: " if named else "In the batch model, "
     out = (f"{lead}{peak_text} becomes "
            f"{_n(row['largest_batch_tok_s_per_user'], 1)} at batch {_n(row['largest_batch'])}, the largest measured "
-           f"batch, where the instance serves {_n(row['largest_batch_tok_s'])} tok/s{per_gpu}. {half_text}; "
+           f"batch, where {'one decode step' + _context(row) + ' produces' if _is_step_sweep(row) else 'the instance serves'} "
+           f"{_n(row['largest_batch_tok_s'])} tok/s{per_gpu}. {half_text}; "
            f"{below_text}. Model: {row['variant']}, leave-one-batch-out error {row['cv_error'] * 100:.1f}%, worst "
            f"point {row['max_abs_rel_error'] * 100:.1f}%.")
     if bound:

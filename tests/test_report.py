@@ -144,16 +144,20 @@ def test_suite_writes_reports_and_index_and_fails_loudly(ingest_suite, tmp_path)
     assert "perfclaims report --config" in page and "--only 01-ingest --date 2026-01-01" in page
 
 
+def _safe_page(doc: str, where) -> None:
+    assert csp_of(doc).startswith("default-src 'none'; img-src data:; style-src 'unsafe-inline'"), where
+    assert "<script" not in doc.lower(), where
+    assert not re.search(NETWORK_LOAD, doc), where
+
+
 def test_every_page_has_a_csp_and_no_script(tiny):
+    """(A page rendered under papermill is checked the same way in the parallel-run test, which runs one.)"""
     make_suite, _, out = tiny
-    report.run_suite(make_suite(executor_a="papermill"), out=out, date="2026-03-01")
+    report.run_suite(make_suite(), out=out, date="2026-03-01")
     found = pages_of(out)
     assert {p.name for p in found} == {"index.html", "a.html", "b.html"}
     for page in found:
-        doc = page.read_text()
-        assert csp_of(doc).startswith("default-src 'none'; img-src data:; style-src 'unsafe-inline'"), page
-        assert "<script" not in doc.lower(), page
-        assert not re.search(NETWORK_LOAD, doc), page
+        _safe_page(page.read_text(), page)
     a = (out / "2026-03-01" / "a.html").read_text()
     assert "<title>Report A: Llama on H200</title>" in a  # suite title, model and hardware from results()
     b = (out / "2026-03-01" / "b.html").read_text()
@@ -291,6 +295,8 @@ def test_reports_run_in_parallel_with_one_progress_line_each(tmp_path):
     spans = [report.load_results(tmp_path / "r" / "2026-03-01" / f"s{i}.results.json") for i in range(3)]
     assert max(s["start"] for s in spans) < min(s["end"] for s in spans)  # all three were running at once
     assert sorted(re.findall(r"^\[\d/3\] (s\d) ok", "\n".join(lines), re.M)) == ["s0", "s1", "s2"]
+    for i in range(3):  # s2 ran in its own kernel under papermill: its page is as safe as the in-process ones
+        _safe_page((tmp_path / "r" / "2026-03-01" / f"s{i}.html").read_text(), f"s{i}")
 
 
 def test_inprocess_runs_do_not_leak_matplotlib_state_or_names(tmp_path):

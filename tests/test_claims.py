@@ -288,9 +288,10 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
 def test_evidence_efficiency_against_its_own_speed_of_light(points):
     card = card_of("C00", points)
     top = card.checks[card.checks["kind"] == "per-user"].iloc[0]
-    # DeepSeek-R1 FP4 on its GB300 GPUs, capped by the communication floor (61 layers x 2 x 8 us = 976 us).
-    assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(1000 / 0.976, rel=1e-6)
-    assert top["share_of_own_sol_comm"] == pytest.approx(380.29 / (1000 / 0.976), rel=1e-3)
+    # DeepSeek-R1 FP4 on its 56 GB300 decode GPUs with MTP: the bound as the point ran, tau = 2.5 tokens per step,
+    # capped by the communication floor (61 layers x 2 x 8 us = 976 us per step).
+    assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(2.5 * 1000 / 0.976, rel=1e-6)
+    assert top["share_of_own_sol_comm"] == pytest.approx(380.29 / (2.5 * 1000 / 0.976), rel=1e-3)
     assert "of its own model's batch-1 bound" in card.verdict
 
 
@@ -545,3 +546,19 @@ def test_a_reading_without_a_percentage_says_which_condition_differs(points):
     verdict = card_of("C08", points).verdict
     assert "not at the claim's stated lengths" not in verdict
     assert "(not at the claim's speculative decoding: no percentage of the claim)" in verdict
+
+
+def test_a_points_own_bound_is_set_up_as_the_point_ran():
+    """An MTP point is held against the bound at tau = 2.5 tokens per step, not one; a disaggregated point against
+    its decode GPUs (they set its per-user speed), not its whole deployment."""
+    from analysis.claims.evidence import own_sol
+
+    base = {"model": "DeepSeek-R1-0528", "hardware": "GB300 NVL72", "precision": "fp4", "isl": 1024, "osl": 1024,
+            "n_gpus": 8, "spec_decode": "none"}
+    plain, mtp = own_sol(base)[1], own_sol({**base, "spec_decode": "mtp"})[1]
+    # 8 GPUs at batch 1: one token per step waits on the collectives' floor (1,639 tok/s/user); with MTP each step
+    # verifies 4 tokens and emits 2.5, bandwidth-bound: more per user, at most 2.5x
+    assert plain == pytest.approx(1000 / (61 * 2 * 5e-3), rel=1e-6) and plain < mtp <= 2.5 * plain
+    whole = own_sol({**base, "n_gpus": 72})[1]
+    assert own_sol({**base, "n_gpus": 72, "disagg": True, "n_decode_gpus": 8})[1] == pytest.approx(plain)
+    assert whole < plain  # 72 GPUs pay the rack's collective latency

@@ -182,21 +182,36 @@ def stand_ins(evidence: pd.DataFrame) -> pd.DataFrame:
 
 
 def own_sol(row) -> tuple[float, float]:
-    """Batch-1 SOL tok/s/user of a measured point's own model, hardware, precision and GPU count (one token per
-    step, context ISL + OSL/2): bandwidth only, and with the communication floor. NaN when not in the spec tables."""
+    """Batch-1 SOL tok/s/user of a measured point's own model, hardware, precision and GPUs (context ISL + OSL/2):
+    bandwidth only, and with the communication floor. NaN when not in the spec tables.
+
+    The bound is set up as the point ran: on its decode GPUs when it is disaggregated (they set its per-user
+    speed), and with speculative decoding at the assumed τ = 2.5 tokens per step (4 verified) when it ran any, so an
+    MTP point is not held against a one-token-per-step bound."""
+    from analysis.claims.sol import ASSUMED_TAU, ASSUMED_VERIFY_TOKENS
+
     name = specs.match_model_name(str(row.get("model")))
     n = row.get("n_gpus")
     if not name or n is None or pd.isna(n) or str(row.get("precision")) not in roofline.BITS_PER_WEIGHT:
         return (math.nan, math.nan)
+    decode = row.get("n_decode_gpus")
+    disagg = row.get("disagg")
+    if disagg is not None and pd.notna(disagg) and bool(disagg) and decode is not None and pd.notna(decode) \
+            and decode > 0:
+        n = decode
+    spec = str(row.get("spec_decode", "none")).strip().lower()
+    tau, verify = (ASSUMED_TAU, ASSUMED_VERIFY_TOKENS) if spec not in ("none", "unknown", "nan", "", "not stated") \
+        else (1.0, None)
     isl, osl = row.get("isl"), row.get("osl")
     context = int(isl + osl / 2) if pd.notna(isl) and pd.notna(osl) else DEFAULT_CONTEXT
     try:
         hw = specs.hardware(str(row.get("hardware")))
-        s = roofline.speed_of_light(name, hw, str(row["precision"]), gpus=int(n), batch=1, context=context)
+        s = roofline.speed_of_light(name, hw, str(row["precision"]), gpus=int(n), batch=1, context=context,
+                                    tokens_per_step=tau, verify_tokens=verify)
         floor = roofline.communication_floor(name, hw, gpus=int(n)).floor_ms
     except (KeyError, ValueError):
         return (math.nan, math.nan)
-    return (s.tok_s_per_user, 1000.0 / max(s.step_ms, floor))
+    return (s.tok_s_per_user, tau * 1000.0 / max(s.step_ms, floor))
 
 
 def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:

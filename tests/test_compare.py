@@ -312,3 +312,19 @@ def test_each_envelope_reading_names_the_speculative_decoding_of_its_two_sides(s
     assert gb300["spec_decode_at_100"] == f"{spec_near(fp4, 100)} vs {spec_near(fp8, 100)}" == "none vs mtp"
     table = page.envelope_table(compare.with_bytes_ratio(env), [50, 100])
     assert "spec decoding at 100 (fp4 vs fp8)" in table.columns
+
+
+def test_scope_bars_read_across_a_wide_gap_carry_a_tilde(raw_points):
+    """GB300 NVL72 fp4 and B200 multi-node fp4 at 50 tok/s/user are read between frontier points more than 3x apart:
+    their bars say so, as the ratio labels of the precision chart do."""
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import compare as compare_plots
+
+    p = page.build(raw_points, model="DeepSeek-R1-0528", isl=1024, osl=1024, source_format="inferencex-api")
+    rough = p.scope_bars[p.scope_bars["reading"] == "wide gap"] if "reading" in p.scope_bars else p.scope_bars[:0]
+    axes = compare_plots.capacity_bars(p.scope_bars, x="where", hue="precision", ratio=None,
+                                       targets=p.scope_targets, denominator="all", title="scope")
+    marks = [t.get_text() for ax in np.ravel(axes) for t in ax.texts].count("~")
+    plt.close("all")
+    assert len(rough) >= 1 and marks == len(rough)

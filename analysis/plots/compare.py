@@ -103,8 +103,12 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
             bars = ax.bar(pos + (i - (len(hue_order) - 1) / 2) * width, np.nan_to_num(values, nan=0.0), width,
                           color=color, label=h)
             lows = floor[h].to_numpy(float) if has_reading and h in floor else np.full(len(labels), np.nan)
-            for bar, v, lb in zip(bars, values, lows):
+            reads = reading[h].to_numpy(object) if has_reading and h in reading else np.full(len(labels), None)
+            for bar, v, lb, how in zip(bars, values, lows, reads):
                 xc = bar.get_x() + bar.get_width() / 2
+                if np.isfinite(v) and how == "wide gap":  # rough: read across a wide gap between frontier points
+                    ax.annotate("~", (xc, v), textcoords="offset points", xytext=(0, 1), ha="center", fontsize=8,
+                                color=color)
                 if not np.isfinite(v) and np.isfinite(lb):
                     ax.bar(xc, lb, bar.get_width(), color="white", edgecolor=color, hatch="///", linewidth=0.8)
                     ax.annotate("≥", (xc, lb), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7,
@@ -133,6 +137,8 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
     if has_reading:
         handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="#444444", hatch="///"))
         texts.append("≥: lower bound\n(only measured faster)")
+        handles.append(Line2D([], [], linestyle=""))
+        texts.append("~ over a bar: read across a\nwide gap (rough)")
     if ratio is not None:
         handles.append(Line2D([], [], linestyle=""))
         texts.append(textwrap.fill(f"n.n×: {ratio_label or f'{ratio[0]}/{ratio[1]} ratio'}; ~ read across a "

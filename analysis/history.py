@@ -52,7 +52,7 @@ K_SIGMA = 3.0  # a change must exceed this many robust standard deviations of th
 MIN_QUIET_PAIRS = 20  # fewer neighbouring pairs with a recorded, unchanged image than this: use all pairs
 MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → its standard deviation
 
-SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "date", "metric", "value", "source",
+SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "lengths", "date", "metric", "value", "source",
                   "quantity", "concurrency", "level", "between", "role"]
 CHANGE_COLUMNS = ["group", "model", "hardware", "metric", "role", "date_before", "date_after", "before", "after",
                   "ratio", "kind", "differs", "source_before", "source_after", "back_on", "held_on", "recovers",
@@ -138,6 +138,12 @@ def conc_metric(quantity: str, concurrency: float) -> str:
     return f"{unit} at concurrency {concurrency:g}"
 
 
+def _lengths(row) -> str:
+    """``1024/8192`` (input/output tokens), ``n/a`` when a length is missing."""
+    isl, osl = row.get("isl"), row.get("osl")
+    return f"{isl:g}/{osl:g}" if pd.notna(isl) and pd.notna(osl) else "n/a"
+
+
 def level_metric(level: float) -> str:
     return f"tok/s/GPU at {level:g} tok/s/user"
 
@@ -164,10 +170,12 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
     high = repeated.groupby("_g")["concurrency"].max()
     first = pts.groupby("_g", sort=True).head(1).set_index("_g")
     label = {g: group_label(row) for g, row in first.iterrows()}
+    lengths = {g: _lengths(row) for g, row in first.iterrows()}
     g = pts["_g"].to_numpy()
     conc = pts["concurrency"].to_numpy(float)
     base = {"group": [label[x] for x in g], **{c: first.loc[g, c].to_numpy() for c in
                                               ("model", "hardware", "precision", "scope")},
+            "lengths": [lengths[x] for x in g],
             "date": pts["day"].to_numpy(), "source": pts["source"].to_numpy(), "concurrency": conc,
             "level": np.nan, "between": [f"{c:g}" for c in conc]}
     at_low = conc == low.reindex(g).to_numpy(float)
@@ -194,7 +202,7 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
                 continue  # read between points too far apart: too rough to compare over time
             f = first.loc[gid]
             rows.append({"group": label[gid], "model": f["model"], "hardware": f["hardware"],
-                         "precision": f["precision"], "scope": f["scope"], "date": date,
+                         "precision": f["precision"], "scope": f["scope"], "lengths": lengths[gid], "date": date,
                          "metric": level_metric(level), "value": float(value), "source": "+".join(used["source"]),
                          "quantity": "gpu", "concurrency": np.nan, "level": float(level), "role": "at interactivity",
                          "between": "–".join(f"{c:g}" for c in sorted(used["concurrency"]))})

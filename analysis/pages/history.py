@@ -135,7 +135,7 @@ class HistoryPage:
         s = self.series[(self.series["model"] == model) & self.series["role"].isin(["low-concurrency end", "capacity end"])]
         if s.empty:
             return s
-        group_cols = ["group", "hardware", "precision", "scope", "role", "metric", "date"]
+        group_cols = ["group", "hardware", "precision", "scope", "lengths", "role", "metric", "date"]
         return s.groupby(group_cols, as_index=False)["value"].median()
 
     def figure_changes(self, model: str) -> pd.DataFrame:

@@ -2,8 +2,9 @@
 
 Rows are hardware, the left column the low-concurrency end (tok/s/user at the lowest concurrency measured on two
 dates), the right column the capacity end (tok/s/GPU at the highest). One line per configuration; colour is
-precision and line style scope, as in the frontier figures. Improvements and regressions beyond the noise threshold
-are marked at the later date. Values span orders of magnitude across configurations, so the y axes are log scale.
+precision, line style scope (as in the frontier figures) and marker the input/output lengths. Improvements and
+regressions beyond the noise threshold are marked at the later date. Values span orders of magnitude across
+configurations, so the y axes are log scale.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from analysis.plots.frontier import PRECISION_COLORS, SCOPE_STYLES
 ROLES = [("low-concurrency end", "low-concurrency end: tok/s/user\n(lowest concurrency on ≥2 dates)"),
          ("capacity end", "capacity end: tok/s/GPU, all GPUs\n(highest concurrency on ≥2 dates)")]
 CHANGE_MARKS = {"improvement": ("^", "#1a7f37"), "regression": ("v", "#c62828")}
+# Input/output lengths by marker (line style is scope, colour precision): configurations at other lengths share a
+# panel, and a reader must be able to tell a 1k/1k line from an 8k/1k one.
+LENGTH_MARKERS = ["o", "s", "D", "P", "X", "*", "h"]
 
 
 def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = "") -> np.ndarray:
@@ -28,6 +32,8 @@ def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = ""
     n_rows = max(len(hardware), 1)
     fig, axes = plt.subplots(n_rows, 2, figsize=(11, 2.3 * n_rows + 0.8), sharex=True, squeeze=False)
     dates = pd.to_datetime(data["date"])
+    length_values = sorted(data["lengths"].unique()) if "lengths" in data else []
+    marker_of = {v: LENGTH_MARKERS[i % len(LENGTH_MARKERS)] for i, v in enumerate(length_values)}
     for i, hw in enumerate(hardware):
         for j, (role, label) in enumerate(ROLES):
             ax = axes[i, j]
@@ -35,6 +41,7 @@ def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = ""
             for _, line in sel.groupby("group", sort=True):
                 line = line.sort_values("date")
                 style, marker = SCOPE_STYLES.get(line["scope"].iloc[0], SCOPE_STYLES["unknown"])
+                marker = marker_of.get(line["lengths"].iloc[0], marker) if "lengths" in line else marker
                 ax.plot(pd.to_datetime(line["date"]), line["value"], linestyle=style, marker=marker, markersize=3,
                         linewidth=1.1, alpha=0.8, color=PRECISION_COLORS.get(line["precision"].iloc[0], "#666666"))
             marks = changes[(changes["hardware"] == hw) & (changes["role"] == role)]
@@ -65,11 +72,12 @@ def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = ""
     precisions = sorted(data["precision"].unique())
     scopes = [s for s in SCOPE_STYLES if s in set(data["scope"])]
     handles = ([Line2D([], [], color=PRECISION_COLORS.get(p, "#666666"), label=p) for p in precisions]
-               + [Line2D([], [], color="#444444", linestyle=SCOPE_STYLES[s][0], marker=SCOPE_STYLES[s][1],
-                         markersize=4, label=s) for s in scopes]
+               + [Line2D([], [], color="#444444", linestyle=SCOPE_STYLES[s][0], label=s) for s in scopes]
+               + [Line2D([], [], color="#444444", linestyle="", marker=marker_of[v], markersize=4,
+                         label=f"{v} tokens in/out") for v in length_values]
                + [Line2D([], [], linestyle="", marker=m, color=c, label=k) for k, (m, c) in CHANGE_MARKS.items()])
     fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.98), fontsize=8, frameon=False,
-               title="precision · scope · change", title_fontsize=8)
+               title="precision · scope · lengths · change", title_fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10, y=1.0)
     fig.tight_layout()

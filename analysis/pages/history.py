@@ -70,8 +70,9 @@ class HistoryPage:
         parts = [f"{n_groups} configurations of {text.esc(', '.join(self.models))} were measured on two or more "
                  f"dates between {text.esc(first)} and {text.esc(last)}; between neighbouring dates "
                  f"{int((self.changes['kind'] == 'improvement').sum())} values rose and "
-                 f"{int((self.changes['kind'] == 'regression').sum())} fell by more than the run-to-run noise "
-                 f"(tok/s/GPU: beyond ×{gpu.threshold_ratio:.3f}, {gpu.k_sigma:g}σ of {gpu.n_pairs} pairs)."]
+                 f"{int((self.changes['kind'] == 'regression').sum())} fell by more than the noise threshold "
+                 f"(tok/s/GPU: beyond ×{gpu.threshold_ratio:.3f}, {gpu.k_sigma:g}σ of {gpu.n_pairs} pairs)"
+                 + self._repeat_caveat() + "."]
         if len(imp):
             parts.append("Largest lasting improvement: " + self._change_sentence(imp.iloc[0]) + ".")
         if len(reg):
@@ -93,7 +94,49 @@ class HistoryPage:
             f"{quiet} (the history rows record no image). With fewer than {history.MIN_QUIET_PAIRS} of either, the "
             "spread comes from all neighbouring dates of one configuration at one concurrency; its robust form "
             "(1.4826 × the median absolute log ratio) is set by the many re-runs that changed nothing, not by the "
-            f"few that did. A change must exceed {history.K_SIGMA:g} times that spread.\n\n" + "\n".join(lines))
+            f"few that did. A change must exceed {history.K_SIGMA:g} times that spread.\n\n" + "\n".join(lines)
+            + self._noise_check())
+
+    def _repeats(self, quantity: str) -> tuple[int, float]:
+        """How many same-date repeats there are and their median difference (a ratio - 1)."""
+        p = self.pairs
+        if not len(p):
+            return 0, math.nan
+        rep = p.loc[p["same_day"], f"log_{quantity}"].abs().dropna()
+        return len(rep), (math.expm1(rep.median()) if len(rep) else math.nan)
+
+    def _repeat_caveat(self) -> str:
+        """When repeats on one date differ by more than the threshold, the count of changes says less than it seems."""
+        n, med = self._repeats("gpu")
+        gpu = self.noise["gpu"]
+        if n and math.isfinite(med) and math.isfinite(gpu.threshold) and math.log1p(med) > gpu.threshold:
+            return (f"; but the {n} repeats on one date already differ by a median {med:.0%} in tok/s/GPU, so many "
+                    "of these may be run-to-run noise: the lasting changes below are the ones the next date "
+                    "confirmed")
+        return ""
+
+    def _noise_check(self) -> str:
+        """The same-date repeats' own differences beside the threshold, and how many neighbouring pairs pass it."""
+        p = self.pairs
+        if not len(p):
+            return ""
+        parts = []
+        for quantity, word in (("user", "tok/s/user"), ("gpu", "tok/s/GPU")):
+            n = self.noise.get(quantity)
+            if n is None or not math.isfinite(n.threshold):
+                continue
+            rep = p.loc[p["same_day"], f"log_{quantity}"].abs().dropna()
+            nb = p.loc[~p["same_day"], f"log_{quantity}"].abs().dropna()
+            beyond = int((nb > n.threshold).sum())
+            rep_text = (f"the {len(rep)} same-date repeats differ by a median {math.expm1(rep.median()):.1%} "
+                        f"(largest {math.expm1(rep.max()):.1%})" if len(rep) else "no same-date repeats")
+            parts.append(f"- {word}: {rep_text}, against a threshold of {math.expm1(n.threshold):.1%}; "
+                         f"{beyond} of {len(nb)} neighbouring-date pairs ({beyond / max(len(nb), 1):.0%}) lie beyond "
+                         "it.")
+        if not parts:
+            return ""
+        return ("\n\n**Checking the threshold.** Repeats on one date are the direct measure of run-to-run noise; "
+                "where they differ by more than the threshold, some flagged changes are noise:\n\n" + "\n".join(parts))
 
     # --- tables -------------------------------------------------------------------------------------------
     @staticmethod

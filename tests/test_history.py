@@ -381,21 +381,3 @@ def test_the_low_end_of_a_series_is_named_for_its_concurrency_not_as_a_single_us
     assert low["metric"].str.match(r"tok/s/user at concurrency \d+").all()
     assert (low["concurrency"] > 1).any()  # the case the old name misread
 
-
-def test_the_history_figure_tells_lengths_apart(raw_points):
-    """Configurations at 1k/1k, 1k/8k and 8k/1k share a panel: each line's marker is its lengths, with a legend."""
-    import matplotlib.pyplot as plt
-
-    from analysis.pages import history as history_page
-    from analysis.plots import history as history_plots
-
-    page = history_page.build(raw_points)
-    model = "DeepSeek-R1-0528"
-    data = page.figure_data(model)
-    assert {"1024/1024", "1024/8192", "8192/1024"} <= set(data["lengths"])
-    axes = history_plots.ends_over_time(data, page.figure_changes(model))
-    legend = [t.get_text() for t in axes[0, 0].figure.legends[0].get_texts()]
-    assert {"1024/1024 tokens in/out", "1024/8192 tokens in/out", "8192/1024 tokens in/out"} <= set(legend)
-    markers = {line.get_marker() for ax in axes.ravel() for line in ax.get_lines()}
-    assert len(markers) >= 3  # one per lengths pair drawn
-    plt.close("all")

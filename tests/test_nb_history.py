@@ -11,13 +11,19 @@ from analysis import history
 pytestmark = pytest.mark.notebook
 
 
-def test_history_page_headline_and_changes(raw_points):
+@pytest.fixture(scope="module")
+def page(raw_points):
+    """The 40-history page on the shipped points, built once for this module."""
+    from analysis.pages import history as history_page
+
+    return history_page.build(raw_points)
+
+
+def test_history_page_headline_and_changes(raw_points, page):
     """What 40-history saves, from the page function it calls (the notebook itself runs in the rendered suite)."""
     from conftest import page_results
 
-    from analysis.pages import history as history_page
-
-    results = page_results(history_page.build(raw_points))
+    results = page_results(page)
 
     assert results["title"].startswith("Results over time") and results["model"] == "DeepSeek-R1-0528"
     table = history.series(raw_points)
@@ -65,17 +71,31 @@ def test_suite_history_page_without_earlier_runs(tmp_path):
 
 
 
-def test_the_headline_says_when_same_date_repeats_differ_by_more_than_the_threshold(raw_points):
+def test_the_headline_says_when_same_date_repeats_differ_by_more_than_the_threshold(page):
     """The shipped history has 7 repeats on one date; they differ by a median of about 12% in tok/s/GPU, well above
     the 4.5% threshold the neighbouring dates set. The headline's count of changes says so, and the threshold
     section shows the repeats beside the threshold, computed here from the pairs themselves."""
     import math
 
-    from analysis.pages import history as history_page
-
-    page = history_page.build(raw_points)
     rep = page.pairs.loc[page.pairs["same_day"], "log_gpu"].abs()
     med = math.expm1(rep.median())
     assert len(rep) == 7 and math.log1p(med) > page.noise["gpu"].threshold
     assert f"the 7 repeats on one date already differ by a median {med:.0%} in tok/s/GPU" in page.headline()
     assert "**Checking the threshold.**" in page.threshold_text()
+
+
+def test_the_history_figure_tells_lengths_apart(page):
+    """Configurations at 1k/1k, 1k/8k and 8k/1k share a panel: each line's marker is its lengths, with a legend."""
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import history as history_plots
+
+    model = "DeepSeek-R1-0528"
+    data = page.figure_data(model)
+    assert {"1024/1024", "1024/8192", "8192/1024"} <= set(data["lengths"])
+    axes = history_plots.ends_over_time(data, page.figure_changes(model))
+    legend = [t.get_text() for t in axes[0, 0].figure.legends[0].get_texts()]
+    assert {"1024/1024 tokens in/out", "1024/8192 tokens in/out", "8192/1024 tokens in/out"} <= set(legend)
+    markers = {line.get_marker() for ax in axes.ravel() for line in ax.get_lines()}
+    assert len(markers) >= 3  # one per lengths pair drawn
+    plt.close("all")

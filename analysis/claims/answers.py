@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.conditions import latency_limits, lengths_match, meets_limits, per_user_value
+from analysis.claims.conditions import base_precision, latency_limits, lengths_match, meets_limits, per_user_value
 from analysis.claims.evidence import PROXY_RULE, evidence_object, stand_ins
 from analysis.claims.labels import fmt_num, lengths_text, precision_label
 from analysis.claims.pairs import pairs_summary
@@ -75,7 +75,7 @@ def speed_point(claim: Claim, evidence: pd.DataFrame):
     at_lengths = np.array([lengths_match(claim, i, o) is True for i, o in zip(ev["isl"], ev["osl"])], dtype=bool)
     if at_lengths.any():
         ev = ev[at_lengths]
-    precision = _claim_precision(claim)
+    precision = base_precision(claim.precision)
     if precision and (ev["precision"] == precision).any():
         ev = ev[ev["precision"] == precision]
     limits, _ = latency_limits(claim)
@@ -88,18 +88,12 @@ def speed_point(claim: Claim, evidence: pd.DataFrame):
     return ev.loc[dist.idxmin()]
 
 
-def _claim_precision(claim: Claim) -> str | None:
-    """The claim's precision as the points table writes it (``fp4``), or None when not stated or a recipe."""
-    p = str(claim.precision).strip().lower()
-    return p if p in ("fp4", "fp8", "bf16", "fp16", "int4", "int8") else None
-
-
 def differs_from_claim(claim: Claim, row) -> list[str]:
     """What a measured point's setting does not share with the claim: lengths, precision (stated ones only)."""
     out = []
     if lengths_match(claim, row.get("isl"), row.get("osl")) is False:
         out.append(f"lengths {lengths_text(row.get('isl'), row.get('osl'))}, not the claim's {claim.isl_osl}")
-    precision = _claim_precision(claim)
+    precision = base_precision(claim.precision)
     if precision and str(row.get("precision")) != precision:
         out.append(f"precision {precision_label(row.get('precision'))}, not the claim's {precision_label(precision)}")
     return out

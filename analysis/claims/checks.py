@@ -15,6 +15,7 @@ import pandas as pd
 
 from analysis import frontier, specs
 from analysis.claims.conditions import (
+    base_precision,
     latency_limits,
     lengths_match,
     matched_lengths,
@@ -34,7 +35,7 @@ from analysis.claims.evidence import (
     row_id,
 )
 from analysis.claims.labels import fmt_num, lengths_text
-from analysis.claims.registry import NOT_STATED, Claim, ClaimPart, claim_parts
+from analysis.claims.registry import Claim, ClaimPart, claim_parts
 from analysis.frontier import capacity_at
 from analysis.schema import trusted
 
@@ -69,10 +70,6 @@ def _model_points(claim: Claim, points: pd.DataFrame) -> tuple[pd.DataFrame, str
     return kin, f"no {claim.model} points", "none"
 
 
-def _base_precision(text) -> str | None:
-    return None if text in (None, NOT_STATED) else str(text).split(",")[0]
-
-
 def _select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The points a part is checked on: its hardware (else the same generation), precision and scope; the
     conditions the selection could not hold equal (speculative decoding is judged per reading: see ``tier``)."""
@@ -86,7 +83,7 @@ def _select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[
         sel = pts[keys.map(generation) == generation(hw_key(want))]
         if len(sel):
             differs.append(f"hardware: {', '.join(sorted(sel['hardware'].astype(str).unique()))} instead of {want}")
-    prec = part.precision or _base_precision(claim.precision)
+    prec = part.precision or base_precision(claim.precision)
     if prec:
         sel = sel[sel["precision"] == prec]
     if part.scope:

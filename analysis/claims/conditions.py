@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.claims.labels import lengths_text
-from analysis.claims.registry import STATED, Claim, is_stated
+from analysis.claims.registry import NOT_STATED, STATED, Claim, is_stated
 
 DEFAULT_CONTEXT = 1024
 
@@ -103,6 +103,12 @@ def matched_lengths(claim: Claim, points: pd.DataFrame) -> tuple[list[tuple[floa
                   + " and ".join(lengths_text(*p) for p in near))
 
 
+
+
+def base_precision(text) -> str | None:
+    """The precision a claim's evidence is read at: ``fp4`` for ``fp4`` and for a per-component recipe led by it
+    (``fp4,attention=bf16``); None when not stated."""
+    return None if text in (None, NOT_STATED) else str(text).split(",")[0]
 
 
 def lengths_match(claim: Claim, isl, osl) -> bool | None:

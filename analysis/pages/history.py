@@ -97,17 +97,17 @@ class HistoryPage:
             f"few that did. A change must exceed {history.K_SIGMA:g} times that spread.\n\n" + "\n".join(lines)
             + self._noise_check())
 
-    def _repeats(self, quantity: str) -> tuple[int, float]:
-        """How many same-date repeats there are and their median difference (a ratio - 1)."""
+    def _abs_log_ratios(self, quantity: str, *, same_day: bool) -> pd.Series:
+        """|log(after / before)| of the same-date repeats (``same_day``) or of the neighbouring-date pairs."""
         p = self.pairs
         if not len(p):
-            return 0, math.nan
-        rep = p.loc[p["same_day"], f"log_{quantity}"].abs().dropna()
-        return len(rep), (math.expm1(rep.median()) if len(rep) else math.nan)
+            return pd.Series(dtype=float)
+        return p.loc[p["same_day"] == same_day, f"log_{quantity}"].abs().dropna()
 
     def _repeat_caveat(self) -> str:
         """When repeats on one date differ by more than the threshold, the count of changes says less than it seems."""
-        n, med = self._repeats("gpu")
+        rep = self._abs_log_ratios("gpu", same_day=True)
+        n, med = len(rep), (math.expm1(rep.median()) if len(rep) else math.nan)
         gpu = self.noise["gpu"]
         if n and math.isfinite(med) and math.isfinite(gpu.threshold) and math.log1p(med) > gpu.threshold:
             return (f"; but the {n} repeats on one date already differ by a median {med:.0%} in tok/s/GPU, so many "
@@ -117,16 +117,15 @@ class HistoryPage:
 
     def _noise_check(self) -> str:
         """The same-date repeats' own differences beside the threshold, and how many neighbouring pairs pass it."""
-        p = self.pairs
-        if not len(p):
+        if not len(self.pairs):
             return ""
         parts = []
         for quantity, word in (("user", "tok/s/user"), ("gpu", "tok/s/GPU")):
             n = self.noise.get(quantity)
             if n is None or not math.isfinite(n.threshold):
                 continue
-            rep = p.loc[p["same_day"], f"log_{quantity}"].abs().dropna()
-            nb = p.loc[~p["same_day"], f"log_{quantity}"].abs().dropna()
+            rep = self._abs_log_ratios(quantity, same_day=True)
+            nb = self._abs_log_ratios(quantity, same_day=False)
             beyond = int((nb > n.threshold).sum())
             rep_text = (f"the {len(rep)} same-date repeats differ by a median {math.expm1(rep.median()):.1%} "
                         f"(largest {math.expm1(rep.max()):.1%})" if len(rep) else "no same-date repeats")

@@ -112,13 +112,10 @@ class ClaimCard:
             dec = r.get("measured_decode")
             if r["kind"] == "per-GPU" and pd.notna(dec) and abs(dec - v) > 0.005 * abs(v):
                 # both denominators where they differ, the claim's first when it names decode GPUs
-                def n(x: float) -> str:
-                    return f"{x:,.0f}" if x >= 1000 else f"{x:,.1f}"
-
                 if "decode" in str(self.claim.unit).lower():
-                    what = f"{n(dec)} tok/s per decode GPU, the claim's denominator ({n(v)} over all GPUs)"
+                    what = f"{num_text(dec)} tok/s per decode GPU, the claim's denominator ({num_text(v)} over all GPUs)"
                 else:
-                    what = f"{n(v)} tok/s/GPU over all GPUs ({n(dec)} per decode GPU)"
+                    what = f"{num_text(v)} tok/s/GPU over all GPUs ({num_text(dec)} per decode GPU)"
             at = ""
             if r["kind"] in ("per-GPU", "per-system") and pd.notna(r["tok_s_per_user"]):
                 ttft = r.get("ttft_ms_p99")

@@ -176,8 +176,8 @@ def grouped_pareto_mask(group: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
     order = np.lexsort((-y, -x, group))  # by group, x descending, ties by y descending
     gs, xs, ys = group[order], x[order], y[order]
     # a block is a run of equal x within a group; its first row holds the block's highest y (its top)
-    starts = np.flatnonzero(np.r_[True, (gs[1:] != gs[:-1]) | (xs[1:] != xs[:-1])])
-    block = np.cumsum(np.r_[True, (gs[1:] != gs[:-1]) | (xs[1:] != xs[:-1])]) - 1
+    new_block = np.r_[True, (gs[1:] != gs[:-1]) | (xs[1:] != xs[:-1])]
+    starts, block = np.flatnonzero(new_block), np.cumsum(new_block) - 1
     top, block_group = ys[starts], gs[starts]
     # the best top among earlier blocks of the same group (-inf for a group's first block)
     running = pd.Series(top).groupby(block_group).cummax().to_numpy()

@@ -128,8 +128,8 @@ def group_label(row: Mapping) -> str:
         parts.append(f"{_fmt(float(row['n_prefill_gpus']))}P+{_fmt(float(row['n_decode_gpus']))}D GPUs")
     elif not pd.isna(row.get("n_gpus")):
         parts.append(f"{_fmt(float(row['n_gpus']))} GPUs")
-    if not pd.isna(row.get("isl")) and not pd.isna(row.get("osl")):
-        parts.append(f"{_fmt(float(row['isl']))}/{_fmt(float(row['osl']))}")
+    if _lengths(row) != "n/a":
+        parts.append(_lengths(row))
     return " · ".join(p for p in parts if p and p != "unknown")
 
 
@@ -141,7 +141,7 @@ def conc_metric(quantity: str, concurrency: float) -> str:
 def _lengths(row) -> str:
     """``1024/8192`` (input/output tokens), ``n/a`` when a length is missing."""
     isl, osl = row.get("isl"), row.get("osl")
-    return f"{isl:g}/{osl:g}" if pd.notna(isl) and pd.notna(osl) else "n/a"
+    return f"{_fmt(float(isl))}/{_fmt(float(osl))}" if pd.notna(isl) and pd.notna(osl) else "n/a"
 
 
 def level_metric(level: float) -> str:

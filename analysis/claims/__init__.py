@@ -64,8 +64,8 @@ from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TO
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
 
 __all__ = [
-    "ASSUMED_TAU", "OTHER_MODEL", "PROXY_RULE", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS",
-    "DEFAULT_CONTEXT", "INFERRED", "KINDS", "NOT_STATED", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
+    "ASSUMED_TAU", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS", "DEFAULT_CONTEXT",
+    "INFERRED", "KINDS", "NOT_STATED", "OTHER_MODEL", "PROXY_RULE", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
     "SNAPSHOT_CAVEAT", "STATED", "Answer", "Claim", "ClaimCard", "ClaimPart", "check_parts", "check_statements",
     "claim_card", "claim_from_row", "relevant_points", "claim_ids", "claim_parts", "claim_title", "claim_to_yaml", "context_for",
     "evidence_for", "evidence_frontier", "evidence_summary", "five_answers", "kind_from_unit", "kinds_text",

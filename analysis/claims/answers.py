@@ -178,9 +178,9 @@ def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summar
     """The five questions of DESIGN.md answered from the claim, the evidence rows, the roofline and the clean
     precision pairs."""
     user = per_user_value(claim)
-    others = sorted(set(evidence["model"].dropna().astype(str))) if len(evidence) and "model" in evidence else []
-    evidence = stand_ins(evidence)  # answers rest on the claim's model or one that may stand in for it, never others
-    others = [m for m in others if not len(evidence) or m not in set(evidence["model"].astype(str))]
+    like = stand_ins(evidence)  # answers rest on the claim's model or one that may stand in for it, never others
+    others = sorted(set(evidence.drop(like.index)["model"].dropna().astype(str))) if len(evidence) else []
+    evidence = like
     point = speed_point(claim, evidence)
     out: dict[str, Answer] = {}
 

@@ -77,7 +77,7 @@ def model_size(name) -> tuple[float | None, float | None]:
 
     total = re.search(_SIZE + r"\s*(?:total|params|parameters)", text)
     active = re.search(_SIZE + r"\s*active", text) or re.search(r"\ba(\d+(?:\.\d+)?)(b)\b", text)
-    sizes = [x for x in re.finditer(r"(?<![\d.x])" + _SIZE + r"\b", text)]
+    sizes = list(re.finditer(r"(?<![\d.x])" + _SIZE + r"\b", text))
     total_b = billions(total) if total else (billions(sizes[0]) if len(sizes) == 1 and not active else None)
     return total_b, billions(active) if active else None
 

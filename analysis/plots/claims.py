@@ -46,7 +46,7 @@ def _part_label(card, part) -> str:
 
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
     """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
-    from analysis.claims import claim_parts
+    from analysis.claims import claim_parts, stand_ins
     from analysis.claims.conditions import lengths_match
 
     if ax is None:
@@ -62,7 +62,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         ok = ev[np.isfinite(ev["tok_s_per_gpu"]) & (ev["tok_s_per_gpu"] > 0)]
         # Colour only the best-matching hardware at the matched lengths, of the claim's model or a model that may
         # stand in for it; the rest of the evidence (other models on the claim's hardware) stays grey context.
-        like = ok[ok["model_match"] >= 1] if "model_match" in ok else ok
+        like = stand_ins(ok)
         top = like[like["match"] == like["match"].max()] if len(like) else like
         top = top[np.array([(a, b) in style for a, b in zip(top["isl"], top["osl"])], dtype=bool)]
         best = set(zip(top["model"], top["hardware"], top["precision"], top["isl"], top["osl"]))

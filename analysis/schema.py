@@ -22,10 +22,17 @@ from analysis.text import clean
 UNKNOWN = "unknown"
 
 # --- columns, grouped as in the design ------------------------------------------------------------
-PROVENANCE = ["source_file", "source_line", "tool", "tool_version", "format", "run_id", "date", "flags"]
+PROVENANCE = ["source_file", "source_line", "tool", "tool_version", "format", "run_id", "date", "flags",
+              # raw-log (a tool's own output) or published-table (numbers transcribed from a publication), and
+              # for a published row the address of the table it came from
+              "source_kind", "source_url"]
 CONFIGURATION = [
     "model", "hardware", "n_gpus", "scope", "scale_up_domain", "precision", "kv_dtype", "framework",
     "tp", "ep", "pp", "dp", "disagg", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "scenario", "phase",
+    # speculative decoding as a measured condition (spec_decode stays, the old one-word column)
+    "spec_method", "draft_tokens", "acceptance_length", "acceptance_source",
+    # independent model instances the GPUs run (decode workers when disaggregated), and what the load was
+    "n_workers", "workload",
 ]
 LOAD = [
     "concurrency", "batch_size", "request_rate", "isl", "osl", "context_len", "num_requests", "failed_requests",
@@ -52,7 +59,7 @@ COLUMNS = PROVENANCE + CONFIGURATION + LOAD + LATENCY + THROUGHPUT + DERIVED + E
 STRING_COLUMNS = {
     "source_file", "tool", "tool_version", "format", "run_id", "date", "flags", "model", "hardware", "scope",
     "precision", "kv_dtype", "framework", "spec_decode", "scenario", "phase", "tok_s_per_user_def",
-    "gpu_denominator",
+    "gpu_denominator", "source_kind", "source_url", "spec_method", "acceptance_source", "workload",
 }
 BOOL_COLUMNS = {"disagg"}
 OBJECT_COLUMNS = {"step_ms_samples"}
@@ -63,16 +70,16 @@ NON_NEGATIVE = set(LATENCY) | set(THROUGHPUT) | {
     "tok_s_per_user", "tok_s_per_gpu", "power_w", "joules_per_output_token", "isl", "osl", "context_len",
     "num_requests", "failed_requests", "concurrency", "batch_size", "request_rate", "n_prefill_gpus",
     "n_decode_gpus", "moe_experts", "moe_top_k", "experts_touched", "weight_bytes", "kv_bytes_read",
-    "tokens_per_step", "step_ms_samples",
+    "tokens_per_step", "step_ms_samples", "draft_tokens",
 }
-POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms", "scale_up_domain"}
+POSITIVE = {"n_gpus", "tp", "ep", "pp", "dp", "step_ms", "scale_up_domain", "acceptance_length", "n_workers"}
 # Above these a value is not physically plausible for LLM serving on today's hardware: the point is kept and
 # flagged implausible-value (untrusted). Latencies are ms (1e9 ms is eleven days).
 UPPER_BOUNDS = {
     "tok_s_per_user": 1e5, "tok_s_per_gpu": 1e6, "output_tok_s": 1e9, "total_tok_s": 1e10, "request_s": 1e7,
     "n_gpus": 1e5, "tp": 1e4, "ep": 1e4, "pp": 1e4, "dp": 1e5, "scale_up_domain": 1e5, "concurrency": 1e8,
     "batch_size": 1e8, "isl": 1e8, "osl": 1e8, "context_len": 1e8, "moe_experts": 1e5, "moe_top_k": 1e4,
-    "tokens_per_step": 64, "power_w": 1e8, **{c: 1e9 for c in LATENCY},
+    "tokens_per_step": 64, "acceptance_length": 64, "draft_tokens": 63, "n_workers": 1e5, "power_w": 1e8, **{c: 1e9 for c in LATENCY},
 }
 # Percentile chains that must be ordered; a chain broken beyond rounding flags percentiles-unordered.
 PERCENTILE_CHAINS = [
@@ -86,6 +93,28 @@ SCOPES = ("single-gpu", "node", "rack", "multi-node", UNKNOWN)
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "int8", "int4", "mixed", UNKNOWN)
 DENOMINATORS = ("all", "decode", "prefill")
 PHASES = ("decode", "prefill", "serving", "offline", UNKNOWN)
+SOURCE_KINDS = ("raw-log", "published-table")
+SPEC_METHODS = ("none", "mtp", "eagle", "eagle3", "dspark", "dflash", "ngram", "draft-model", UNKNOWN)
+# Where an acceptance length comes from: measured on the run's own prompts, forced (synthetic or simulated
+# acceptance set at launch), golden (a committed reference curve the run was pinned to), stated (a publication's
+# figure), assumed (perfclaims' own default); "unknown" where a point ran speculative decoding and none is known.
+ACCEPTANCE_SOURCES = ("measured", "forced", "golden", "stated", "assumed", UNKNOWN)
+_SPEC_ALIASES = {
+    "none": "none", "off": "none", "no": "none", "false": "none", "disabled": "none", "": "none",
+    "mtp": "mtp", "nextn": "mtp", "deepseek_mtp": "mtp", "eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3",
+    "dspark": "dspark", "dflash": "dflash", "ngram": "ngram", "draft_model": "draft-model",
+    "draftmodel": "draft-model", "draft-model": "draft-model", "medusa": "draft-model",
+}
+
+
+def normalize_spec_method(value: Any) -> str:
+    """Map a tool's or a manifest's speculative-decoding word onto :data:`SPEC_METHODS` (``unknown`` otherwise)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return UNKNOWN
+    key = re.sub(r"[\s]", "", str(value).strip().lower()).replace("-", "_")
+    if key in ("unknown", "nan", "not_stated"):
+        return UNKNOWN
+    return _SPEC_ALIASES.get(key, _SPEC_ALIASES.get(key.replace("_", "-"), UNKNOWN))
 
 TOK_S_PER_USER_DEFS = {
     "1000/tpot_ms_p50": "median time per output token, decode only (the default)",
@@ -307,8 +336,17 @@ def has_metric(row: dict) -> bool:
 
 
 def derive(df: pd.DataFrame) -> pd.DataFrame:
-    """Fill tok/s/user and tok/s/GPU where the tool left them out but the inputs are there."""
+    """Fill tok/s/user and tok/s/GPU where the tool left them out but the inputs are there; ``spec_method`` from
+    the old one-word ``spec_decode`` where a reader gave only that (old tables stay readable)."""
     df = df.copy()
+    no_method = df["spec_method"] == UNKNOWN
+    if no_method.any():
+        words = df.loc[no_method, "spec_decode"]
+        df.loc[no_method, "spec_method"] = words.map({w: normalize_spec_method(w) for w in words.unique()})
+    known_method = df["spec_method"] != UNKNOWN
+    df.loc[known_method & (df["spec_decode"] == UNKNOWN), "spec_decode"] = df.loc[
+        known_method & (df["spec_decode"] == UNKNOWN), "spec_method"]
+    df.loc[df["source_kind"] == UNKNOWN, "source_kind"] = "raw-log"
     missing_user = df["tok_s_per_user"].isna()
     from_tpot = missing_user & (df["tpot_ms_p50"] > 0)
     df.loc[from_tpot, "tok_s_per_user"] = 1000.0 / df.loc[from_tpot, "tpot_ms_p50"]

@@ -79,7 +79,8 @@ UPPER_BOUNDS = {
     "tok_s_per_user": 1e5, "tok_s_per_gpu": 1e6, "output_tok_s": 1e9, "total_tok_s": 1e10, "request_s": 1e7,
     "n_gpus": 1e5, "tp": 1e4, "ep": 1e4, "pp": 1e4, "dp": 1e5, "scale_up_domain": 1e5, "concurrency": 1e8,
     "batch_size": 1e8, "isl": 1e8, "osl": 1e8, "context_len": 1e8, "moe_experts": 1e5, "moe_top_k": 1e4,
-    "tokens_per_step": 64, "acceptance_length": 64, "draft_tokens": 63, "n_workers": 1e5, "power_w": 1e8, **{c: 1e9 for c in LATENCY},
+    "tokens_per_step": 64, "acceptance_length": 64, "draft_tokens": 63, "n_workers": 1e5, "power_w": 1e8,
+    **{c: 1e9 for c in LATENCY},
 }
 # Percentile chains that must be ordered; a chain broken beyond rounding flags percentiles-unordered.
 PERCENTILE_CHAINS = [

@@ -9,16 +9,19 @@ latency, precision), each answered as *stated*, *inferred from data* (naming the
 comparison labelled with how it matches the claim (``direct``, ``same-model``, ``proxy``, ``none``); (5) a bottom
 line made from those facts.
 
-Modules, in import order: ``registry`` (reading claims) → ``labels`` → ``conditions`` (restating, lengths, latency
-limits) → ``sol`` → ``evidence`` (selection and match tiers) → ``checks`` (each number against the frontier) →
-``pairs`` (A/B pairs and their confounders) → ``answers`` → ``words`` (sentences) → ``jsonform`` → ``card``
-(assembly, ``results()``, the JSON form). Rendering a card to HTML is the command line's job (``perfclaims claim``
+Modules, in import order: ``registry`` (reading claims, a part's unit and compared value) → ``labels`` →
+``conditions`` (restating, lengths, latency limits) → ``sol`` → ``evidence`` (match tiers, one point's own bound) →
+``selection`` (the one :class:`ClaimEvidence` per claim: every later module reads it and selects nothing) →
+``checks`` (each number against the frontier, as facts; the check table :data:`CHECKS` keyed by part kind and
+ratio axis) → ``pairs`` (A/B pairs and their confounders) → ``answers`` (the five answers as facts) → the words
+modules (``words_checks``, ``words_answers``, ``words``: every sentence) → ``jsonform`` → ``card`` (assembly,
+``results()``, the JSON form). Rendering a card to HTML is the command line's job (``perfclaims claim``
 executes ``notebooks/50-claim-card.ipynb``); nothing here prints or draws.
 """
 
 from analysis.claims.answers import QUESTIONS, Answer, five_answers
-from analysis.claims.card import ClaimCard, claim_card
-from analysis.claims.checks import CHECK_COLUMNS, REFERENCE_TOK_S_PER_USER, check_parts, single_user_end
+from analysis.claims.card import ClaimCard, card_from_evidence, claim_card
+from analysis.claims.checks import CHECK_COLUMNS, CHECKS, REFERENCE_TOK_S_PER_USER, check_parts, single_user_end
 from analysis.claims.conditions import (
                                         DEFAULT_CONTEXT,
                                         context_for,
@@ -60,10 +63,12 @@ from analysis.claims.registry import (
                                         registry,
 )
 from analysis.claims.relevance import relevant_points
+from analysis.claims.selection import ClaimEvidence, select_evidence
 from analysis.claims.sol import ASSUMED_TAU, ASSUMED_TAU_TEXT, ASSUMED_VERIFY_TOKENS, SCOPES, sol_for_claim
 from analysis.claims.words import check_statements, kinds_text, sol_statements, verdict
 
 __all__ = [
+    "CHECKS", "ClaimEvidence", "card_from_evidence", "select_evidence",
     "ASSUMED_TAU", "ASSUMED_TAU_TEXT", "ASSUMED_VERIFY_TOKENS", "CHECK_COLUMNS", "CSV_COLUMNS", "DEFAULT_CONTEXT",
     "INFERRED", "KINDS", "NOT_STATED", "OTHER_MODEL", "PROXY_RULE", "QUESTIONS", "REFERENCE_TOK_S_PER_USER", "SCOPES",
     "SNAPSHOT_CAVEAT", "STATED", "Answer", "Claim", "ClaimCard", "ClaimPart", "check_parts", "check_statements",

@@ -1,8 +1,11 @@
 """The five questions of DESIGN.md, each answered as stated, inferred from data, or not stated.
 
-Every inferred answer names its evidence (points-table rows, and evidence objects for the JSON card) and how the
-evidence matches the claim: another model's points are *proxy* evidence and say so. The speed, batch and latency
-answers rest on one point: the measured point on the claim's hardware nearest the claim's per-user speed.
+Each question is one fact function here (``batch_fact`` … ``precision_fact``): it reads the claim, the claim's
+:class:`analysis.claims.selection.ClaimEvidence` and the roofline table, and returns an :class:`Answer` whose
+``fact`` is data (the rule that fired, the numbers, the evidence point). The sentences are written from that fact
+by :mod:`analysis.claims.words_answers`, so a rule is tested on its fact and a wording change touches one place.
+Another model's points are *proxy* evidence and the fact says so; the speed, batch and latency answers rest on one
+point: the measured point nearest the claim's per-user speed (:func:`speed_point`).
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ import numpy as np
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.conditions import base_precision, latency_limits, lengths_match, meets_limits, per_user_value
-from analysis.claims.evidence import PROXY_RULE, evidence_object, stand_ins
-from analysis.claims.labels import fmt_num, lengths_text, precision_label
+from analysis.claims.conditions import base_precision, lengths_match, meets_limits, per_user_value
+from analysis.claims.evidence import evidence_object
+from analysis.claims.labels import lengths_text
 from analysis.claims.pairs import pairs_summary
 from analysis.claims.registry import INFERRED, NOT_STATED, STATED, Claim, is_stated
+from analysis.claims.selection import ClaimEvidence
 
 QUESTIONS = {
     "batch": "Batch size: at what batch or concurrency was it measured?",
@@ -33,36 +37,20 @@ SHORT_QUESTIONS = {"batch": "Batch size", "large_batch": "Large batch / capacity
 
 @dataclass
 class Answer:
-    """One of the five questions: stated / inferred from data / not stated, the answer, and the rows behind it."""
+    """One of the five questions: stated / inferred from data / not stated, the answer, and the rows behind it.
+
+    ``fact`` is the answer as data (``rule`` names the rule that fired); ``answer`` and ``short`` are its words."""
 
     question: str
     status: str
-    answer: str
+    answer: str = ""
     rows: list = field(default_factory=list)
     evidence: list = field(default_factory=list)   # evidence objects (see evidence.evidence_object)
     short: str = ""                                 # the answer in a few words, for the card's first table
+    fact: dict = field(default_factory=dict)
 
 
-def _ms(v) -> str:
-    if v is None or pd.isna(v):
-        return "n/a"
-    return f"{v / 1000:,.1f} s" if v >= 1000 else f"{v:,.1f} ms"
-
-
-def _who(r) -> str:
-    """"DeepSeek-R1-0528 on GB300 NVL72, FP4, ISL 1,024 / OSL 8,192, spec decode mtp (proxy: another model)"."""
-    tier = r.get("tier", "same-model")
-    label = " (proxy: another model)" if tier == "proxy" else ""
-    return (f"{r['model']} on {r['hardware']}, {str(r['precision']).upper()}, "
-            f"{lengths_text(r.get('isl'), r.get('osl'))}, spec decode {r.get('spec_decode')}{label}")
-
-
-def latency_text(r) -> str:
-    return (f"TTFT p50 {_ms(r.get('ttft_ms_p50'))} / p99 {_ms(r.get('ttft_ms_p99'))}, "
-            f"TPOT p50 {_ms(r.get('tpot_ms_p50'))} / p99 {_ms(r.get('tpot_ms_p99'))}")
-
-
-def speed_point(claim: Claim, evidence: pd.DataFrame):
+def speed_point(claim: Claim, evidence: pd.DataFrame, limits=()):
     """The point the speed, batch and latency answers rest on: the best-matching evidence on the claim's hardware
     (else the best hardware match), meeting the claim's latency limits where any point does, nearest the claim's
     per-user speed in log distance (the fastest point when the claim names no per-user speed). None when there is
@@ -78,7 +66,7 @@ def speed_point(claim: Claim, evidence: pd.DataFrame):
     precision = base_precision(claim.precision)
     if precision and (ev["precision"] == precision).any():
         ev = ev[ev["precision"] == precision]
-    limits, _ = latency_limits(claim)
+    limits = list(limits)
     if limits and meets_limits(ev, limits).any():   # a point the claim's limits allow, when there is one
         ev = ev[meets_limits(ev, limits)]
     target = per_user_value(claim)
@@ -88,238 +76,188 @@ def speed_point(claim: Claim, evidence: pd.DataFrame):
     return ev.loc[dist.idxmin()]
 
 
-def differs_from_claim(claim: Claim, row) -> list[str]:
+def differs_from_claim(claim: Claim, row) -> list[dict]:
     """What a measured point's setting does not share with the claim: lengths, precision (stated ones only)."""
     out = []
     if lengths_match(claim, row.get("isl"), row.get("osl")) is False:
-        out.append(f"lengths {lengths_text(row.get('isl'), row.get('osl'))}, not the claim's {claim.isl_osl}")
+        out.append({"condition": "lengths", "measured": lengths_text(row.get("isl"), row.get("osl")),
+                    "claimed": claim.isl_osl})
     precision = base_precision(claim.precision)
     if precision and str(row.get("precision")) != precision:
-        out.append(f"precision {precision_label(row.get('precision'))}, not the claim's {precision_label(precision)}")
+        out.append({"condition": "precision", "measured": row.get("precision"), "claimed": precision})
     return out
 
 
-def capacity_point(claim: Claim, evidence: pd.DataFrame, at) -> tuple[object, str]:
+def capacity_point(claim: Claim, evidence: pd.DataFrame, at, limits=(), limits_from="") -> tuple[object, dict]:
     """The highest tok/s/GPU point at the speed point's model, hardware, precision and lengths, among points that
-    meet the claim's latency limits when it has some; and a note on the limits."""
+    meet the claim's latency limits when it has some; and how many met them (a fact, empty without limits)."""
     if evidence is None or evidence.empty or at is None:
-        return None, ""
+        return None, {}
     same = evidence[(evidence["model"] == at["model"]) & (evidence["hardware"] == at["hardware"])
                     & (evidence["precision"] == at["precision"]) & (evidence["isl"] == at["isl"])
                     & (evidence["osl"] == at["osl"]) & evidence["tok_s_per_gpu"].notna()]
-    limits, where = latency_limits(claim)
-    note = ""
+    note = {}
     if limits and len(same):
-        ok = same[meets_limits(same, limits)]
-        note = (f"under {'; '.join(lim.text for lim in limits)} ({where}): {len(ok)} of {len(same)} points meet "
-                "them")
+        ok = same[meets_limits(same, list(limits))]
+        note = {"limits": "; ".join(lim.text for lim in limits), "where": limits_from, "met": len(ok),
+                "of": len(same)}
         same = ok
     if same.empty:
         return None, note
     return same.loc[same["tok_s_per_gpu"].idxmax()], note
 
 
-def _scope_answer(claim: Claim, sol: pd.DataFrame) -> tuple[str, str]:
-    """A plain 1 / 8 / 72-GPU answer from the SOL table: the batch-1 bound on each scope (best plausible precision,
-    one token per step, with the communication floor and its low–high range) and whether the NVL72 domain is
-    needed for the claim's single-user speed. (long text, short text)"""
+def _point(row) -> dict:
+    """The point an answer rests on, as its fact carries it."""
+    return {**evidence_object(row), "tier": row.get("tier", "same-model"), "scope": row.get("scope"),
+            "row": row["row"]}
+
+
+# --- the five facts --------------------------------------------------------------------------------
+
+def batch_fact(ev: ClaimEvidence, point) -> dict:
+    claim, user = ev.claim, per_user_value(ev.claim)
+    if is_stated(claim.batch_text):
+        return {"rule": "stated", "text": str(claim.batch_text)}
+    if point is not None and not math.isnan(user):
+        rule = "proxy-nearest" if point.get("tier") == "proxy" else "nearest"
+        return {"rule": rule, "point": _point(point), "claimed_tok_s_per_user": user,
+                "ratio": user / point["tok_s_per_user"]}
+    return {"rule": "no-evidence", "other_models": ev.other_models}
+
+
+def large_batch_fact(ev: ClaimEvidence, point) -> dict:
+    claim = ev.claim
+    cap, note = capacity_point(claim, ev.stand_ins, point, ev.limits, ev.limits_from)
+    if cap is not None:
+        return {"rule": "capacity", "point": _point(cap), "differs": differs_from_claim(claim, cap), "limits": note}
+    if note:
+        return {"rule": "no-point-meets-limits", "limits": note}
+    if claim.kind == "per-GPU" and is_stated(claim.batch_text):
+        return {"rule": "stated", "text": str(claim.batch_text)}
+    return {"rule": "not-stated"}
+
+
+def scope_bounds(claim: Claim, sol: pd.DataFrame) -> list[dict]:
+    """Per GPU count, the best batch-1 bound (one token per step, with the communication floor) and whether it
+    reaches the claim's per-user speed: at the central latency, at the low end of the latency range, below the
+    achievable line. Empty for a claim with no per-user speed or no roofline."""
     user = per_user_value(claim)
     base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]] if len(sol) else sol
     if base.empty or math.isnan(user):
-        return "", ""
-    parts, reach = [], {}
+        return []
+    out = []
     for g in sorted(base["gpus"].unique()):
-        rows = base[base["gpus"] == g]
-        r = rows.sort_values(["sol_tok_s_per_user_comm", "sol_tok_s_per_user"]).iloc[-1]
-        rng = ("" if r["comm_where"] == "none" else
-               f", {r['sol_tok_s_per_user_comm_low']:,.0f}–{r['sol_tok_s_per_user_comm_high']:,.0f} over the "
-               f"interconnect table's latency range ({r['comm_basis']})")
-        parts.append(f"{r['scope']} at {precision_label(r['precision'])}: {r['sol_tok_s_per_user_comm']:,.0f} "
-                     f"tok/s/user{rng}")
-        reach[int(g)] = (r["sol_tok_s_per_user_comm"] >= user, r["sol_tok_s_per_user_comm_high"] >= user,
-                         r["sol_tok_s_per_user_achievable_comm"] >= user)
-    small = [g for g in reach if g <= 8 and reach[g][0]]
-    big = [g for g in reach if g > 8]
-    if small:
-        g = min(small)
-        who = "one GPU" if g == 1 else f"{g} GPUs"
-        comfortable = [c for c in reach if c <= 8 and reach[c][2]]
-        if reach[g][2]:
-            verdict = (f"The NVL72 domain is not needed for single-user speed: {who} already "
-                       f"allow{'s' if g == 1 else ''} {user:,.0f} tok/s/user at batch 1, and more GPUs do not raise "
-                       "the bound much because every layer waits for its collectives.")
-            short = f"NVL72 not needed: {who} suffice{'s' if g == 1 else ''} at batch 1"
-        else:
-            gc = min(comfortable) if comfortable else None
-            easy = (f"; {'one GPU' if gc == 1 else f'an {gc}-GPU node'} allows it below the achievable line"
-                    if gc else "; no scope of up to 8 GPUs allows it below the achievable line")
-            verdict = (f"The NVL72 domain is not needed for single-user speed: {who} allow{'s' if g == 1 else ''} "
-                       f"{user:,.0f} tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line)"
-                       f"{easy}, and more GPUs do not raise the bound much because every layer waits for its "
-                       "collectives.")
-            short = (f"NVL72 not needed: {who} only at near-peak bandwidth"
-                     + (f", {'one GPU' if gc == 1 else f'an {gc}-GPU node'} comfortably" if gc else ""))
-    elif big and any(reach[g][0] for g in big):
-        verdict = f"Only a larger domain ({', '.join(f'{g} GPUs' for g in big if reach[g][0])}) allows it at batch 1."
-        short = "needs more than one 8-GPU node at batch 1"
-    elif any(v[1] for v in reach.values()):
-        verdict = ("No scope allows it at the central collective latency; only the low end of the latency range "
-                   "would (an assumption, not a measurement).")
-        short = "reachable only at the low end of the assumed collective latency"
-    else:
-        verdict = ("No scope allows it at batch 1 without speculative decoding: adding GPUs adds collectives, so "
-                   "the bound stops growing with the GPU count.")
-        short = "no scope reaches it at batch 1 without speculative decoding"
-    return ("Batch-1 bounds with the communication floor — " + "; ".join(parts) + ". " + verdict), short
-
-
-def five_answers(claim: Claim, sol: pd.DataFrame, evidence: pd.DataFrame, summary: pd.DataFrame,
-                 pairs: tuple[list, list] = ([], [])) -> dict:
-    """The five questions of DESIGN.md answered from the claim, the evidence rows, the roofline and the clean
-    precision pairs."""
-    user = per_user_value(claim)
-    like = stand_ins(evidence)  # answers rest on the claim's model or one that may stand in for it, never others
-    others = sorted(set(evidence.drop(like.index)["model"].dropna().astype(str))) if len(evidence) else []
-    evidence = like
-    point = speed_point(claim, evidence)
-    out: dict[str, Answer] = {}
-
-    # 1. batch size
-    if is_stated(claim.batch_text):
-        out["batch"] = Answer(QUESTIONS["batch"], STATED, f"{claim.batch_text}", short=str(claim.batch_text))
-    elif point is not None and not math.isnan(user) and point.get("tier") == "proxy":
-        conc = point.get("concurrency")
-        above = user > point["tok_s_per_user"]
-        out["batch"] = Answer(
-            QUESTIONS["batch"], INFERRED,
-            f"Not stated, and no point of {claim.model} to check it. Proxy evidence only (another model: "
-            f"{_who(point).replace(' (proxy: another model)', '')}): its point nearest the claimed speed reaches "
-            f"{point['tok_s_per_user']:,.0f} tok/s/user "
-            f"at concurrency {fmt_num(conc)}. Speeds of different models are not compared"
-            + ("; a per-user figure above every measured point is most likely a single-user (batch 1) figure."
-               if above else "."), [point["row"]], [evidence_object(point)],
-            short="not stated; likely 1 user (proxy evidence)" if above else "not stated (proxy evidence only)")
-    elif point is not None and not math.isnan(user):
-        conc = point.get("concurrency")
-        ratio = user / point["tok_s_per_user"]
-        tail = (", so it implies a batch no larger than that, most likely one user." if ratio > 1 else
-                f" ({ratio:.2f}× of that speed).")
-        out["batch"] = Answer(
-            QUESTIONS["batch"], INFERRED,
-            f"Not stated. The measured point nearest the claimed speed ({_who(point)}) reaches "
-            f"{point['tok_s_per_user']:,.0f} tok/s/user at concurrency {fmt_num(conc)}; the claim is "
-            f"{ratio:.1f}× that speed" + tail, [point["row"]], [evidence_object(point)],
-            short=f"not stated; {'≈1 user' if ratio > 1 else f'concurrency ≤ {fmt_num(conc)}'}")
-    else:
-        out["batch"] = Answer(
-            QUESTIONS["batch"], NOT_STATED,
-            "Not stated, and no similar measured points" + (
-                f" (of {claim.model} or of a model that may stand in for it: {PROXY_RULE}). The points on its "
-                f"hardware are other models ({', '.join(others)}): their speeds say nothing about this model's batch."
-                if others else "."), short="not stated")
-
-    # 2. large batch (capacity, under the latency limits that apply)
-    cap, note = capacity_point(claim, evidence, point)
-    if cap is not None:
-        out["large_batch"] = Answer(
-            QUESTIONS["large_batch"], INFERRED,
-            f"The claim does not say. On the group of the point the speed answer uses ({_who(cap)}"
-            + "".join(f"; {d}" for d in differs_from_claim(claim, cap)) + ") capacity is "
-            f"{cap['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(cap.get('concurrency'))}, where each "
-            f"user gets {cap['tok_s_per_user']:,.1f} tok/s and {latency_text(cap)}"
-            + (f" ({note})." if note else " (no latency limit stated: this is the capacity point's own tail "
-                                          "latency).")
-            + " The fastest per-user point is the single-user end, not the capacity.",
-            [cap["row"]], [evidence_object(cap)],
-            short=f"{cap['tok_s_per_gpu']:,.0f} tok/s/GPU at {cap['tok_s_per_user']:,.0f} tok/s/user, "
-                  f"TTFT p99 {_ms(cap.get('ttft_ms_p99'))}" + (" (proxy)" if cap.get("tier") == "proxy" else ""))
-    elif note:
-        out["large_batch"] = Answer(QUESTIONS["large_batch"], NOT_STATED,
-                                    f"No measured capacity meets the claim's latency limits ({note}).",
-                                    short="no point meets the latency limits")
-    elif claim.kind == "per-GPU" and is_stated(claim.batch_text):
-        out["large_batch"] = Answer(QUESTIONS["large_batch"], STATED, f"Measured at {claim.batch_text}.",
-                                    short=str(claim.batch_text))
-    else:
-        out["large_batch"] = Answer(QUESTIONS["large_batch"], NOT_STATED,
-                                    "Not stated, and no measured points to infer capacity from.", short="not stated")
-
-    # 3. scope
-    n = claim.number("n_gpus")
-    # batch-1 bounds say what a single user's speed needs; a throughput claim's scope is its deployment's GPU count
-    long, short = _scope_answer(claim, sol) if claim.kind == "per-user" else ("", "")
-    if not math.isnan(n):
-        out["scope"] = Answer(QUESTIONS["scope"], STATED, f"{n:g} GPUs ({claim.scope}). {long}".strip(),
-                              short=f"{n:g} GPUs")
-    else:
-        text = (f"Not stated ({claim.scope})." if is_stated(claim.scope) else "Not stated.") + (" " + long if long
-                                                                                                   else "")
-        rows, ev = [], []
-        if point is not None:
-            text += (f" The measured point nearest the claimed speed ran on {fmt_num(point.get('n_gpus'))} GPUs "
-                     f"(scope {point.get('scope')}; {_who(point)}).")
-            rows, ev = [point["row"]], [evidence_object(point)]
-        out["scope"] = Answer(QUESTIONS["scope"], INFERRED if (rows or long) else NOT_STATED, text, rows, ev,
-                              short=short or "not stated")
-
-    # 4. latency: the speed answer's own point
-    limits, where = latency_limits(claim)
-    if is_stated(claim.latency):
-        extra = f" Applied as limits: {'; '.join(lim.text for lim in limits)}." if limits else ""
-        out["latency"] = Answer(QUESTIONS["latency"], STATED, f"{claim.latency}.{extra}".replace("..", "."),
-                                short=str(claim.latency))
-    else:
-        parts = ["TTFT and TPOT not stated" + (f"; {where.removeprefix('the ')} apply" if limits else "") + "."]
-        rows, ev = [], []
-        if not math.isnan(user):
-            parts.append(f"A per-user speed of {user:,.0f} tok/s means a TPOT of about {1000 / user:.2f} ms.")
-        if point is not None and pd.notna(point.get("ttft_ms_p50")):
-            parts.append(f"At the point used for the speed answer ({_who(point)}, "
-                         f"{point['tok_s_per_user']:,.0f} tok/s/user): {latency_text(point)}.")
-            rows, ev = [point["row"]], [evidence_object(point)]
-        out["latency"] = Answer(QUESTIONS["latency"], INFERRED if rows else NOT_STATED, " ".join(parts), rows, ev,
-                                short=(f"not stated; TTFT p99 {_ms(point.get('ttft_ms_p99'))} at the speed point"
-                                       if rows else "not stated"))
-
-    # 5. precision: the roofline ratio and clean pairs only; confounded pairs listed apart
-    clean, confounded = pairs
-    summ = pairs_summary(clean)
-    roof = ""
-    if {"fp8", "fp4"} <= set(sol.get("precision", [])):
-        a, b = _sol_value(sol, "fp8", 1), _sol_value(sol, "fp4", 1)
-        roof = (f"The roofline alone makes FP4 {b / a:.2f}× faster than FP8 at batch 1 ({b:,.0f} vs {a:,.0f} "
-                "tok/s/user on one GPU).")
-    if summ["n"]:
-        proxy = any(specs.match_model_name(str(p["a"]["model"])) != claim.model_table for p in clean)
-        measured = (f"Measured FP4/FP8 over {summ['n']} matched pair{'s' if summ['n'] > 1 else ''} (equal model, "
-                    "hardware, lengths, speculative decoding, framework and disaggregation; fastest per-user point "
-                    f"of each side): median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"
-                    + (" (proxy: another model's points)" if proxy else "") + ".")
-        if summ["above_roofline"]:
-            measured += (f" {summ['above_roofline']} matched pair{'s' if summ['above_roofline'] > 1 else ''} exceed"
-                         f"{'s' if summ['above_roofline'] == 1 else ''} the roofline's own FP4/FP8 ratio for the "
-                         "same points (a batch-1 ratio; the two fastest points may run at different concurrencies, "
-                         "so this alone shows nothing beyond precision).")
-    else:
-        measured = "No matched FP4/FP8 pair in the evidence."
-    if confounded:
-        measured += (f" {len(confounded)} confounded pair{'s' if len(confounded) > 1 else ''} (listed apart, not "
-                     "used above): " + "; ".join(
-                         f"{p['ratio']:.2f}× at {lengths_text(p['a']['isl'], p['a']['osl'])} differing in "
-                         + ", ".join(p["confounders"]) for p in confounded) + ".")
-    ev = [x for p in clean for x in (p["a"], p["b"])]
-    if claim.precision != NOT_STATED:
-        out["precision"] = Answer(QUESTIONS["precision"], STATED, f"{claim.precision_text}. {measured}",
-                                  [e["source"] for e in ev], ev, short=str(claim.precision_text))
-    else:
-        text = (f"Not stated ({claim.precision_text})." if is_stated(claim.precision_text) else "Not stated.")
-        text += " " + " ".join(x for x in (roof, measured) if x)
-        short = (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×" if summ["n"] else "not stated")
-        out["precision"] = Answer(QUESTIONS["precision"], INFERRED if ev or roof else NOT_STATED, text,
-                                  [e["source"] for e in ev], ev, short=short)
+        r = base[base["gpus"] == g].sort_values(["sol_tok_s_per_user_comm", "sol_tok_s_per_user"]).iloc[-1]
+        out.append({"gpus": int(g), "scope": r["scope"], "precision": r["precision"],
+                    "bound": r["sol_tok_s_per_user_comm"], "low": r["sol_tok_s_per_user_comm_low"],
+                    "high": r["sol_tok_s_per_user_comm_high"], "comm_where": r["comm_where"],
+                    "comm_basis": r["comm_basis"], "reaches": bool(r["sol_tok_s_per_user_comm"] >= user),
+                    "reaches_at_low_latency": bool(r["sol_tok_s_per_user_comm_high"] >= user),
+                    "reaches_achievable": bool(r["sol_tok_s_per_user_achievable_comm"] >= user)})
     return out
+
+
+def scope_verdict(bounds: list[dict]) -> dict:
+    """Which rule the bounds settle on: the smallest node-size scope that reaches the speed (and whether below the
+    achievable line), a larger domain only, only at the low latency end, or none."""
+    small = [b for b in bounds if b["gpus"] <= 8 and b["reaches"]]
+    big = [b for b in bounds if b["gpus"] > 8]
+    if small:
+        g = min(b["gpus"] for b in small)
+        comfortable = [b["gpus"] for b in bounds if b["gpus"] <= 8 and b["reaches_achievable"]]
+        first = next(b for b in bounds if b["gpus"] == g)
+        return {"rule": "node-suffices" if first["reaches_achievable"] else "node-near-peak", "gpus": g,
+                "comfortable_gpus": min(comfortable) if comfortable else None}
+    if big and any(b["reaches"] for b in big):
+        return {"rule": "larger-domain", "gpus": [b["gpus"] for b in big if b["reaches"]]}
+    if any(b["reaches_at_low_latency"] for b in bounds):
+        return {"rule": "low-latency-only"}
+    return {"rule": "none-reaches"}
+
+
+def scope_fact(ev: ClaimEvidence, sol: pd.DataFrame, point) -> dict:
+    claim = ev.claim
+    # batch-1 bounds say what a single user's speed needs; a throughput claim's scope is its deployment's GPU count
+    bounds = scope_bounds(claim, sol) if claim.kind == "per-user" else []
+    fact = {"bounds": bounds, "verdict": scope_verdict(bounds) if bounds else None,
+            "claimed_tok_s_per_user": per_user_value(claim), "scope_text": str(claim.scope),
+            "scope_stated": is_stated(claim.scope)}
+    n = claim.number("n_gpus")
+    if not math.isnan(n):
+        return {**fact, "rule": "stated", "n_gpus": n}
+    return {**fact, "rule": "inferred" if (point is not None or bounds) else "not-stated",
+            "point": _point(point) if point is not None else None}
+
+
+def latency_fact(ev: ClaimEvidence, point) -> dict:
+    claim = ev.claim
+    if is_stated(claim.latency):
+        return {"rule": "stated", "text": str(claim.latency), "limits": [lim.text for lim in ev.limits]}
+    has = point is not None and pd.notna(point.get("ttft_ms_p50"))
+    return {"rule": "inferred" if has else "not-stated", "limits_from": ev.limits_from if ev.limits else "",
+            "claimed_tok_s_per_user": per_user_value(claim), "point": _point(point) if has else None}
 
 
 def _sol_value(sol: pd.DataFrame, precision: str, gpus: int, tau: float = 1.0, col="sol_tok_s_per_user") -> float:
     hit = sol[(sol["precision"] == precision) & (sol["gpus"] == gpus) & (sol["tokens_per_step"] == tau)]
     return float(hit[col].iloc[0]) if len(hit) else math.nan
+
+
+def precision_fact(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list]) -> dict:
+    claim = ev.claim
+    clean, confounded = pairs
+    roofline = None
+    if {"fp8", "fp4"} <= set(sol.get("precision", [])):
+        a, b = _sol_value(sol, "fp8", 1), _sol_value(sol, "fp4", 1)
+        roofline = {"fp8": a, "fp4": b, "ratio": b / a}
+    proxy = any(specs.match_model_name(str(p["a"]["model"])) != claim.model_table for p in clean)
+    return {"rule": "stated" if claim.precision != NOT_STATED else "inferred", "text": str(claim.precision_text),
+            "text_stated": is_stated(claim.precision_text), "roofline": roofline, "pairs": pairs_summary(clean),
+            "pairs_proxy": proxy, "confounded": [{"ratio": p["ratio"], "isl": p["a"]["isl"], "osl": p["a"]["osl"],
+                                                   "confounders": list(p["confounders"])} for p in confounded],
+            "evidence": [x for p in clean for x in (p["a"], p["b"])]}
+
+
+# --- assembly --------------------------------------------------------------------------------------
+
+STATUS_OF_RULE = {"stated": STATED, "not-stated": NOT_STATED, "no-evidence": NOT_STATED,
+                  "no-point-meets-limits": NOT_STATED}
+
+
+def _status(key: str, fact: dict) -> str:
+    if key == "precision" and fact["rule"] == "inferred" and not (fact["evidence"] or fact["roofline"]):
+        return NOT_STATED
+    return STATUS_OF_RULE.get(fact["rule"], INFERRED)
+
+
+def _evidence_of(key: str, fact: dict) -> list[dict]:
+    if key == "precision":
+        return fact["evidence"]
+    point = fact.get("point")
+    if key == "scope" and fact["rule"] == "stated":
+        return []
+    return [{k: v for k, v in point.items() if k not in ("tier", "scope", "row")}] if point else []
+
+
+def answer_facts(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] = ([], [])) -> dict[str, dict]:
+    """The five facts for one claim (no words): what :func:`five_answers` writes up."""
+    point = speed_point(ev.claim, ev.stand_ins, ev.limits)
+    return {"batch": batch_fact(ev, point), "large_batch": large_batch_fact(ev, point),
+            "scope": scope_fact(ev, sol, point), "latency": latency_fact(ev, point),
+            "precision": precision_fact(ev, sol, pairs)}
+
+
+def five_answers(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] = ([], [])) -> dict[str, Answer]:
+    """The five questions of DESIGN.md answered from the evidence, the roofline and the clean precision pairs:
+    each a fact (:func:`answer_facts`) and its words (:mod:`analysis.claims.words_answers`)."""
+    from analysis.claims import words_answers
+
+    out = {}
+    for key, fact in answer_facts(ev, sol, pairs).items():
+        long, short = words_answers.SENTENCES[key](ev.claim, fact)
+        evidence = _evidence_of(key, fact)
+        rows = [e["source"] for e in evidence] if key == "precision" else (
+            [fact["point"]["row"]] if evidence else [])
+        out[key] = Answer(QUESTIONS[key], _status(key, fact), long, rows, evidence, short, fact)
+    return out

@@ -9,13 +9,14 @@ import pandas as pd
 
 from analysis.claims.answers import five_answers
 from analysis.claims.checks import MATCH_TIERS, check_parts
-from analysis.claims.conditions import matched_lengths, restate
-from analysis.claims.evidence import OTHER_MODEL, evidence_for, evidence_frontier, evidence_summary, stand_ins
+from analysis.claims.conditions import restate
+from analysis.claims.evidence import OTHER_MODEL, evidence_frontier, evidence_summary
 from analysis.claims.jsonform import card_json
 from analysis.claims.labels import num_text, share
 from analysis.claims.pairs import precision_pairs
 from analysis.claims.registry import Claim, claim_title, load_claim
 from analysis.claims.relevance import relevant_points
+from analysis.claims.selection import ClaimEvidence, select_evidence
 from analysis.claims.sol import sol_for_claim
 from analysis.claims.words import (
     bottom_line,
@@ -26,6 +27,7 @@ from analysis.claims.words import (
     sol_statements,
     verdict,
 )
+from analysis.claims.words_checks import checked_on_text, worded
 
 # --- 5. the card -----------------------------------------------------------------------------------
 
@@ -49,6 +51,8 @@ class ClaimCard:
     evidence_lengths: list = field(default_factory=list)   # the ISL/OSL pairs drawn in colour
     evidence_lengths_note: str = ""
     pairs: tuple = ([], [])                                # (clean, confounded) FP4/FP8 pairs, see claims.pairs
+    basis: ClaimEvidence | None = None                     # the one evidence object everything above read
+    check_facts: pd.DataFrame = field(default_factory=pd.DataFrame)  # the checks as facts (``checks`` is worded)
 
     @property
     def figure_title(self) -> str:
@@ -127,31 +131,27 @@ class ClaimCard:
         return text + "."
 
 
-def _pair_points(ev: pd.DataFrame) -> pd.DataFrame:
-    """The evidence precision pairs are drawn from: the best model match on the best hardware match."""
-    if ev.empty:
-        return ev
-    ev = ev[ev["hardware_match"] == ev["hardware_match"].max()]
-    return ev[ev["model_match"] == ev["model_match"].max()]
+def card_from_evidence(ev: ClaimEvidence) -> ClaimCard:
+    """The card for one evidence object: every part of the card reads ``ev`` and selects nothing of its own, so a
+    hand-made :class:`ClaimEvidence` (no points table) gives a whole card."""
+    c = ev.claim
+    sol, info = sol_for_claim(c)
+    summary = evidence_summary(ev.near)
+    pairs = precision_pairs(ev.pair_points)
+    answers = five_answers(ev, sol, pairs)
+    facts = check_parts(ev)
+    checks = worded(facts, ev)
+    restated = restate(c)
+    return ClaimCard(claim=c, restated=restated, answers=answers, sol=sol, sol_info=info,
+                     sol_statements=sol_statements(c, sol), evidence=ev.near, evidence_summary=summary,
+                     frontier=evidence_frontier(ev.near), verdict=verdict(c, restated, sol, summary, checks),
+                     model_note=model_note_for(c), checks=checks, checked_on=checked_on_text(ev),
+                     evidence_lengths=[tuple(p) for p in ev.lengths], evidence_lengths_note=ev.lengths_note,
+                     pairs=pairs, basis=ev, check_facts=facts)
 
 
 def claim_card(claim: str | Path | Claim, points: pd.DataFrame | None = None) -> ClaimCard:
     """Compute the card for a claim (an id, a file, or a Claim) against a points table."""
     c = load_claim(claim)
     points = relevant_points(c, points)  # the card reads these rows only (its cache key hashes the same rows)
-    restated = restate(c)
-    sol, info = sol_for_claim(c)
-    ev = evidence_for(c, points) if points is not None else pd.DataFrame()
-    summary = evidence_summary(ev)
-    front = evidence_frontier(ev)
-    pairs = precision_pairs(_pair_points(stand_ins(ev)))  # another family's FP4/FP8 pairs answer nothing here
-    answers = five_answers(c, sol, ev, summary, pairs)
-    checks, checked_on = check_parts(c, points)
-    lengths, lengths_note = matched_lengths(c, ev)
-    return ClaimCard(claim=c, restated=restated, answers=answers, sol=sol, sol_info=info,
-                     sol_statements=sol_statements(c, sol), evidence=ev, evidence_summary=summary, frontier=front,
-                     verdict=verdict(c, restated, sol, summary, checks), model_note=model_note_for(c),
-                     checks=checks, checked_on=checked_on, evidence_lengths=lengths, evidence_lengths_note=lengths_note,
-                     pairs=pairs)
-
-
+    return card_from_evidence(select_evidence(c, points))

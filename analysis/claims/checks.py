@@ -1,97 +1,60 @@
 """Each number of a claim against the measured frontier of matching evidence, with how well the evidence matches.
 
-Every comparison row carries ``match``: ``direct`` (same model, hardware and precision, at the claim's stated
-lengths, speculative decoding and latency limits), ``same-model`` (the same model with the differing conditions
-listed in ``differs``), ``proxy`` (another model: its own speed, never a percentage of the claim) or ``none`` (no
-evidence). ``measured_over_claimed`` is only computed for direct and same-model evidence whose lengths are the
-claim's (or the claim states none); a capacity read for a claim with latency limits uses only points that meet them.
+The checks read one :class:`analysis.claims.selection.ClaimEvidence` (they select nothing of their own) and return
+facts: every row carries ``match`` (``direct``: same model, hardware and precision, at the claim's stated lengths,
+speculative decoding and latency limits; ``same-model``: the same model with the differing conditions in
+``differs``; ``proxy``: another model, its own speed, never a percentage of the claim; ``none``), ``differs`` as
+:class:`Difference` facts, and ``reading``: the rule that produced the number and the points it rests on, as data.
+The sentences (``how``, the differences in words) are written by :mod:`analysis.claims.words_checks`.
+
+Which check runs is decided by :data:`CHECKS`, keyed by (part kind, ratio axis): a new check is one function there,
+one sentence rule in ``words_checks`` and one test.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import frontier, specs
-from analysis.claims.conditions import (
-    base_precision,
-    latency_limits,
-    lengths_match,
-    matched_lengths,
-    meets_limits,
-    spec_decode_of,
-    stated_lengths,
-)
-from analysis.claims.evidence import (
-    PROXY_RULE,
-    comparable_size,
-    evidence_object,
-    family,
-    generation,
-    hw_key,
-    hw_keys,
-    own_sol,
-    row_id,
-)
-from analysis.claims.labels import fmt_num, lengths_text
-from analysis.claims.registry import Claim, ClaimPart, claim_parts
+from analysis import frontier
+from analysis.claims.conditions import base_precision, lengths_match, spec_decode_of, stated_lengths
+from analysis.claims.evidence import evidence_object, generation, hw_key, hw_keys, own_sol, row_id
+from analysis.claims.labels import lengths_text
+from analysis.claims.registry import Claim, ClaimPart
+from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
-from analysis.schema import trusted
 
 CHECK_BY = ["hardware", "precision", "scope", "isl", "osl"]
 # Ratio claims on tok/s/GPU that name no interactivity are compared at this per-user speed (stated on the card).
 REFERENCE_TOK_S_PER_USER = 50.0
 MATCH_TIERS = ("direct", "same-model", "proxy", "none")
 CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_per_user", "measured_all",
-                 "measured_decode", "measured_over_claimed", "how", "rows", "lengths_note", "model", "n_gpus",
+                 "measured_decode", "measured_over_claimed", "reading", "rows", "lengths_note", "model", "n_gpus",
                  "own_sol_tok_s_per_user", "own_sol_comm_tok_s_per_user", "share_of_own_sol_comm",
                  "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row", "match", "differs",
                  "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99"]
 
 
-def _model_points(claim: Claim, points: pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
-    """Trusted points of the claim's model (its model-table entry), else of its family; which were used, and the
-    tier they can reach (``same-model`` or ``proxy``)."""
-    if points is None or points.empty:
-        return pd.DataFrame(), "no points", "none"
-    pts = points[trusted(points)]
-    names = pts["model"].map({m: specs.match_model_name(m) for m in pts["model"].dropna().unique()})
-    same = pts[names.notna() & (names == claim.model_table)] if claim.model_table else pts.iloc[0:0]
-    if len(same):
-        return same, f"{', '.join(sorted(same['model'].unique()))} points", "same-model"
-    fam = family(claim.model_table or claim.model)
-    similar = {m for m in pts["model"].dropna().unique()
-               if fam and family(m) == fam and comparable_size(claim.model_table or claim.model, m)}
-    kin = pts[pts["model"].isin(similar)]
-    if len(kin):
-        return kin, (f"{', '.join(sorted(kin['model'].unique()))} points (proxy: no {claim.model} points, "
-                     f"another model: {PROXY_RULE})"), "proxy"
-    return kin, f"no {claim.model} points", "none"
+@dataclass(frozen=True)
+class Difference:
+    """One condition a comparison could not hold equal: ``condition`` (hardware, speculative decoding, lengths,
+    model), what was measured and what the claim says."""
+
+    condition: str
+    measured: str
+    claimed: str
 
 
-def _select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The points a part is checked on: its hardware (else the same generation), precision and scope; the
-    conditions the selection could not hold equal (speculative decoding is judged per reading: see ``tier``)."""
-    if pts.empty:
-        return pts, []
-    differs = []
-    want = part.hardware or claim.hardware_table or claim.hardware
-    keys = hw_keys(pts)
-    sel = pts[keys == hw_key(want)]
-    if sel.empty and generation(hw_key(want)):
-        sel = pts[keys.map(generation) == generation(hw_key(want))]
-        if len(sel):
-            differs.append(f"hardware: {', '.join(sorted(sel['hardware'].astype(str).unique()))} instead of {want}")
-    prec = part.precision or base_precision(claim.precision)
-    if prec:
-        sel = sel[sel["precision"] == prec]
-    if part.scope:
-        sel = sel[sel["scope"] == part.scope]
-    return sel, differs
+def _point(ctx, r) -> dict:
+    """A frontier point as a reading cites it."""
+    return {"tok_s_per_gpu": r["tok_s_per_gpu"], "tok_s_per_user": r["tok_s_per_user"],
+            "concurrency": r.get("concurrency"), "row": ctx.rid(r)}
 
 
-def _at_lengths(points: pd.DataFrame, pairs: list) -> pd.DataFrame:
+def _at_lengths(points: pd.DataFrame, pairs) -> pd.DataFrame:
     if not pairs or points.empty:
         return points.iloc[0:0]
     keys = set(pairs)
@@ -104,7 +67,8 @@ def _groups_of(front: pd.DataFrame, by=CHECK_BY):
     return list(front.groupby(by, dropna=False, sort=True))
 
 
-def _group_name(key) -> str:
+def group_key_label(key) -> str:
+    """``GB300 NVL72 · FP4 · rack`` for a (hardware, precision, scope, …) group key."""
     hw, prec, scope = key[0], key[1], key[2]
     return f"{hw} · {str(prec).upper()} · {scope}"
 
@@ -117,17 +81,38 @@ def _neighbours(front: pd.DataFrame, target: float) -> tuple:
 
 
 def single_user_end(front: pd.DataFrame) -> pd.Series:
-    """The fastest per-user point of one frontier group (kept here: the frontier module's name for it is moving)."""
+    """The fastest per-user point of one frontier group."""
     return front.loc[front["tok_s_per_user"].idxmax()]
 
 
-class _Context:
-    """What every row of one part shares: the full point rows, the tier the model allows, what differs, limits."""
+def select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[pd.DataFrame, list[Difference]]:
+    """The pool's points a part is checked on: its hardware (else the same generation), precision and scope; the
+    conditions the selection could not hold equal (speculative decoding is judged per reading: see ``tier``)."""
+    if pts.empty:
+        return pts, []
+    differs = []
+    want = part.hardware or claim.hardware_table or claim.hardware
+    keys = hw_keys(pts)
+    sel = pts[keys == hw_key(want)]
+    if sel.empty and generation(hw_key(want)):
+        sel = pts[keys.map(generation) == generation(hw_key(want))]
+        if len(sel):
+            differs.append(Difference("hardware", ", ".join(sorted(sel["hardware"].astype(str).unique())),
+                                      str(want)))
+    prec = part.precision or base_precision(claim.precision)
+    if prec:
+        sel = sel[sel["precision"] == prec]
+    if part.scope:
+        sel = sel[sel["scope"] == part.scope]
+    return sel, differs
 
-    def __init__(self, claim: Claim, part: ClaimPart, sel: pd.DataFrame, model_tier: str, differs: list,
-                 limits_text: str, lengths_note: str, models: str):
-        self.claim, self.part, self.model_tier, self.differs = claim, part, model_tier, differs
-        self.limits_text, self.lengths_note, self.models = limits_text, lengths_note, models
+
+class _Context:
+    """What every row of one part shares: the evidence, the full point rows, what differs."""
+
+    def __init__(self, ev: ClaimEvidence, part: ClaimPart, sel: pd.DataFrame, differs: list[Difference]):
+        self.ev, self.claim, self.part, self.differs = ev, ev.claim, part, differs
+        self.model_tier = ev.pool_tier
         self.full = {(r["source_file"], r["source_line"]): r for r in sel.to_dict("records")}
 
     def row(self, front_row) -> dict:
@@ -138,7 +123,12 @@ class _Context:
     def rid(self, front_row) -> str:
         return row_id(self.row(front_row))
 
-    def tier(self, key, used=()) -> tuple[str, list[str], bool]:
+    def base(self, **extra) -> dict:
+        part = self.part
+        return {"part": part.text, "kind": part.kind, "claimed": part.compared_value, "unit": part.unit,
+                "lengths_note": self.ev.lengths_note, "limits": self.ev.limits_text, **extra}
+
+    def tier(self, key, used=()) -> tuple[str, list[Difference], bool]:
         """(match, differs, whether a measured/claimed ratio may be computed) for one measured group, judged on
         the points a reading rests on (``used``) for speculative decoding."""
         differs = list(self.differs)
@@ -146,101 +136,91 @@ class _Context:
         measured = sorted({str(self.row(r).get("spec_decode")) for r in used if r is not None})
         spec_differs = bool(spec and measured and measured != [spec])
         if spec_differs:
-            differs.append(f"speculative decoding: {', '.join(measured)} measured, {self.claim.spec_decode} claimed")
+            differs.append(Difference("speculative decoding", ", ".join(measured), str(self.claim.spec_decode)))
         at_lengths = lengths_match(self.claim, key[3], key[4])
         if at_lengths is False:
-            differs.append(f"lengths: {lengths_text(key[3], key[4])} measured, {self.claim.isl_osl} claimed")
+            differs.append(Difference("lengths", lengths_text(key[3], key[4]), str(self.claim.isl_osl)))
         if self.model_tier == "proxy":
-            return "proxy", [f"model: {self.models} instead of {self.claim.model}"] + differs, False
+            return "proxy", [Difference("model", ", ".join(self.ev.pool_models), self.claim.model)] + differs, False
         # A percentage of the claim needs the claim's stated conditions: its lengths and its speculative decoding.
         return ("direct" if not differs else "same-model"), differs, at_lengths is not False and not spec_differs
 
-
-def _point_text(ctx: _Context, r) -> str:
-    return (f"{r['tok_s_per_gpu']:,.0f} tok/s/GPU at {r['tok_s_per_user']:,.1f} tok/s/user "
-            f"(concurrency {fmt_num(r.get('concurrency'))}, {ctx.rid(r)})")
-
-
-def _tail(ctx: _Context, rows) -> dict:
-    """Tail latency of the point(s) a reading rests on (the worst of them)."""
-    full = [ctx.row(r) for r in rows if r is not None]
-    worst = {}
-    for col in ("ttft_ms_p99", "tpot_ms_p99"):
-        vals = [float(f[col]) for f in full if f.get(col) is not None and not pd.isna(f.get(col))]
-        worst[col] = max(vals) if vals else math.nan
-    return worst
+    def tail(self, rows) -> dict:
+        """Tail latency of the point(s) a reading rests on (the worst of them)."""
+        full = [self.row(r) for r in rows if r is not None]
+        worst = {}
+        for col in ("ttft_ms_p99", "tpot_ms_p99"):
+            vals = [float(f[col]) for f in full if f.get(col) is not None and not pd.isna(f.get(col))]
+            worst[col] = max(vals) if vals else math.nan
+        return worst
 
 
-def _capacity_rows(ctx: _Context, sel, pairs) -> list[dict]:
+def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
     part = ctx.part
-    claimed = part.value if part.kind == "per-GPU" else (part.value / part.n_gpus if part.n_gpus > 0 else math.nan)
+    claimed = part.compared_value
     at = part.at_tok_s_per_user
-    fronts = {d: frontier.frontier(_at_lengths(sel, pairs), by=CHECK_BY, denominator=d) for d in ("all", "decode")}
+    at_lengths = _at_lengths(sel, ctx.pairs)
+    fronts = {d: frontier.frontier(at_lengths, by=CHECK_BY, denominator=d) for d in ("all", "decode")}
     decode_groups = dict(_groups_of(fronts["decode"]))
     rows = []
     for key, g in _groups_of(fronts["all"]):
         gd = decode_groups.get(key, g.iloc[0:0])
-        base = {"part": part.text, "kind": part.kind, "claimed": claimed, "unit": "tok/s/GPU",
-                "group": _group_name(key), "lengths": lengths_text(key[3], key[4]), "lengths_note": ctx.lengths_note,
-                "limits": ctx.limits_text}
+        base = ctx.base(group=group_key_label(key), lengths=lengths_text(key[3], key[4]))
         if not math.isnan(at):
             m_all, m_dec = capacity_at(g, [at])[0], capacity_at(gd, [at])[0] if len(gd) else math.nan
             lo, hi = _neighbours(g, at)
             if math.isnan(m_all):
-                how = (f"{at:g} tok/s/user is outside the measured frontier "
-                       f"({g['tok_s_per_user'].min():,.1f}–{g['tok_s_per_user'].max():,.1f} tok/s/user)")
+                reading = {"rule": "outside-frontier", "at": at, "low": g["tok_s_per_user"].min(),
+                           "high": g["tok_s_per_user"].max()}
                 used = []
             elif lo is not None and hi is not None and lo["tok_s_per_user"] != hi["tok_s_per_user"]:
-                how = f"interpolated between {_point_text(ctx, lo)} and {_point_text(ctx, hi)}"
                 used = [lo, hi]
+                reading = {"rule": "interpolated", "points": [_point(ctx, lo), _point(ctx, hi)]}
             else:
                 r = lo if lo is not None else hi
-                how, used = f"measured: {_point_text(ctx, r)}", [r]
+                used = [r]
+                reading = {"rule": "measured", "points": [_point(ctx, r)]}
             match, differs, ratio_ok = ctx.tier(key, used)
             rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": at, "measured_all": m_all,
                          "measured_decode": m_dec,
-                         "measured_over_claimed": m_all / claimed if ratio_ok else math.nan, "how": how,
+                         "measured_over_claimed": m_all / claimed if ratio_ok else math.nan, "reading": reading,
                          "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
-                         **_tail(ctx, used)})
+                         **ctx.tail(used)})
         else:
             cap = g.loc[g["tok_s_per_gpu"].idxmax()]
             capd = gd.loc[gd["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gd) else math.nan
             match, differs, ratio_ok = ctx.tier(key, [cap])
             rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": cap["tok_s_per_user"],
-                         "measured_all": cap["tok_s_per_gpu"],
-                         "measured_decode": capd,
+                         "measured_all": cap["tok_s_per_gpu"], "measured_decode": capd,
                          "measured_over_claimed": cap["tok_s_per_gpu"] / claimed if ratio_ok else math.nan,
-                         "how": f"measured capacity (highest tok/s/GPU): {_point_text(ctx, cap)}",
-                         "rows": [ctx.rid(cap)], "evidence": [evidence_object(ctx.row(cap))], **_tail(ctx, [cap])})
+                         "reading": {"rule": "capacity", "points": [_point(ctx, cap)]},
+                         "rows": [ctx.rid(cap)], "evidence": [evidence_object(ctx.row(cap))], **ctx.tail([cap])})
     return rows
 
 
-def _per_user_rows(ctx: _Context, sel, pairs) -> list[dict]:
+def _per_user_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
     part = ctx.part
     rows = []
-    for key, g in _groups_of(frontier.frontier(_at_lengths(sel, pairs), by=CHECK_BY)):
+    for key, g in _groups_of(frontier.frontier(_at_lengths(sel, ctx.pairs), by=CHECK_BY)):
         end = single_user_end(g)
         match, differs, ratio_ok = ctx.tier(key, [end])
         cap = g.loc[g["tok_s_per_gpu"].idxmax()]
         src = ctx.row(end)
         sol_bw, sol_comm = own_sol(src)
-        rows.append({"model": src.get("model"), "n_gpus": end.get("n_gpus"), "own_sol_tok_s_per_user": sol_bw,
+        rows.append({**ctx.base(group=group_key_label(key), lengths=lengths_text(key[3], key[4])),
+                     "model": src.get("model"), "n_gpus": end.get("n_gpus"), "own_sol_tok_s_per_user": sol_bw,
                      "own_sol_comm_tok_s_per_user": sol_comm, "share_of_own_sol_comm": end["tok_s_per_user"] / sol_comm,
                      "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"], "capacity_tok_s_per_user": cap["tok_s_per_user"],
-                     "capacity_row": ctx.rid(cap), "part": part.text, "kind": part.kind, "claimed": part.value,
-                     "unit": "tok/s/user", "group": _group_name(key), "lengths": lengths_text(key[3], key[4]),
-                     "lengths_note": ctx.lengths_note, "tok_s_per_user": end["tok_s_per_user"],
+                     "capacity_row": ctx.rid(cap), "tok_s_per_user": end["tok_s_per_user"],
                      "measured_all": end["tok_s_per_user"], "measured_decode": math.nan,
                      "measured_over_claimed": end["tok_s_per_user"] / part.value if ratio_ok else math.nan,
-                     "how": f"fastest measured point: {end['tok_s_per_user']:,.1f} tok/s/user at concurrency "
-                            f"{fmt_num(end.get('concurrency'))}, {end['tok_s_per_gpu']:,.0f} tok/s/GPU "
-                            f"({ctx.rid(end)})",
+                     "reading": {"rule": "fastest", "points": [_point(ctx, end)]},
                      "rows": [ctx.rid(end)], "evidence": [evidence_object(src)], "match": match, "differs": differs,
-                     "limits": ctx.limits_text, **_tail(ctx, [end])})
+                     **ctx.tail([end])})
     return rows
 
 
-def _best_side(ctx: _Context, front: pd.DataFrame, pair, axis: str, at: float):
+def _best_side(front: pd.DataFrame, pair, axis: str, at: float):
     """The best group of one side of a ratio at one length pair: (value, group name, frontier rows used)."""
     best = (math.nan, "", [])
     for key, g in _groups_of(front):
@@ -254,56 +234,58 @@ def _best_side(ctx: _Context, front: pd.DataFrame, pair, axis: str, at: float):
             lo, hi = _neighbours(g, at)
             used = [r for r in (lo, hi) if r is not None]
         if not math.isnan(v) and (math.isnan(best[0]) or v > best[0]):
-            best = (v, _group_name(key), used)
+            best = (v, group_key_label(key), used)
     return best
+
+
+def _ratio_base(ctx: _Context) -> dict:
+    part = ctx.part
+    return ctx.base(unit=f"× ({part.axis or 'not stated'})", measured_decode=math.nan, lengths_note="")
+
+
+_EMPTY = {"group": "", "lengths": "", "tok_s_per_user": math.nan, "measured_all": math.nan,
+          "measured_over_claimed": math.nan, "rows": [], "evidence": [], "match": "none", "differs": []}
+
+
+def _level(part: ClaimPart) -> tuple[float, bool]:
+    """The tok/s/user a ratio is read at, and whether perfclaims chose it (the claim names none)."""
+    if not math.isnan(part.at_tok_s_per_user):
+        return part.at_tok_s_per_user, False
+    return REFERENCE_TOK_S_PER_USER, True
 
 
 def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
     claim, part = ctx.claim, ctx.part
-    base = {"part": part.text, "kind": "ratio", "claimed": part.value, "unit": f"× ({part.axis or 'not stated'})",
-            "measured_decode": math.nan, "lengths_note": "", "limits": ctx.limits_text}
-    axis = part.axis or ""
-    empty = {"group": "", "lengths": "", "tok_s_per_user": math.nan, "measured_all": math.nan,
-             "measured_over_claimed": math.nan, "rows": [], "evidence": [], "match": "none", "differs": []}
-    if "cost" in axis.lower() and part.baseline:
-        return _cost_ratio_rows(ctx, pts, base, empty)
-    if "MW" in axis and part.baseline:
-        return [{**base, **empty, "how": _per_mw_reason(ctx, pts)}]
-    if axis not in ("tok/s/user", "tok/s/GPU") or not part.baseline:
-        return [{**base, **empty,
-                 "how": f"not checkable from the points table (axis {axis or 'not stated'}"
-                        + ("" if part.baseline else "; no baseline named") + ")"}]
-    side_a, ctx.differs = _select_for_part(claim, part, pts)
+    axis = part.axis_key
+    side_a, ctx.differs = select_for_part(claim, part, pts)
     side_b = _baseline_points(pts, part)
     ctx.full.update({(r["source_file"], r["source_line"]): r for r in pd.concat([side_a, side_b]).to_dict("records")})
-    at = part.at_tok_s_per_user if not math.isnan(part.at_tok_s_per_user) else REFERENCE_TOK_S_PER_USER
+    at, chosen = _level(part)
     front_a, front_b = frontier.frontier(side_a, by=CHECK_BY), frontier.frontier(side_b, by=CHECK_BY)
     pairs_a = {(k[3], k[4]) for k, _ in _groups_of(front_a)}
     pairs_b = {(k[3], k[4]) for k, _ in _groups_of(front_b)}
     common = sorted(p for p in pairs_a & pairs_b if not any(pd.isna(x) for x in p))
     want = stated_lengths(claim)
-    note = ("at the stated lengths" if want in common else
-            f"no pair measured on both sides at the stated {lengths_text(*want)}; every common pair shown"
-            if want else "lengths not stated: both sides at the same ISL/OSL")
+    note = {"rule": "at-stated" if want in common else "no-common-stated" if want else "not-stated",
+            "stated": want}
     rows = []
     for pair in ([want] if want in common else common):
-        a, b = _best_side(ctx, front_a, pair, axis, at), _best_side(ctx, front_b, pair, axis, at)
+        a, b = _best_side(front_a, pair, axis, at), _best_side(front_b, pair, axis, at)
         measured = a[0] / b[0]
-        match, differs, ratio_ok = ctx.tier((None, None, None) + pair, a[2] + b[2])
         used = a[2] + b[2]
-        what = "fastest per-user point" if axis == "tok/s/user" else f"tok/s/GPU at {at:g} tok/s/user"
-        rows.append({**base, "group": f"{a[1]} vs {b[1]}", "lengths": lengths_text(*pair), "lengths_note": note,
-                     "tok_s_per_user": at if axis == "tok/s/GPU" else math.nan, "measured_all": measured,
-                     "measured_over_claimed": measured / part.value if ratio_ok else math.nan,
+        match, differs, ratio_ok = ctx.tier((None, None, None) + pair, used)
+        rows.append({**_ratio_base(ctx), "group": f"{a[1]} vs {b[1]}", "lengths": lengths_text(*pair),
+                     "lengths_note": note, "tok_s_per_user": at if axis == "tok/s/GPU" else math.nan,
+                     "measured_all": measured, "measured_over_claimed": measured / part.value if ratio_ok else math.nan,
                      "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
                      "match": match, "differs": differs,
-                     "how": f"{what}: {a[0]:,.1f} ({a[1]}) / {b[0]:,.1f} ({b[1]}, best {part.baseline} "
-                            f"frontier) = {measured:.2f}×"
-                            + ("" if axis == "tok/s/user" or not math.isnan(part.at_tok_s_per_user) else
-                               f" ({REFERENCE_TOK_S_PER_USER:g} tok/s/user chosen: the claim names no level)")})
+                     "reading": {"rule": "ratio", "axis": axis, "at": at, "level_chosen": chosen and axis != "tok/s/user",
+                                 "a": a[0], "a_group": a[1], "b": b[0], "b_group": b[1], "baseline": part.baseline,
+                                 "measured": measured}})
     if not rows:
-        rows.append({**base, **empty,
-                     "how": f"no length pair measured on both {part.hardware or claim.hardware} and {part.baseline}"})
+        rows.append({**_ratio_base(ctx), **_EMPTY,
+                     "reading": {"rule": "no-common-lengths", "hardware": part.hardware or claim.hardware,
+                                 "baseline": part.baseline}})
     return rows
 
 
@@ -313,38 +295,41 @@ def _baseline_points(pts: pd.DataFrame, part: ClaimPart) -> pd.DataFrame:
     return side_b[side_b["scope"] == part.baseline_scope] if part.baseline_scope else side_b
 
 
-def _per_mw_reason(ctx: _Context, pts: pd.DataFrame) -> str:
-    """Why a throughput-per-MW ratio cannot be checked here, in the data's own terms."""
-    side_a, _ = _select_for_part(ctx.claim, ctx.part, pts)
+def _not_checkable_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
+    return [{**_ratio_base(ctx), **_EMPTY, "reading": {"rule": "axis-not-checkable", "axis": ctx.part.axis,
+                                                        "baseline": ctx.part.baseline}}]
+
+
+def _per_mw_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
+    """A throughput-per-MW ratio: which side lacks measured power (the reason it cannot be checked here)."""
+    side_a, _ = select_for_part(ctx.claim, ctx.part, pts)
     side_b = _baseline_points(pts, ctx.part)
-    with_power = [name for name, side in ((ctx.part.hardware or ctx.claim.hardware, side_a),
-                                          (ctx.part.baseline, side_b))
+    names = (ctx.part.hardware or ctx.claim.hardware, ctx.part.baseline)
+    with_power = [name for name, side in zip(names, (side_a, side_b))
                   if "power_w" in side and side["power_w"].notna().any()]
-    missing = [n for n in (ctx.part.hardware or ctx.claim.hardware, ctx.part.baseline) if n not in with_power]
-    return ("not checkable: throughput per MW needs measured power on both sides, and the points table has none "
-            f"for {' or '.join(str(m) for m in missing)}; the claim's 'AI-factory' MW also counts facility power "
-            "(cooling, networking, conversion), which no benchmark log measures. Throughput per GPU is not "
-            "substituted for it")
+    return [{**_ratio_base(ctx), **_EMPTY,
+             "reading": {"rule": "no-power", "missing": [str(n) for n in names if n not in with_power]}}]
 
 
-def _cost_ratio_rows(ctx: _Context, pts: pd.DataFrame, base: dict, empty: dict) -> list[dict]:
+def _cost_ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
     """A 'N× lower cost per million tokens' part: $/M output tokens of each side's cheapest frontier at the same
     tok/s/user and lengths, from the published price per GPU-hour of each side's hardware (named on the row)."""
     from analysis import cost
 
     claim, part = ctx.claim, ctx.part
+    base = _ratio_base(ctx)
     prices = cost.load_prices()
-    side_a, ctx.differs = _select_for_part(claim, part, pts)
+    side_a, ctx.differs = select_for_part(claim, part, pts)
     side_b = _baseline_points(pts, part)
-    at = part.at_tok_s_per_user if not math.isnan(part.at_tok_s_per_user) else REFERENCE_TOK_S_PER_USER
+    at, chosen = _level(part)
     col = frontier.metric_column("usd_per_mtok", at)
     tables = [frontier.metric_table(frontier.metric_frontier(side, metric="usd_per_mtok", by=CHECK_BY,
                                                              prices=prices), targets=[at], metric="usd_per_mtok",
                                     by=CHECK_BY) if len(side) else pd.DataFrame() for side in (side_a, side_b)]
     if any(t.empty or col not in t for t in tables):
         missing = cost.missing_prices(prices, pd.concat([side_a["hardware"], side_b["hardware"]]))
-        return [{**base, **empty, "how": "not checkable: no priced measured points on both sides"
-                 + (f" ({cost.no_price_message(missing)})" if missing else "")}]
+        return [{**base, **_EMPTY, "reading": {"rule": "no-prices",
+                                               "missing": cost.no_price_message(missing) if missing else ""}}]
     want = stated_lengths(claim)
     rows = []
     pairs = sorted({(r["isl"], r["osl"]) for t in tables for _, r in t.iterrows()})
@@ -357,65 +342,87 @@ def _cost_ratio_rows(ctx: _Context, pts: pd.DataFrame, base: dict, empty: dict) 
         measured = rb[col] / ra[col]          # "N× lower": the baseline's cost over the claimed hardware's
         differs = list(ctx.differs)
         if want is None or tuple(want) != pair:
-            differs.append(f"lengths: {lengths_text(*pair)} measured, {claim.isl_osl} claimed")
-        ga, gb = _group_name(tuple(ra[c] for c in CHECK_BY)), _group_name(tuple(rb[c] for c in CHECK_BY))
+            differs.append(Difference("lengths", lengths_text(*pair), str(claim.isl_osl)))
+        ga, gb = group_key_label(tuple(ra[c] for c in CHECK_BY)), group_key_label(tuple(rb[c] for c in CHECK_BY))
         rough = [g for g, r in ((ga, ra), (gb, rb)) if r.get(frontier.reading_column(at)) == "wide gap"]
+        side = lambda r, g: {"usd_per_mtok": r[col], "group": g, "usd_per_gpu_hour": r["usd_per_gpu_hour"],  # noqa: E731
+                             "hardware": r["hardware"], "price_source": r["price_source"]}
         rows.append({**base, "group": f"{ga} vs {gb}", "lengths": lengths_text(*pair), "lengths_note": "",
                      "tok_s_per_user": at, "measured_all": measured, "measured_over_claimed": math.nan,
                      "rows": [], "evidence": [], "match": ctx.model_tier if ctx.model_tier == "proxy" else "same-model",
                      "differs": differs,
-                     "how": f"$/M output tokens at {at:g} tok/s/user: {rb[col]:,.3g} ({gb}, "
-                            f"${rb['usd_per_gpu_hour']:.2f}/GPU-hour) / {ra[col]:,.3g} ({ga}, "
-                            f"${ra['usd_per_gpu_hour']:.2f}/GPU-hour) = {measured:.2f}× lower; prices: "
-                            f"{ra['price_basis']} ({ra['hardware']}: {ra['price_source']}; {rb['hardware']}: "
-                            f"{rb['price_source']})"
-                            + (f"; rough: read across a wide frontier gap for {', '.join(rough)}" if rough else "")
-                            + ("" if not math.isnan(part.at_tok_s_per_user) else
-                               f" ({REFERENCE_TOK_S_PER_USER:g} tok/s/user chosen: the claim names no level)")})
-    return rows or [{**base, **empty, "how": "not checkable: no length pair priced on both sides"}]
+                     "reading": {"rule": "cost-ratio", "at": at, "level_chosen": chosen, "a": side(ra, ga),
+                                 "b": side(rb, gb), "measured": measured, "price_basis": ra["price_basis"],
+                                 "rough": rough}})
+    return rows or [{**base, **_EMPTY, "reading": {"rule": "no-priced-lengths"}}]
 
 
-def _none_row(part: ClaimPart, how: str, limits_text: str) -> dict:
-    unit = {"per-user": "tok/s/user", "per-GPU": "tok/s/GPU", "per-system": "tok/s/GPU"}.get(part.kind, "")
-    claimed = part.value / part.n_gpus if part.kind == "per-system" and part.n_gpus > 0 else part.value
-    return {"part": part.text, "kind": part.kind, "claimed": claimed, "unit": unit, "group": "", "lengths": "",
-            "tok_s_per_user": part.at_tok_s_per_user, "measured_all": math.nan, "measured_decode": math.nan,
-            "measured_over_claimed": math.nan, "how": how, "rows": [], "lengths_note": "", "match": "none",
-            "differs": [], "evidence": [], "limits": limits_text}
+def _none_row(ev: ClaimEvidence, part: ClaimPart, rule: str) -> dict:
+    return {"part": part.text, "kind": part.kind, "claimed": part.compared_value, "unit": part.unit, "group": "",
+            "lengths": "", "tok_s_per_user": part.at_tok_s_per_user, "measured_all": math.nan,
+            "measured_decode": math.nan, "measured_over_claimed": math.nan, "reading": {"rule": rule}, "rows": [],
+            "lengths_note": "", "match": "none", "differs": [], "evidence": [], "limits": ev.limits_text}
 
 
-def check_parts(claim: Claim, points: pd.DataFrame | None) -> tuple[pd.DataFrame, str]:
+def _frontier_check(rows_for: Callable) -> Callable:
+    """A per-user or capacity check: the part's points (hardware, precision, scope) at the compared lengths."""
+    def check(ev: ClaimEvidence, part: ClaimPart) -> list[dict]:
+        from analysis.claims.conditions import matched_lengths
+
+        if ev.pool.empty:
+            return [_none_row(ev, part, "no-matching-points")]
+        sel, differs = select_for_part(ev.claim, part, ev.pool)
+        ctx = _Context(ev, part, sel, differs)
+        ctx.pairs, note = matched_lengths(ev.claim, sel)
+        ctx.ev = _with_note(ev, note)
+        return rows_for(ctx, sel) or [_none_row(ev, part, "no-matching-points")]
+    return check
+
+
+def _with_note(ev: ClaimEvidence, note: str) -> ClaimEvidence:
+    """The evidence with the lengths note of one part's own selection (each part compares at its own lengths)."""
+    from dataclasses import replace
+
+    return replace(ev, lengths_note=note)
+
+
+def _ratio_check(rows_for: Callable) -> Callable:
+    def check(ev: ClaimEvidence, part: ClaimPart) -> list[dict]:
+        if ev.pool.empty:
+            return [_none_row(ev, part, "no-evidence")]
+        return rows_for(_Context(ev, part, ev.pool.iloc[0:0], []), ev.pool)
+    return check
+
+
+# (part kind, ratio axis) -> the check that reads it. Latency parts are conditions, not numbers to check.
+CHECKS: dict[tuple[str, str | None], Callable[[ClaimEvidence, ClaimPart], list[dict]]] = {
+    ("per-user", None): _frontier_check(_per_user_rows),
+    ("per-GPU", None): _frontier_check(_capacity_rows),
+    ("per-system", None): _frontier_check(_capacity_rows),
+    ("ratio", "tok/s/user"): _ratio_check(_ratio_rows),
+    ("ratio", "tok/s/GPU"): _ratio_check(_ratio_rows),
+    ("ratio", "cost"): _ratio_check(_cost_ratio_rows),
+    ("ratio", "per-MW"): _ratio_check(_per_mw_rows),
+    ("ratio", "other"): _ratio_check(_not_checkable_rows),
+}
+
+
+def check_parts(ev: ClaimEvidence) -> pd.DataFrame:
     """Each number of the claim against the measured frontier of matching hardware, precision and lengths.
 
     One row per part × measured group (hardware · precision · scope at one ISL/OSL): per-user parts against the
     fastest point, per-GPU parts at their stated tok/s/user (both GPU denominators) or against the measured
     capacity, ratio parts computed from both sides at equal lengths; every row says how its evidence matches
-    (``match``, ``differs``). Points that miss the claim's latency limits are left out. Returns the table and
-    which points were used.
+    (``match``, ``differs``) and how it was read (``reading``). The pool already meets the claim's latency limits.
     """
-    pts, used, model_tier = _model_points(claim, points)
-    limits, limits_from = latency_limits(claim)
-    limits_text = "; ".join(lim.text for lim in limits) + (f" ({limits_from})" if limits else "")
-    if limits and len(pts):
-        ok = meets_limits(pts, limits)
-        used += f"; {int(ok.sum())} of {len(pts)} meet {limits_text}"
-        pts = pts[ok]
-    models = ", ".join(sorted(pts["model"].astype(str).unique())) if len(pts) else ""
     rows: list[dict] = []
-    for part in claim_parts(claim):
-        if part.kind not in ("per-user", "per-GPU", "per-system", "ratio"):
+    for part in ev.parts:
+        check = CHECKS.get((part.kind, part.axis_key))
+        if check is None:
             continue
-        if part.kind == "ratio":
-            ctx = _Context(claim, part, pts.iloc[0:0], model_tier, [], limits_text, "", models)
-            rows += _ratio_rows(ctx, pts) if len(pts) else [_none_row(part, f"no evidence: {used}", limits_text)]
-            continue
-        sel, differs = _select_for_part(claim, part, pts)
-        pairs, lengths_note = matched_lengths(claim, sel)
-        ctx = _Context(claim, part, sel, model_tier, differs, limits_text, lengths_note, models)
-        found = _per_user_rows(ctx, sel, pairs) if part.kind == "per-user" else _capacity_rows(ctx, sel, pairs)
-        rows += found or [_none_row(part, f"no matching measured points ({used})", limits_text)]
+        rows += check(ev, part)
     table = pd.DataFrame(rows, columns=CHECK_COLUMNS)
-    order = {p.text: i for i, p in enumerate(claim_parts(claim))}
+    order = {p.text: i for i, p in enumerate(ev.parts)}
     table = table.assign(_p=table["part"].map(order), _t=table["match"].map(MATCH_TIERS.index))
     table = table.sort_values(["_p", "_t", "measured_all"], ascending=[True, True, False], na_position="last")
-    return table.drop(columns=["_p", "_t"]).reset_index(drop=True), used
+    return table.drop(columns=["_p", "_t"]).reset_index(drop=True)

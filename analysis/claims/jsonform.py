@@ -1,11 +1,12 @@
 """The card as JSON (``perfclaims claim --json``): a contract — fields are added, never renamed or dropped.
 
 ``id``, ``kind``, ``bottom_line``; ``answers`` (batch, large_batch, scope, latency, precision), each with
-``status`` (stated | inferred | not stated), ``text`` and ``evidence``; ``comparisons``, one per number of the claim
+``status`` (stated | inferred | not stated), ``text``, ``evidence`` and ``fact`` (the answer as data: ``rule`` and
+its numbers); ``comparisons``, one per number of the claim
 and measured group, with ``claimed``, ``measured``, ``ratio`` (measured / claimed, null unless direct or same-model
 evidence at the claim's lengths), ``unit``, ``at_tok_s_per_user``, ``match`` (direct | same-model | proxy | none),
-``differs`` and ``evidence``; ``precision_pairs`` with ``a``, ``b``, ``ratio`` and ``confounders``. Unknown values
-are null.
+``differs``, ``evidence`` and ``reading`` (how the number was read, as data: ``rule`` and the points);
+``precision_pairs`` with ``a``, ``b``, ``ratio`` and ``confounders``. Unknown values are null.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def comparisons(card) -> list[dict]:
     for r in card.checks.to_dict("records"):
         # The interactivity a number was read at: a per-GPU number's stated tok/s/user, a ratio's common level;
         # None for a per-user number (its measured speed is ``measured``) and for a capacity read at no level.
+        reading = r.get("reading") or {}
         read_at = r["kind"] == "ratio" or (r["kind"] in ("per-GPU", "per-system")
-                                            and not str(r.get("how", "")).startswith("measured capacity"))
+                                            and reading.get("rule") != "capacity")
         at = r.get("tok_s_per_user") if read_at else None
         out.append({
             "part": r["part"], "kind": r["kind"], "claimed": r["claimed"], "measured": r["measured_all"],
@@ -59,6 +61,7 @@ def comparisons(card) -> list[dict]:
             "differs": list(r.get("differs") or []), "limits": r.get("limits") or None,
             "ttft_ms_p99": r.get("ttft_ms_p99"), "tpot_ms_p99": r.get("tpot_ms_p99"), "how": r.get("how"),
             "share_of_own_sol": r.get("share_of_own_sol_comm"), "evidence": list(r.get("evidence") or []),
+            "reading": reading,
         })
     return out
 
@@ -67,7 +70,7 @@ def card_json(card) -> dict:
     c = card.claim
     clean, confounded = card.pairs
     answers = {k: {"status": STATUS.get(a.status, a.status), "text": a.answer, "short": a.short,
-                   "evidence": a.evidence} for k, a in card.answers.items()}
+                   "evidence": a.evidence, "fact": a.fact} for k, a in card.answers.items()}
     return plain({
         "id": c.id, "kind": c.kind, "bottom_line": card.bottom_line, "claim": {
             "value": c.value, "text": c.value_text, "unit": c.unit, "model": c.model, "hardware": c.hardware,

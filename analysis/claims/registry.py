@@ -135,7 +135,14 @@ PART_FIELDS = ("kind", "value", "text", "at_tok_s_per_user", "n_gpus", "hardware
                "baseline_scope", "axis")
 
 
-@dataclass
+# The unit each kind of part is compared in: a per-system number is compared per GPU (its value ÷ its GPU count).
+PART_UNITS = {"per-user": "tok/s/user", "per-GPU": "tok/s/GPU", "per-system": "tok/s/GPU", "ratio": "×",
+              "latency": "ms"}
+# A ratio part's axis, read once: what the two sides are compared on (see :attr:`ClaimPart.axis_key`).
+AXIS_KEYS = ("tok/s/user", "tok/s/GPU", "cost", "per-MW", "other")
+
+
+@dataclass(frozen=True)
 class ClaimPart:
     """One number of a claim, checked on its own: ">30,000 tok/s max throughput" is a capacity part of C01.
 
@@ -157,6 +164,34 @@ class ClaimPart:
     baseline: str | None = None        # ratio: a hardware name ("B200") or a generation ("hopper")
     baseline_scope: str | None = None
     axis: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """The unit the part is compared in (a per-system part per GPU)."""
+        return PART_UNITS.get(self.kind, "")
+
+    @property
+    def compared_value(self) -> float:
+        """The number compared with the evidence, in :attr:`unit`: a per-system total ÷ its GPU count (NaN when the
+        count is not a positive number), any other kind as stated."""
+        if self.kind != "per-system":
+            return self.value
+        n = self.n_gpus
+        return self.value / n if isinstance(n, (int, float)) and math.isfinite(n) and n > 0 else math.nan
+
+    @property
+    def axis_key(self) -> str | None:
+        """A ratio part's axis as one of :data:`AXIS_KEYS` (None for other kinds): the check table's second key."""
+        if self.kind != "ratio":
+            return None
+        axis = str(self.axis or "")
+        if "cost" in axis.lower() and self.baseline:
+            return "cost"
+        if "MW" in axis and self.baseline:
+            return "per-MW"
+        if axis in ("tok/s/user", "tok/s/GPU") and self.baseline:
+            return axis
+        return "other"
 
 
 def claim_parts(claim: Claim) -> list[ClaimPart]:

@@ -37,8 +37,7 @@ def _lengths_label(isl, osl) -> str:
 
 
 def _part_label(card, part) -> str:
-    unit = {"per-user": "tok/s/user", "per-GPU": "tok/s/GPU", "per-system": "tok/s/GPU"}.get(part.kind, "")
-    value = part.value if part.kind != "per-system" else part.value / part.n_gpus
+    unit, value = part.unit, part.compared_value
     at = f" @ {part.at_tok_s_per_user:g} tok/s/user" if np.isfinite(part.at_tok_s_per_user) else ""
     hw = f" ({part.hardware})" if part.hardware else ""
     return f"claim {card.claim.id}: {value:,.0f} {unit}{at}{hw}"
@@ -46,7 +45,6 @@ def _part_label(card, part) -> str:
 
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
     """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
-    from analysis.claims import claim_parts, stand_ins
     from analysis.claims.conditions import lengths_match
 
     if ax is None:
@@ -60,11 +58,8 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     best: set = set()
     if len(ev):
         ok = ev[np.isfinite(ev["tok_s_per_gpu"]) & (ev["tok_s_per_gpu"] > 0)]
-        # Colour only the best-matching hardware at the matched lengths, of the claim's model or a model that may
-        # stand in for it; the rest of the evidence (other models on the claim's hardware) stays grey context.
-        like = stand_ins(ok)
-        top = like[like["match"] == like["match"].max()] if len(like) else like
-        top = top[np.array([(a, b) in style for a, b in zip(top["isl"], top["osl"])], dtype=bool)]
+        # Coloured: what the evidence object says to colour (ClaimEvidence.drawn); the rest is grey context.
+        top = card.basis.drawn
         best = set(zip(top["model"], top["hardware"], top["precision"], top["isl"], top["osl"]))
         rest = ok.drop(top.index)
         if len(rest):
@@ -88,12 +83,12 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                     color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl)}")
     # Each part of the claim.
     markers = iter(["*", "P", "X", "D"])
-    for part in claim_parts(card.claim):
+    for part in card.basis.parts:
         if part.kind == "per-user":
             ax.axvline(part.value, color=CLAIM_COLOR, lw=2.2, label=_part_label(card, part))
             xs.append(part.value)
         elif part.kind in ("per-GPU", "per-system"):
-            per_gpu = part.value if part.kind == "per-GPU" else part.value / part.n_gpus
+            per_gpu = part.compared_value
             if not np.isfinite(per_gpu):
                 continue
             if np.isfinite(part.at_tok_s_per_user):

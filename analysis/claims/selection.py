@@ -1,0 +1,142 @@
+"""The evidence for one claim, chosen once: which measured points, at which match tier, under which limits.
+
+:func:`select_evidence` is the one place that decides what a claim card may read. It returns a frozen
+:class:`ClaimEvidence`; the checks, the five answers, the precision pairs, the JSON and the figure all read that
+object and never select points of their own. Built by hand (no points table), it is also how a card is tested
+without data: :func:`analysis.claims.card.card_from_evidence`.
+
+Two pools, both decided here:
+
+- ``near``: the points nearest the claim for the answers, the summary and the figure: the claim's model (tier
+  ``same-model``), a model that may stand in for it (``proxy``: :data:`analysis.claims.evidence.PROXY_RULE`) and other
+  models on the claim's hardware (``other model``: context only, never an answer), with the best hardware match
+  kept (:func:`analysis.claims.evidence.evidence_for`).
+- ``pool``: the points each number of the claim is checked on (any hardware: each check narrows to its part's):
+  the claim's model, else the stand-in models, with the latency limits that apply already enforced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from analysis import specs
+from analysis.claims.conditions import LatencyLimit, latency_limits, matched_lengths, meets_limits
+from analysis.claims.evidence import comparable_size, evidence_for, family
+from analysis.claims.registry import Claim, ClaimPart, claim_parts
+from analysis.schema import trusted
+
+POOL_TIERS = ("same-model", "proxy", "none")
+
+
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """Everything a card may read about its evidence, decided once (see the module docstring)."""
+
+    claim: Claim
+    parts: tuple[ClaimPart, ...]
+    near: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pool: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pool_tier: str = "none"                        # same-model | proxy | none
+    pool_models: tuple[str, ...] = ()              # the models the pool holds (before the latency limits)
+    pool_size: int = 0                             # points of those models before the latency limits
+    limits: tuple[LatencyLimit, ...] = ()
+    limits_from: str = ""
+    lengths: tuple[tuple[float, float], ...] = ()  # the ISL/OSL pairs the near evidence is compared at
+    lengths_note: str = ""
+    n_points: int = 0                              # rows of the points table the selection was given
+
+    @property
+    def limits_text(self) -> str:
+        """``TTFT p99 ≤ 2 s; TPOT p99 ≤ 80 ms (the limits of …)``, empty without limits."""
+        return "; ".join(lim.text for lim in self.limits) + (f" ({self.limits_from})" if self.limits else "")
+
+    @property
+    def stand_ins(self) -> pd.DataFrame:
+        """The near rows of the claim's model or of a model that may stand in for it: what the answers rest on."""
+        if self.near.empty or "model_match" not in self.near:
+            return self.near
+        return self.near[self.near["model_match"] >= 1]
+
+    @property
+    def context(self) -> pd.DataFrame:
+        """Other models on the claim's hardware: drawn grey and listed, never an answer."""
+        if self.near.empty or "model_match" not in self.near:
+            return self.near.iloc[0:0]
+        return self.near[self.near["model_match"] == 0]
+
+    @property
+    def other_models(self) -> list[str]:
+        return sorted(set(self.context["model"].dropna().astype(str))) if len(self.context) else []
+
+    @property
+    def pair_points(self) -> pd.DataFrame:
+        """The points FP4/FP8 pairs are drawn from: the best model match on the best hardware match, stand-ins
+        only (another family's pairs answer nothing about this claim)."""
+        ev = self.stand_ins
+        if ev.empty:
+            return ev
+        ev = ev[ev["hardware_match"] == ev["hardware_match"].max()]
+        return ev[ev["model_match"] == ev["model_match"].max()]
+
+    @property
+    def answer_points(self) -> pd.DataFrame:
+        """The stand-ins on the best hardware match at the best model match: the pool the speed, batch and latency
+        answers pick their point from."""
+        return self.pair_points
+
+    @property
+    def drawn(self) -> pd.DataFrame:
+        """The near points the figure colours: stand-ins of the best match at the compared lengths (with a
+        positive tok/s/GPU). Every other near point is grey context."""
+        ev = self.near
+        if ev.empty:
+            return ev
+        ok = ev[ev["tok_s_per_gpu"].notna() & (ev["tok_s_per_gpu"] > 0)]
+        like = ok[ok["model_match"] >= 1]
+        if like.empty:
+            return like
+        top = like[like["match"] == like["match"].max()]
+        keys = set(self.lengths)
+        return top[[(a, b) in keys for a, b in zip(top["isl"], top["osl"])]]
+
+    @property
+    def tier(self) -> str:
+        """The best tier among the near points (``none`` without any)."""
+        tiers = set(self.near["tier"]) if len(self.near) and "tier" in self.near else set()
+        return next((t for t in ("same-model", "proxy", "other model") if t in tiers), "none")
+
+
+def _pool(claim: Claim, points: pd.DataFrame | None) -> tuple[pd.DataFrame, str]:
+    """Trusted points of the claim's model-table entry, else of the models that may stand in for it (family and
+    size), with the tier they can reach."""
+    if points is None or points.empty:
+        return pd.DataFrame(), "none"
+    pts = points[trusted(points)]
+    names = pts["model"].map({m: specs.match_model_name(m) for m in pts["model"].dropna().unique()})
+    same = pts[names.notna() & (names == claim.model_table)] if claim.model_table else pts.iloc[0:0]
+    if len(same):
+        return same, "same-model"
+    fam = family(claim.model_table or claim.model)
+    similar = {m for m in pts["model"].dropna().unique()
+               if fam and family(m) == fam and comparable_size(claim.model_table or claim.model, m)}
+    kin = pts[pts["model"].isin(similar)]
+    return kin, ("proxy" if len(kin) else "none")
+
+
+def select_evidence(claim: Claim, points: pd.DataFrame | None) -> ClaimEvidence:
+    """The evidence for ``claim`` among ``points`` (already narrowed to the claim's rows by
+    :func:`analysis.claims.relevance.relevant_points`)."""
+    near = evidence_for(claim, points) if points is not None else pd.DataFrame()
+    pool, tier = _pool(claim, points)
+    limits, limits_from = latency_limits(claim)
+    size = len(pool)
+    models = tuple(sorted(pool["model"].astype(str).unique())) if size else ()
+    if limits and size:
+        pool = pool[meets_limits(pool, limits)]
+    lengths, note = matched_lengths(claim, near)
+    return ClaimEvidence(claim=claim, parts=tuple(claim_parts(claim)), near=near, pool=pool, pool_tier=tier,
+                         pool_models=models, pool_size=size, limits=tuple(limits), limits_from=limits_from,
+                         lengths=tuple(tuple(p) for p in lengths), lengths_note=note,
+                         n_points=0 if points is None else len(points))

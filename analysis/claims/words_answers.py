@@ -1,0 +1,201 @@
+"""The five answers in words: one sentence function per question, each reading only its fact.
+
+Each function takes the claim and the fact of :mod:`analysis.claims.answers` and returns (the answer in full, the
+answer in a few words for the card's first table). Nothing here selects or computes evidence.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.claims.evidence import PROXY_RULE
+from analysis.claims.labels import fmt_num, lengths_text, precision_label
+from analysis.claims.registry import Claim
+
+
+def _ms(v) -> str:
+    if v is None or pd.isna(v):
+        return "n/a"
+    return f"{v / 1000:,.1f} s" if v >= 1000 else f"{v:,.1f} ms"
+
+
+def who(p: dict) -> str:
+    """"DeepSeek-R1-0528 on GB300 NVL72, FP4, ISL 1,024 / OSL 8,192, spec decode mtp (proxy: another model)"."""
+    label = " (proxy: another model)" if p.get("tier") == "proxy" else ""
+    return (f"{p['model']} on {p['hardware']}, {str(p['precision']).upper()}, "
+            f"{lengths_text(p.get('isl'), p.get('osl'))}, spec decode {p.get('spec_decode')}{label}")
+
+
+def latency_text(p: dict) -> str:
+    return (f"TTFT p50 {_ms(p.get('ttft_ms_p50'))} / p99 {_ms(p.get('ttft_ms_p99'))}, "
+            f"TPOT p50 {_ms(p.get('tpot_ms_p50'))} / p99 {_ms(p.get('tpot_ms_p99'))}")
+
+
+def _difference(d: dict) -> str:
+    if d["condition"] == "lengths":
+        return f"lengths {d['measured']}, not the claim's {d['claimed']}"
+    return f"precision {precision_label(d['measured'])}, not the claim's {precision_label(d['claimed'])}"
+
+
+def batch_words(claim: Claim, f: dict) -> tuple[str, str]:
+    if f["rule"] == "stated":
+        return f["text"], f["text"]
+    if f["rule"] == "proxy-nearest":
+        p = f["point"]
+        above = f["claimed_tok_s_per_user"] > p["tok_s_per_user"]
+        return (f"Not stated, and no point of {claim.model} to check it. Proxy evidence only (another model: "
+                f"{who(p).replace(' (proxy: another model)', '')}): its point nearest the claimed speed reaches "
+                f"{p['tok_s_per_user']:,.0f} tok/s/user "
+                f"at concurrency {fmt_num(p.get('concurrency'))}. Speeds of different models are not compared"
+                + ("; a per-user figure above every measured point is most likely a single-user (batch 1) figure."
+                   if above else "."),
+                "not stated; likely 1 user (proxy evidence)" if above else "not stated (proxy evidence only)")
+    if f["rule"] == "nearest":
+        p, ratio = f["point"], f["ratio"]
+        conc = p.get("concurrency")
+        tail = (", so it implies a batch no larger than that, most likely one user." if ratio > 1 else
+                f" ({ratio:.2f}× of that speed).")
+        return (f"Not stated. The measured point nearest the claimed speed ({who(p)}) reaches "
+                f"{p['tok_s_per_user']:,.0f} tok/s/user at concurrency {fmt_num(conc)}; the claim is "
+                f"{ratio:.1f}× that speed" + tail,
+                f"not stated; {'≈1 user' if ratio > 1 else f'concurrency ≤ {fmt_num(conc)}'}")
+    others = f["other_models"]
+    return ("Not stated, and no similar measured points" + (
+        f" (of {claim.model} or of a model that may stand in for it: {PROXY_RULE}). The points on its "
+        f"hardware are other models ({', '.join(others)}): their speeds say nothing about this model's batch."
+        if others else "."), "not stated")
+
+
+def _limits_note(note: dict) -> str:
+    return f"under {note['limits']} ({note['where']}): {note['met']} of {note['of']} points meet them"
+
+
+def large_batch_words(claim: Claim, f: dict) -> tuple[str, str]:
+    if f["rule"] == "capacity":
+        p, note = f["point"], f["limits"]
+        return (f"The claim does not say. On the group of the point the speed answer uses ({who(p)}"
+                + "".join(f"; {_difference(d)}" for d in f["differs"]) + ") capacity is "
+                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}, where each "
+                f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}"
+                + (f" ({_limits_note(note)})." if note else " (no latency limit stated: this is the capacity "
+                                                          "point's own tail latency).")
+                + " The fastest per-user point is the single-user end, not the capacity.",
+                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user, "
+                f"TTFT p99 {_ms(p.get('ttft_ms_p99'))}" + (" (proxy)" if p.get("tier") == "proxy" else ""))
+    if f["rule"] == "no-point-meets-limits":
+        return (f"No measured capacity meets the claim's latency limits ({_limits_note(f['limits'])}).",
+                "no point meets the latency limits")
+    if f["rule"] == "stated":
+        return f"Measured at {f['text']}.", f["text"]
+    return "Not stated, and no measured points to infer capacity from.", "not stated"
+
+
+def _gpus(g: int) -> str:
+    return "one GPU" if g == 1 else f"{g} GPUs"
+
+
+def scope_bounds_words(f: dict) -> tuple[str, str]:
+    """The batch-1 bounds per scope and the verdict they settle on, in words (empty without bounds)."""
+    bounds, v, user = f["bounds"], f["verdict"], f["claimed_tok_s_per_user"]
+    if not bounds:
+        return "", ""
+    parts = []
+    for b in bounds:
+        rng = ("" if b["comm_where"] == "none" else
+               f", {b['low']:,.0f}–{b['high']:,.0f} over the interconnect table's latency range ({b['comm_basis']})")
+        parts.append(f"{b['scope']} at {precision_label(b['precision'])}: {b['bound']:,.0f} tok/s/user{rng}")
+    rule = v["rule"]
+    if rule == "node-suffices":
+        g = v["gpus"]
+        s = "s" if g == 1 else ""
+        verdict = (f"The NVL72 domain is not needed for single-user speed: {_gpus(g)} already allow{s} {user:,.0f} "
+                   "tok/s/user at batch 1, and more GPUs do not raise the bound much because every layer waits "
+                   "for its collectives.")
+        short = f"NVL72 not needed: {_gpus(g)} suffice{s} at batch 1"
+    elif rule == "node-near-peak":
+        g, gc = v["gpus"], v["comfortable_gpus"]
+        s = "s" if g == 1 else ""
+        easy_who = ("one GPU" if gc == 1 else f"an {gc}-GPU node") if gc else None
+        easy = (f"; {easy_who} allows it below the achievable line" if gc else
+                "; no scope of up to 8 GPUs allows it below the achievable line")
+        verdict = (f"The NVL72 domain is not needed for single-user speed: {_gpus(g)} allow{s} {user:,.0f} "
+                   f"tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line){easy}, and more "
+                   "GPUs do not raise the bound much because every layer waits for its collectives.")
+        short = f"NVL72 not needed: {_gpus(g)} only at near-peak bandwidth" + (f", {easy_who} comfortably"
+                                                                                if gc else "")
+    elif rule == "larger-domain":
+        verdict = f"Only a larger domain ({', '.join(f'{g} GPUs' for g in v['gpus'])}) allows it at batch 1."
+        short = "needs more than one 8-GPU node at batch 1"
+    elif rule == "low-latency-only":
+        verdict = ("No scope allows it at the central collective latency; only the low end of the latency range "
+                   "would (an assumption, not a measurement).")
+        short = "reachable only at the low end of the assumed collective latency"
+    else:
+        verdict = ("No scope allows it at batch 1 without speculative decoding: adding GPUs adds collectives, so "
+                   "the bound stops growing with the GPU count.")
+        short = "no scope reaches it at batch 1 without speculative decoding"
+    return "Batch-1 bounds with the communication floor — " + "; ".join(parts) + ". " + verdict, short
+
+
+def scope_words(claim: Claim, f: dict) -> tuple[str, str]:
+    long, short = scope_bounds_words(f)
+    if f["rule"] == "stated":
+        n = f["n_gpus"]
+        return f"{n:g} GPUs ({f['scope_text']}). {long}".strip(), f"{n:g} GPUs"
+    text = (f"Not stated ({f['scope_text']})." if f["scope_stated"] else "Not stated.") + (" " + long if long else "")
+    p = f.get("point")
+    if p is not None:
+        text += (f" The measured point nearest the claimed speed ran on {fmt_num(p.get('n_gpus'))} GPUs "
+                 f"(scope {p.get('scope')}; {who(p)}).")
+    return text, short or "not stated"
+
+
+def latency_words(claim: Claim, f: dict) -> tuple[str, str]:
+    if f["rule"] == "stated":
+        extra = f" Applied as limits: {'; '.join(f['limits'])}." if f["limits"] else ""
+        return f"{f['text']}.{extra}".replace("..", "."), f["text"]
+    where = f["limits_from"]
+    parts = ["TTFT and TPOT not stated" + (f"; {where.removeprefix('the ')} apply" if where else "") + "."]
+    user = f["claimed_tok_s_per_user"]
+    if not math.isnan(user):
+        parts.append(f"A per-user speed of {user:,.0f} tok/s means a TPOT of about {1000 / user:.2f} ms.")
+    p = f["point"]
+    if p is not None:
+        parts.append(f"At the point used for the speed answer ({who(p)}, {p['tok_s_per_user']:,.0f} tok/s/user): "
+                     f"{latency_text(p)}.")
+    return " ".join(parts), (f"not stated; TTFT p99 {_ms(p.get('ttft_ms_p99'))} at the speed point" if p is not None
+                             else "not stated")
+
+
+def precision_words(claim: Claim, f: dict) -> tuple[str, str]:
+    summ, roof = f["pairs"], f["roofline"]
+    roof_text = (f"The roofline alone makes FP4 {roof['ratio']:.2f}× faster than FP8 at batch 1 ({roof['fp4']:,.0f} "
+                 f"vs {roof['fp8']:,.0f} tok/s/user on one GPU)." if roof else "")
+    if summ["n"]:
+        measured = (f"Measured FP4/FP8 over {summ['n']} matched pair{'s' if summ['n'] > 1 else ''} (equal model, "
+                    "hardware, lengths, speculative decoding, framework and disaggregation; fastest per-user point "
+                    f"of each side): median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"
+                    + (" (proxy: another model's points)" if f["pairs_proxy"] else "") + ".")
+        n_above = summ["above_roofline"]
+        if n_above:
+            measured += (f" {n_above} matched pair{'s' if n_above > 1 else ''} exceed{'s' if n_above == 1 else ''} "
+                         "the roofline's own FP4/FP8 ratio for the same points (a batch-1 ratio; the two fastest "
+                         "points may run at different concurrencies, so this alone shows nothing beyond precision).")
+    else:
+        measured = "No matched FP4/FP8 pair in the evidence."
+    conf = f["confounded"]
+    if conf:
+        measured += (f" {len(conf)} confounded pair{'s' if len(conf) > 1 else ''} (listed apart, not used above): "
+                     + "; ".join(f"{p['ratio']:.2f}× at {lengths_text(p['isl'], p['osl'])} differing in "
+                                 + ", ".join(p["confounders"]) for p in conf) + ".")
+    if f["rule"] == "stated":
+        return f"{f['text']}. {measured}", f["text"]
+    text = (f"Not stated ({f['text']})." if f["text_stated"] else "Not stated.")
+    text += " " + " ".join(x for x in (roof_text, measured) if x)
+    return text, (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×" if summ["n"] else "not stated")
+
+
+SENTENCES = {"batch": batch_words, "large_batch": large_batch_words, "scope": scope_words,
+             "latency": latency_words, "precision": precision_words}

@@ -1,0 +1,128 @@
+"""Sentences for the checks' facts: how each number was read, what differs, which points were used.
+
+:func:`worded` turns the fact table of :func:`analysis.claims.checks.check_parts` into the table the card shows
+(``how`` written from ``reading``, ``differs`` and ``lengths_note`` as text). Every rule of ``reading`` has one
+sentence here; a new check adds its rule to :data:`READINGS`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.claims.checks import REFERENCE_TOK_S_PER_USER, Difference
+from analysis.claims.labels import fmt_num, lengths_text
+from analysis.claims.selection import ClaimEvidence
+
+# Conditions written "X measured, Y claimed"; the others "X instead of Y".
+_MEASURED_CLAIMED = {"speculative decoding", "lengths"}
+
+
+def difference_text(d) -> str:
+    """``hardware: B200 instead of GB200`` / ``lengths: ISL 1,024 / OSL 1,024 measured, 8k/1k claimed``."""
+    if not isinstance(d, Difference):
+        return str(d)
+    if d.condition in _MEASURED_CLAIMED:
+        return f"{d.condition}: {d.measured} measured, {d.claimed} claimed"
+    return f"{d.condition}: {d.measured} instead of {d.claimed}"
+
+
+def checked_on_text(ev: ClaimEvidence) -> str:
+    """Which points the checks read: the claim's model, the stand-ins (proxy), or none, and the latency limits."""
+    from analysis.claims.evidence import PROXY_RULE
+
+    if not ev.n_points:
+        return "no points"
+    if ev.pool_tier == "none":
+        return f"no {ev.claim.model} points"
+    names = ", ".join(ev.pool_models)
+    text = (f"{names} points" if ev.pool_tier == "same-model" else
+            f"{names} points (proxy: no {ev.claim.model} points, another model: {PROXY_RULE})")
+    if ev.limits and ev.pool_size:
+        text += f"; {len(ev.pool)} of {ev.pool_size} meet {ev.limits_text}"
+    return text
+
+
+def _point_text(p: dict) -> str:
+    return (f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.1f} tok/s/user "
+            f"(concurrency {fmt_num(p.get('concurrency'))}, {p['row']})")
+
+
+def _chosen(level_chosen: bool) -> str:
+    return f" ({REFERENCE_TOK_S_PER_USER:g} tok/s/user chosen: the claim names no level)" if level_chosen else ""
+
+
+def _ratio(r: dict, part_baseline=None) -> str:
+    what = "fastest per-user point" if r["axis"] == "tok/s/user" else f"tok/s/GPU at {r['at']:g} tok/s/user"
+    return (f"{what}: {r['a']:,.1f} ({r['a_group']}) / {r['b']:,.1f} ({r['b_group']}, best {r['baseline']} "
+            f"frontier) = {r['measured']:.2f}×" + _chosen(r["level_chosen"]))
+
+
+def _cost(r: dict) -> str:
+    a, b = r["a"], r["b"]
+    return (f"$/M output tokens at {r['at']:g} tok/s/user: {b['usd_per_mtok']:,.3g} ({b['group']}, "
+            f"${b['usd_per_gpu_hour']:.2f}/GPU-hour) / {a['usd_per_mtok']:,.3g} ({a['group']}, "
+            f"${a['usd_per_gpu_hour']:.2f}/GPU-hour) = {r['measured']:.2f}× lower; prices: "
+            f"{r['price_basis']} ({a['hardware']}: {a['price_source']}; {b['hardware']}: {b['price_source']})"
+            + (f"; rough: read across a wide frontier gap for {', '.join(r['rough'])}" if r["rough"] else "")
+            + _chosen(r["level_chosen"]))
+
+
+def _per_mw(r: dict) -> str:
+    return ("not checkable: throughput per MW needs measured power on both sides, and the points table has none "
+            f"for {' or '.join(r['missing'])}; the claim's 'AI-factory' MW also counts facility power "
+            "(cooling, networking, conversion), which no benchmark log measures. Throughput per GPU is not "
+            "substituted for it")
+
+
+def _axis(r: dict) -> str:
+    return (f"not checkable from the points table (axis {r['axis'] or 'not stated'}"
+            + ("" if r["baseline"] else "; no baseline named") + ")")
+
+
+READINGS = {
+    "outside-frontier": lambda r, ev: (f"{r['at']:g} tok/s/user is outside the measured frontier "
+                                       f"({r['low']:,.1f}–{r['high']:,.1f} tok/s/user)"),
+    "interpolated": lambda r, ev: (f"interpolated between {_point_text(r['points'][0])} and "
+                                   f"{_point_text(r['points'][1])}"),
+    "measured": lambda r, ev: f"measured: {_point_text(r['points'][0])}",
+    "capacity": lambda r, ev: f"measured capacity (highest tok/s/GPU): {_point_text(r['points'][0])}",
+    "fastest": lambda r, ev: (f"fastest measured point: {r['points'][0]['tok_s_per_user']:,.1f} tok/s/user at "
+                              f"concurrency {fmt_num(r['points'][0].get('concurrency'))}, "
+                              f"{r['points'][0]['tok_s_per_gpu']:,.0f} tok/s/GPU ({r['points'][0]['row']})"),
+    "ratio": lambda r, ev: _ratio(r),
+    "cost-ratio": lambda r, ev: _cost(r),
+    "no-power": lambda r, ev: _per_mw(r),
+    "axis-not-checkable": lambda r, ev: _axis(r),
+    "no-common-lengths": lambda r, ev: f"no length pair measured on both {r['hardware']} and {r['baseline']}",
+    "no-prices": lambda r, ev: ("not checkable: no priced measured points on both sides"
+                                + (f" ({r['missing']})" if r["missing"] else "")),
+    "no-priced-lengths": lambda r, ev: "not checkable: no length pair priced on both sides",
+    "no-evidence": lambda r, ev: f"no evidence: {checked_on_text(ev)}",
+    "no-matching-points": lambda r, ev: f"no matching measured points ({checked_on_text(ev)})",
+}
+
+
+def how_text(reading: dict, ev: ClaimEvidence) -> str:
+    """The sentence for one reading fact."""
+    return READINGS[reading["rule"]](reading, ev)
+
+
+def lengths_note_text(note) -> str:
+    """A ratio's lengths note (a fact) in words; a per-part note is already text."""
+    if not isinstance(note, dict):
+        return "" if note is None or (isinstance(note, float) and pd.isna(note)) else str(note)
+    if note["rule"] == "at-stated":
+        return "at the stated lengths"
+    if note["rule"] == "no-common-stated":
+        return (f"no pair measured on both sides at the stated {lengths_text(*note['stated'])}; every common pair "
+                "shown")
+    return "lengths not stated: both sides at the same ISL/OSL"
+
+
+def worded(facts: pd.DataFrame, ev: ClaimEvidence) -> pd.DataFrame:
+    """The check table as the card shows it: ``how`` from ``reading``; ``differs`` and ``lengths_note`` as text."""
+    table = facts.copy()
+    table.insert(table.columns.get_loc("reading"), "how", [how_text(r, ev) for r in facts["reading"]])
+    table["differs"] = [[difference_text(d) for d in (ds or [])] for ds in facts["differs"]]
+    table["lengths_note"] = [lengths_note_text(n) for n in facts["lengths_note"]]
+    return table

@@ -79,13 +79,19 @@ def test_direct_evidence_gives_the_exact_interpolated_value(tmp_path):
     assert "= 100% of the claim" in card.headline and "[direct]" in card.headline
 
 
+def test_a_model_of_the_same_architecture_is_same_model(tmp_path):
+    # DeepSeek-V3 and DeepSeek-R1 share one config: R1 evidence answers a V3 claim (and the reverse) as same-model
+    card = claims.claim_card(_claim(tmp_path), _points([{**r, "model": "DeepSeek-V3-0324"} for r in TWO]))
+    assert card.checks.iloc[0]["match"] == "direct" and card.evidence_tier == "direct"
+
+
 def test_another_model_is_proxy_with_a_null_ratio(tmp_path):
-    pts = _points([{**r, "model": "DeepSeek-V3-0324"} for r in TWO])
+    pts = _points([{**r, "model": "DeepSeek-V3.2-Exp"} for r in TWO])
     card = claims.claim_card(_claim(tmp_path), pts)
     row = card.checks.iloc[0]
     assert row["match"] == "proxy" and math.isnan(row["measured_over_claimed"])
     assert row["measured_all"] == pytest.approx(1000.0)            # the proxy's own value is still shown
-    assert any(d.startswith("model: DeepSeek-V3-0324") for d in row["differs"])
+    assert any(d.startswith("model: DeepSeek-V3.2-Exp") for d in row["differs"])
     js = card.to_json()
     assert js["comparisons"][0]["match"] == "proxy" and js["comparisons"][0]["ratio"] is None
     assert "% of the claim" not in card.headline and "proxy" in card.headline

@@ -18,7 +18,7 @@ import pandas as pd
 
 from analysis import specs
 from analysis.claims.conditions import base_precision, lengths_match, meets_limits, per_user_value
-from analysis.claims.evidence import evidence_object
+from analysis.claims.evidence import evidence_object, same_architecture
 from analysis.claims.labels import lengths_text
 from analysis.claims.pairs import pairs_summary
 from analysis.claims.registry import INFERRED, NOT_STATED, STATED, Claim, is_stated
@@ -108,9 +108,13 @@ def capacity_point(claim: Claim, evidence: pd.DataFrame, at, limits=(), limits_f
 
 
 def _point(row) -> dict:
-    """The point an answer rests on, as its fact carries it."""
+    """The point an answer rests on, as its fact carries it (``closed_loop``: a fixed-concurrency sweep point,
+    whose TTFT tail is its start-up burst)."""
+    from analysis.claims.conditions import closed_loop
+
+    burst = bool(closed_loop(pd.DataFrame([dict(row)])).iloc[0])
     return {**evidence_object(row), "tier": row.get("tier", "same-model"), "scope": row.get("scope"),
-            "row": row["row"]}
+            "row": row["row"], "closed_loop": burst}
 
 
 # --- the five facts --------------------------------------------------------------------------------
@@ -127,10 +131,18 @@ def batch_fact(ev: ClaimEvidence, point) -> dict:
 
 
 def large_batch_fact(ev: ClaimEvidence, point) -> dict:
+    """Capacity under the latency that applies (:attr:`ClaimEvidence.capacity_limits`: the claim's, its scenario's
+    or perfclaims' default sanity limit), with the unconstrained capacity second where it is another point."""
     claim = ev.claim
-    cap, note = capacity_point(claim, ev.stand_ins, point, ev.limits, ev.limits_from)
+    cap, note = capacity_point(claim, ev.stand_ins, point, ev.capacity_limits, ev.capacity_limits_from)
+    if note:
+        note = {**note, "default": ev.default_capacity_limit}
     if cap is not None:
-        return {"rule": "capacity", "point": _point(cap), "differs": differs_from_claim(claim, cap), "limits": note}
+        free, _ = capacity_point(claim, ev.stand_ins, point)
+        other = free is not None and ev.capacity_limits and free["row"] != cap["row"]
+        return {"rule": "capacity", "point": _point(cap), "differs": differs_from_claim(claim, cap), "limits": note,
+                "unconstrained": _point(free) if other else None,
+                "no_limit_reason": "" if ev.capacity_limits else ev.capacity_limits_from}
     if note:
         return {"rule": "no-point-meets-limits", "limits": note}
     if claim.kind == "per-GPU" and is_stated(claim.batch_text):
@@ -211,7 +223,7 @@ def precision_fact(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list
     if {"fp8", "fp4"} <= set(sol.get("precision", [])):
         a, b = _sol_value(sol, "fp8", 1), _sol_value(sol, "fp4", 1)
         roofline = {"fp8": a, "fp4": b, "ratio": b / a}
-    proxy = any(specs.match_model_name(str(p["a"]["model"])) != claim.model_table for p in clean)
+    proxy = any(not same_architecture(specs.match_model_name(str(p["a"]["model"])), claim.model_table) for p in clean)
     return {"rule": "stated" if claim.precision != NOT_STATED else "inferred", "text": str(claim.precision_text),
             "text_stated": is_stated(claim.precision_text), "roofline": roofline, "pairs": pairs_summary(clean),
             "pairs_proxy": proxy, "confounded": [{"ratio": p["ratio"], "isl": p["a"]["isl"], "osl": p["a"]["osl"],
@@ -237,7 +249,7 @@ def _evidence_of(key: str, fact: dict) -> list[dict]:
     point = fact.get("point")
     if key == "scope" and fact["rule"] == "stated":
         return []
-    return [{k: v for k, v in point.items() if k not in ("tier", "scope", "row")}] if point else []
+    return [{k: v for k, v in point.items() if k not in ("tier", "scope", "row", "closed_loop")}] if point else []
 
 
 def answer_facts(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] = ([], [])) -> dict[str, dict]:

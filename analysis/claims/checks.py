@@ -14,18 +14,20 @@ one sentence rule in ``words_checks`` and one test.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
 from analysis import frontier
-from analysis.claims.conditions import base_precision, lengths_match, spec_decode_of, stated_lengths
+from analysis.claims.conditions import base_precision, lengths_match, meets_limits, spec_decode_of, stated_lengths
 from analysis.claims.evidence import evidence_object, generation, hw_key, hw_keys, own_sol, row_id
 from analysis.claims.labels import lengths_text
 from analysis.claims.registry import Claim, ClaimPart
 from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
+from analysis.schema import scope_for
 
 CHECK_BY = ["hardware", "precision", "scope", "isl", "osl"]
 # Ratio claims on tok/s/GPU that name no interactivity are compared at this per-user speed (stated on the card).
@@ -35,7 +37,11 @@ CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_p
                  "measured_decode", "measured_over_claimed", "reading", "rows", "lengths_note", "model", "n_gpus",
                  "own_sol_tok_s_per_user", "own_sol_comm_tok_s_per_user", "share_of_own_sol_comm",
                  "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row", "match", "differs",
-                 "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99"]
+                 "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99", "lengths_far", "gap", "rough"]
+# Lengths further apart than this factor (input or output) give no number in a bottom line: a 1K-input point says
+# nothing of a 128K-input claim. A claim further than GAP_FACTOR from its evidence is pointed out.
+LENGTHS_FAR = 4.0
+GAP_FACTOR = 3.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,21 @@ def _neighbours(front: pd.DataFrame, target: float) -> tuple:
 def single_user_end(front: pd.DataFrame) -> pd.Series:
     """The fastest per-user point of one frontier group."""
     return front.loc[front["tok_s_per_user"].idxmax()]
+
+
+def scope_in_text(text) -> str | None:
+    """The deployment scope a claim's free-text scope names: ``rack`` (NVL72, rack), ``multi-node`` (several
+    nodes, a decode or prefill unit), ``node`` (one node), else None."""
+    t = str(text or "").lower()
+    if not t or t.startswith("not stated") and "nvl72" not in t:
+        return None
+    if "nvl72" in t or "rack" in t:
+        return "rack"
+    if "multi-node" in t or "multinode" in t or " unit" in t or re.search(r"\b\d+\s*nodes\b", t):
+        return "multi-node"
+    if "node" in t:
+        return "node"
+    return None
 
 
 def select_for_part(claim: Claim, part: ClaimPart, pts: pd.DataFrame) -> tuple[pd.DataFrame, list[Difference]]:
@@ -136,14 +157,41 @@ class _Context:
         measured = sorted({str(self.row(r).get("spec_decode")) for r in used if r is not None})
         spec_differs = bool(spec and measured and measured != [spec])
         if spec_differs:
-            differs.append(Difference("speculative decoding", ", ".join(measured), str(self.claim.spec_decode)))
+            text = str(self.claim.spec_decode)
+            differs.append(Difference("speculative decoding", ", ".join(measured), text if len(text) <= 24 else spec))
         at_lengths = lengths_match(self.claim, key[3], key[4])
         if at_lengths is False:
             differs.append(Difference("lengths", lengths_text(key[3], key[4]), str(self.claim.isl_osl)))
+        deployment = self.deployment_differs(used)
+        differs += deployment
         if self.model_tier == "proxy":
             return "proxy", [Difference("model", ", ".join(self.ev.pool_models), self.claim.model)] + differs, False
-        # A percentage of the claim needs the claim's stated conditions: its lengths and its speculative decoding.
-        return ("direct" if not differs else "same-model"), differs, at_lengths is not False and not spec_differs
+        # A percentage of the claim needs the claim's stated conditions: its lengths, its speculative decoding and
+        # its deployment (GPU count, scope, disaggregation).
+        return (("direct" if not differs else "same-model"), differs,
+                at_lengths is not False and not spec_differs and not deployment)
+
+    def deployment_differs(self, used) -> list[Difference]:
+        """GPU count, scope and disaggregation of the points a reading rests on, where the claim states a GPU
+        count for the part (a ratio part compares two deployments and is left alone)."""
+        n = self.part.n_gpus
+        if self.part.kind == "ratio" or not isinstance(n, (int, float)) or not math.isfinite(n) or n <= 0:
+            return []
+        rows = [self.row(r) for r in used if r is not None]
+        gpus = sorted({float(r["n_gpus"]) for r in rows if pd.notna(r.get("n_gpus"))})
+        out = []
+        stated = self.part.scope or scope_in_text(self.claim.scope)
+        # a claim that names a multi-node deployment counts its GPUs as a denominator (per node), not a size
+        if gpus and gpus != [float(n)] and stated != "multi-node":
+            out.append(Difference("GPU count", ", ".join(f"{g:g}" for g in gpus), f"{n:g}"))
+        want = stated or scope_for(n, 8 if n <= 8 else n)
+        scopes = sorted({str(r.get("scope")) for r in rows if str(r.get("scope")) not in ("unknown", "nan", "None")})
+        if scopes and scopes != [want]:
+            out.append(Difference("scope", ", ".join(scopes), want))
+        split = sorted({bool(r.get("disagg")) for r in rows if pd.notna(r.get("disagg"))})
+        if want in ("single-gpu", "node") and True in split:
+            out.append(Difference("disaggregation", "prefill/decode disaggregated", f"one {n:g}-GPU deployment"))
+        return out
 
     def tail(self, rows) -> dict:
         """Tail latency of the point(s) a reading rests on (the worst of them)."""
@@ -175,7 +223,8 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
                 used = []
             elif lo is not None and hi is not None and lo["tok_s_per_user"] != hi["tok_s_per_user"]:
                 used = [lo, hi]
-                reading = {"rule": "interpolated", "points": [_point(ctx, lo), _point(ctx, hi)]}
+                reading = {"rule": "interpolated", "points": [_point(ctx, lo), _point(ctx, hi)],
+                           "rough": bool(hi["tok_s_per_user"] / lo["tok_s_per_user"] > frontier.WIDE_GAP)}
             else:
                 r = lo if lo is not None else hi
                 used = [r]
@@ -187,13 +236,30 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
                          "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
                          **ctx.tail(used)})
         else:
-            cap = g.loc[g["tok_s_per_gpu"].idxmax()]
-            capd = gd.loc[gd["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gd) else math.nan
+            free = g.loc[g["tok_s_per_gpu"].idxmax()]
+            cap, capd = free, gd.loc[gd["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gd) else math.nan
+            limited = {}
+            if ctx.ev.default_capacity_limit:  # the claim and its scenario set none: perfclaims' sanity limit
+                ok = meets_limits(pd.DataFrame([ctx.row(r) for r in g.to_dict("records")]), list(ctx.ev.capacity_limits))
+                okd = meets_limits(pd.DataFrame([ctx.row(r) for r in gd.to_dict("records")]),
+                                   list(ctx.ev.capacity_limits)) if len(gd) else ok.iloc[0:0]
+                limited = {"limit": ctx.ev.capacity_limits[0].text, "met": int(ok.sum()), "of": len(ok)}
+                if not ok.any():
+                    rows.append({**base, **_EMPTY, "group": base["group"], "lengths": base["lengths"],
+                                 "reading": {"rule": "no-capacity-within-limit", **limited,
+                                             "unconstrained": _point(ctx, free)}})
+                    continue
+                gl = g[ok.to_numpy()]
+                cap = gl.loc[gl["tok_s_per_gpu"].idxmax()]
+                gdl = gd[okd.to_numpy()] if len(gd) else gd
+                capd = gdl.loc[gdl["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gdl) else math.nan
             match, differs, ratio_ok = ctx.tier(key, [cap])
+            same = ctx.rid(cap) == ctx.rid(free)
             rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": cap["tok_s_per_user"],
                          "measured_all": cap["tok_s_per_gpu"], "measured_decode": capd,
                          "measured_over_claimed": cap["tok_s_per_gpu"] / claimed if ratio_ok else math.nan,
-                         "reading": {"rule": "capacity", "points": [_point(ctx, cap)]},
+                         "reading": {"rule": "capacity", "points": [_point(ctx, cap)], **limited,
+                                     "unconstrained": None if same or not limited else _point(ctx, free)},
                          "rows": [ctx.rid(cap)], "evidence": [evidence_object(ctx.row(cap))], **ctx.tail([cap])})
     return rows
 
@@ -236,6 +302,12 @@ def _best_side(front: pd.DataFrame, pair, axis: str, at: float):
         if not math.isnan(v) and (math.isnan(best[0]) or v > best[0]):
             best = (v, group_key_label(key), used)
     return best
+
+
+def _rough(used) -> bool:
+    """A value read between two frontier points further apart than the frontier's wide gap."""
+    speeds = [r["tok_s_per_user"] for r in used if r is not None]
+    return len(speeds) == 2 and min(speeds) > 0 and max(speeds) / min(speeds) > frontier.WIDE_GAP
 
 
 def _ratio_base(ctx: _Context) -> dict:
@@ -281,7 +353,8 @@ def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
                      "match": match, "differs": differs,
                      "reading": {"rule": "ratio", "axis": axis, "at": at, "level_chosen": chosen and axis != "tok/s/user",
                                  "a": a[0], "a_group": a[1], "b": b[0], "b_group": b[1], "baseline": part.baseline,
-                                 "measured": measured}})
+                                 "measured": measured,
+                                 "rough": axis == "tok/s/GPU" and (_rough(a[2]) or _rough(b[2]))}})
     if not rows:
         rows.append({**_ratio_base(ctx), **_EMPTY,
                      "reading": {"rule": "no-common-lengths", "hardware": part.hardware or claim.hardware,
@@ -422,7 +495,30 @@ def check_parts(ev: ClaimEvidence) -> pd.DataFrame:
             continue
         rows += check(ev, part)
     table = pd.DataFrame(rows, columns=CHECK_COLUMNS)
+    table["lengths_far"] = [_lengths_far(ev.claim, r) for r in table.to_dict("records")]
+    table["rough"] = [bool((r or {}).get("rough")) for r in table["reading"]]
+    ratio = (table["measured_all"] / table["claimed"]).where(table["kind"] != "ratio")
+    table["gap"] = pd.concat([ratio, 1 / ratio], axis=1).max(axis=1, skipna=False)
     order = {p.text: i for i, p in enumerate(ev.parts)}
-    table = table.assign(_p=table["part"].map(order), _t=table["match"].map(MATCH_TIERS.index))
-    table = table.sort_values(["_p", "_t", "measured_all"], ascending=[True, True, False], na_position="last")
-    return table.drop(columns=["_p", "_t"]).reset_index(drop=True)
+    # the best tier first, then the reading with fewest differing conditions, then the highest
+    # ... and close readings before rough ones (read across a wide frontier gap)
+    table = table.assign(_p=table["part"].map(order), _t=table["match"].map(MATCH_TIERS.index),
+                         _d=[len(d or []) for d in table["differs"]], _r=table["rough"].astype(int))
+    table = table.sort_values(["_p", "_t", "_d", "_r", "measured_all"], ascending=[True, True, True, True, False],
+                              na_position="last")
+    return table.drop(columns=["_p", "_t", "_d", "_r"]).reset_index(drop=True)
+
+
+def _lengths_far(claim: Claim, row: dict) -> bool:
+    """Whether a row's lengths are more than :data:`LENGTHS_FAR` from the claim's stated lengths (input or output)."""
+    want = stated_lengths(claim)
+    evidence = row.get("evidence") or []
+    if want is None or not evidence:
+        return False
+    for e in evidence:
+        isl, osl = e.get("isl"), e.get("osl")
+        if isl is None or osl is None or pd.isna(isl) or pd.isna(osl) or isl <= 0 or osl <= 0:
+            continue
+        if max(isl / want[0], want[0] / isl, osl / want[1], want[1] / osl) > LENGTHS_FAR:
+            return True
+    return False

@@ -82,6 +82,25 @@ def model_size(name) -> tuple[float | None, float | None]:
     return total_b, billions(active) if active else None
 
 
+_ARCHITECTURE = ("total_params_b", "active_params_b", "n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim",
+                 "vocab", "attention", "n_experts", "top_k", "n_moe_layers", "kv_lora_rank", "qk_rope_head_dim")
+
+
+@lru_cache(maxsize=512)
+def same_architecture(a, b) -> bool:
+    """True when two model-table entries describe one architecture (DeepSeek-V3 and DeepSeek-R1: the same
+    config, another training): evidence of one is same-model evidence for the other, labelled with both names."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    try:
+        ma, mb = specs.model(str(a)), specs.model(str(b))
+    except KeyError:
+        return False
+    return all(getattr(ma, f) == getattr(mb, f) for f in _ARCHITECTURE)
+
+
 def _is_moe(size: tuple[float | None, float | None]) -> bool | None:
     total, active = size
     return None if total is None or active is None else total > 1.05 * active
@@ -133,9 +152,10 @@ def evidence_object(row) -> dict:
 def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     """Measured points nearest the claim: same or similar model (family), same or same-generation hardware.
 
-    ``model_match`` is 2 for the same model-table entry, 1 for a model that may stand in for it (same family and
-    comparable size: :data:`PROXY_RULE`), 0 for another model on the claim's hardware; ``hardware_match`` 2 for the same
-    part, 1 for the same generation. The best-scoring tier is returned, with a ``row`` id (source_file:line).
+    ``model_match`` is 2 for the same model-table entry (or one of the same architecture), 1 for a model that may
+    stand in for it (same family and comparable size: :data:`PROXY_RULE`), 0 for another model on the claim's
+    hardware; ``hardware_match`` 2 for the same part, 1 for the same generation. The best-scoring tier is returned,
+    with a ``row`` id (source_file:line).
     """
     if points is None or points.empty:
         return pd.DataFrame()
@@ -149,7 +169,8 @@ def evidence_for(claim: Claim, points: pd.DataFrame) -> pd.DataFrame:
     pts["model_table"] = pts["model"].map(table_names)
     claim_model = claim.model_table or claim.model
     kin = {m: bool(fam) and family(m) == fam and comparable_size(claim_model, m) for m in pts["model"].dropna().unique()}
-    pts["model_match"] = np.where(pts["model_table"].notna() & (pts["model_table"] == claim.model_table), 2,
+    same = {t: same_architecture(t, claim.model_table) for t in pts["model_table"].dropna().unique()}
+    pts["model_match"] = np.where(pts["model_table"].map(same).eq(True), 2,
                                   np.where(pts["model"].map(kin).fillna(False).astype(bool), 1, 0))
     hw_keys = {h: hw_key(h) for h in pts["hardware"].dropna().unique()}
     want = hw_key(claim.hardware_table or claim.hardware)

@@ -51,7 +51,7 @@ def comparisons(card) -> list[dict]:
         # None for a per-user number (its measured speed is ``measured``) and for a capacity read at no level.
         reading = r.get("reading") or {}
         read_at = r["kind"] == "ratio" or (r["kind"] in ("per-GPU", "per-system")
-                                            and reading.get("rule") != "capacity")
+                                            and reading.get("rule") not in ("capacity", "no-capacity-within-limit"))
         at = r.get("tok_s_per_user") if read_at else None
         out.append({
             "part": r["part"], "kind": r["kind"], "claimed": r["claimed"], "measured": r["measured_all"],

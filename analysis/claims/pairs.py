@@ -1,7 +1,9 @@
 """A/B pairs for a claim's precision question: FP4 against FP8 only where everything else is equal.
 
 A *clean* pair holds model, hardware, input/output lengths, speculative decoding, framework and disaggregation
-equal and differs only in precision; its ratio is the fastest per-user point of one side over the other's. Where
+equal, its two points at the same concurrency and measured within :data:`DATE_WINDOW_DAYS` of each other, and
+differs only in precision; its ratio is one side's per-user speed over the other's at the lowest concurrency both
+measured (their single-user end at equal concurrency). Where
 the fastest points of the two precisions differ in any of those conditions the pair is *confounded*: it is listed
 apart with its confounders and never headlines. Each pair also carries the roofline's ratio for the same two
 points (batch-1 bound of each on its own GPUs), so a measured ratio beyond it can be pointed out.
@@ -17,6 +19,8 @@ from analysis import specs
 from analysis.claims.evidence import evidence_object, own_sol
 
 HELD_EQUAL = {"spec_decode": "speculative decoding", "framework": "framework", "disagg": "disaggregation"}
+# Two points measured further apart than this may differ in image and software as much as in precision.
+DATE_WINDOW_DAYS = 31
 PAIR_KEY = ["model_table", "hardware", "isl", "osl"]
 
 
@@ -38,8 +42,10 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
     """(clean pairs, confounded pairs) of ``low`` against ``high`` precision among ``points``.
 
     Clean: one pair per model × hardware × ISL/OSL × (speculative decoding, framework, disaggregation) cell that
-    has both precisions. Confounded: per model × hardware × ISL/OSL, the fastest point of each precision when the
-    two sit in different cells, with the conditions that differ.
+    has both precisions, read at the lowest concurrency both measured and within :data:`DATE_WINDOW_DAYS`; a cell
+    whose sides share no concurrency, or ran months apart, is confounded. Confounded also: per model × hardware ×
+    ISL/OSL, the fastest point of each precision when the two sit in different cells, with the conditions that
+    differ.
     """
     if points is None or points.empty or "precision" not in points:
         return [], []
@@ -52,13 +58,13 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
         rows = g.to_dict("records")
         cells: dict = {}
         for r in rows:
-            side = cells.setdefault(_cell(r), {}).setdefault(r["precision"], r)
-            if r["tok_s_per_user"] > side["tok_s_per_user"]:
-                cells[_cell(r)][r["precision"]] = r
+            cells.setdefault(_cell(r), {}).setdefault(r["precision"], []).append(r)
         for cell in sorted(cells):
             sides = cells[cell]
             if low in sides and high in sides:
-                clean.append(_pair(sides[low], sides[high], []))
+                a, b = _at_common_concurrency(sides[low], sides[high])
+                unmatched = _unmatched(a, b)
+                (confounded if unmatched else clean).append(_pair(a, b, unmatched))
         fast = {p: max((r for r in rows if r["precision"] == p), key=lambda r: r["tok_s_per_user"], default=None)
                 for p in (low, high)}
         if fast[low] is not None and fast[high] is not None and _cell(fast[low]) != _cell(fast[high]):
@@ -66,6 +72,38 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
                     if _cell(fast[low])[list(HELD_EQUAL).index(col)] != _cell(fast[high])[list(HELD_EQUAL).index(col)]]
             confounded.append(_pair(fast[low], fast[high], diff))
     return clean, confounded
+
+
+def _at_common_concurrency(low_rows: list[dict], high_rows: list[dict]) -> tuple[dict, dict]:
+    """The two points a clean pair compares: each side's fastest per-user point at the lowest concurrency both
+    sides measured; the fastest point of each side when they share none (then ``_unmatched`` names it)."""
+    conc = lambda rows: {float(r["concurrency"]) for r in rows if pd.notna(r.get("concurrency"))}  # noqa: E731
+    common = conc(low_rows) & conc(high_rows)
+    if common:
+        c = min(common)
+        low_rows = [r for r in low_rows if pd.notna(r.get("concurrency")) and float(r["concurrency"]) == c]
+        high_rows = [r for r in high_rows if pd.notna(r.get("concurrency")) and float(r["concurrency"]) == c]
+    best = lambda rows: max(rows, key=lambda r: r["tok_s_per_user"])  # noqa: E731
+    return best(low_rows), best(high_rows)
+
+
+def _days(a, b) -> float:
+    try:
+        return abs((pd.Timestamp(str(a)) - pd.Timestamp(str(b))).days)
+    except (ValueError, TypeError):
+        return math.nan
+
+
+def _unmatched(a: dict, b: dict) -> list[str]:
+    """What keeps two points of one cell from being a clean pair: unequal concurrency, dates far apart."""
+    out = []
+    ca, cb = a.get("concurrency"), b.get("concurrency")
+    if pd.notna(ca) and pd.notna(cb) and float(ca) != float(cb):
+        out.append(f"concurrency ({float(ca):,.0f} against {float(cb):,.0f})")
+    days = _days(a.get("date"), b.get("date"))
+    if not math.isnan(days) and days > DATE_WINDOW_DAYS:
+        out.append(f"dates {days:g} days apart")
+    return out
 
 
 def pairs_summary(clean: list[dict]) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.evidence import family, hw_key
+from analysis.claims.evidence import family, hw_key, same_architecture
 from analysis.claims.registry import Claim
 
 
@@ -23,7 +23,7 @@ def relevant_points(claim: Claim, points: pd.DataFrame | None) -> pd.DataFrame |
     table = {m: specs.match_model_name(m) for m in models}
     fam = family(claim.model_table or claim.model)
     wanted = {m for m in models
-              if (claim.model_table and table[m] == claim.model_table) or (fam and family(m) == fam)}
+              if (claim.model_table and same_architecture(table[m], claim.model_table)) or (fam and family(m) == fam)}
     want_hw = hw_key(claim.hardware_table or claim.hardware)
     hardware = {h for h in points["hardware"].dropna().unique() if hw_key(h) == want_hw}
     return points[points["model"].isin(wanted) | points["hardware"].isin(hardware)]

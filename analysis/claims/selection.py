@@ -22,8 +22,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.conditions import LatencyLimit, latency_limits, matched_lengths, meets_limits
-from analysis.claims.evidence import comparable_size, evidence_for, family
+from analysis.claims.conditions import (
+    DEFAULT_CAPACITY_LIMIT,
+    LatencyLimit,
+    burst_read,
+    latency_limits,
+    matched_lengths,
+    meets_limits,
+)
+from analysis.claims.evidence import comparable_size, evidence_for, family, same_architecture
 from analysis.claims.registry import Claim, ClaimPart, claim_parts
 from analysis.schema import trusted
 
@@ -46,11 +53,22 @@ class ClaimEvidence:
     lengths: tuple[tuple[float, float], ...] = ()  # the ISL/OSL pairs the near evidence is compared at
     lengths_note: str = ""
     n_points: int = 0                              # rows of the points table the selection was given
+    burst_read: int = 0                            # pool points whose TTFT tail limit was read on their p50
+    # the latency a capacity is read under: the claim's or its scenario's limits, else perfclaims' default sanity
+    # limit (``default_capacity_limit`` True), none where the scenario sets none (MLPerf Offline)
+    capacity_limits: tuple[LatencyLimit, ...] = ()
+    capacity_limits_from: str = ""
+    default_capacity_limit: bool = False
 
     @property
     def limits_text(self) -> str:
-        """``TTFT p99 ≤ 2 s; TPOT p99 ≤ 80 ms (the limits of …)``, empty without limits."""
-        return "; ".join(lim.text for lim in self.limits) + (f" ({self.limits_from})" if self.limits else "")
+        """``TTFT p99 ≤ 2 s; TPOT p99 ≤ 80 ms (the limits of …)``, empty without limits; says when a TTFT tail
+        limit was read on the p50 of closed-loop sweep points."""
+        if not self.limits:
+            return ""
+        burst = ("; TTFT read at p50 for the fixed-concurrency sweep points, whose p99 is their start-up burst"
+                 if self.burst_read else "")
+        return "; ".join(lim.text for lim in self.limits) + f" ({self.limits_from}{burst})"
 
     @property
     def stand_ins(self) -> pd.DataFrame:
@@ -115,7 +133,8 @@ def _pool(claim: Claim, points: pd.DataFrame | None) -> tuple[pd.DataFrame, str]
         return pd.DataFrame(), "none"
     pts = points[trusted(points)]
     names = pts["model"].map({m: specs.match_model_name(m) for m in pts["model"].dropna().unique()})
-    same = pts[names.notna() & (names == claim.model_table)] if claim.model_table else pts.iloc[0:0]
+    same_arch = {t: same_architecture(t, claim.model_table) for t in names.dropna().unique()}
+    same = pts[names.map(same_arch).eq(True)] if claim.model_table else pts.iloc[0:0]
     if len(same):
         return same, "same-model"
     fam = family(claim.model_table or claim.model)
@@ -123,6 +142,16 @@ def _pool(claim: Claim, points: pd.DataFrame | None) -> tuple[pd.DataFrame, str]
                if fam and family(m) == fam and comparable_size(claim.model_table or claim.model, m)}
     kin = pts[pts["model"].isin(similar)]
     return kin, ("proxy" if len(kin) else "none")
+
+
+def capacity_limits(limits, limits_from: str) -> tuple[tuple[LatencyLimit, ...], str, bool]:
+    """The limits a capacity is read under: the claim's or its scenario's; none where the scenario sets none (an
+    Offline result); else :data:`DEFAULT_CAPACITY_LIMIT`, named as perfclaims' own."""
+    if limits:
+        return tuple(limits), limits_from, False
+    if limits_from and not limits_from.startswith("no latency limits"):
+        return (), limits_from, False
+    return (DEFAULT_CAPACITY_LIMIT,), "perfclaims' default sanity limit: neither the claim nor its scenario sets one", True
 
 
 def select_evidence(claim: Claim, points: pd.DataFrame | None) -> ClaimEvidence:
@@ -133,10 +162,13 @@ def select_evidence(claim: Claim, points: pd.DataFrame | None) -> ClaimEvidence:
     limits, limits_from = latency_limits(claim)
     size = len(pool)
     models = tuple(sorted(pool["model"].astype(str).unique())) if size else ()
+    burst = burst_read(pool, limits) if size else 0
     if limits and size:
         pool = pool[meets_limits(pool, limits)]
     lengths, note = matched_lengths(claim, near)
+    cap_limits, cap_from, default = capacity_limits(limits, limits_from)
     return ClaimEvidence(claim=claim, parts=tuple(claim_parts(claim)), near=near, pool=pool, pool_tier=tier,
                          pool_models=models, pool_size=size, limits=tuple(limits), limits_from=limits_from,
                          lengths=tuple(tuple(p) for p in lengths), lengths_note=note,
-                         n_points=0 if points is None else len(points))
+                         n_points=0 if points is None else len(points), burst_read=burst,
+                         capacity_limits=cap_limits, capacity_limits_from=cap_from, default_capacity_limit=default)

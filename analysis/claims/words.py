@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from analysis import specs
+from analysis.claims.checks import GAP_FACTOR, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
 from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, precision_label, share
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
@@ -67,6 +68,16 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     return out
 
 
+def gap_text(row) -> str:
+    """", and the claim is 42× this evidence: a different axis, denominator or data?" where they are far apart."""
+    gap = row.get("gap")
+    if gap is None or pd.isna(gap) or gap <= GAP_FACTOR:
+        return ""
+    above = row["claimed"] > row["measured_all"]
+    return (f"; the claim is {gap:,.0f}× {'above' if above else 'below'} this evidence: a different axis, "
+            "denominator or data?")
+
+
 def match_label(row) -> str:
     """``direct``, ``same-model (lengths differ)`` or ``proxy (another model)`` for one comparison row."""
     m = row.get("match") if hasattr(row, "get") else None
@@ -106,14 +117,16 @@ def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
         if part.kind == "ratio":
             spread = (f" (range {ok['measured_all'].min():.1f}–{ok['measured_all'].max():.1f}× over "
                       f"{len(ok)} length pairs)" if len(ok) > 1 else "")
-            out.append(f"“{part.text}”: the data give {top['measured_all']:.1f}× [{match_label(top)}] "
+            out.append(f"“{part.text}”: the data give {'~' if top.get('rough') else ''}{top['measured_all']:.1f}× "
+                       f"[{match_label(top)}] "
                        f"({top['lengths']}; {top['how']}){spread}{_versus(top, part.value, True)}.")
             continue
         unit = top["unit"]
         where = (f"at {part.at_tok_s_per_user:g} tok/s/user " if part.kind != "per-user"
                  and not math.isnan(part.at_tok_s_per_user) else "")
         text = (f"“{part.text}”: claimed {top['claimed']:,.0f} {unit}; the best matching measured frontier "
-                f"{where}gives {top['measured_all']:,.1f} {unit} [{match_label(top)}] ({top['group']}, "
+                f"{where}gives {'~' if top.get('rough') else ''}{top['measured_all']:,.1f} {unit} "
+                f"[{match_label(top)}] ({top['group']}, "
                 f"{top['lengths']}; {top['how']}){_versus(top, part.value)}")
         if part.kind != "per-user" and not math.isnan(top["measured_decode"]) and \
                 abs(top["measured_decode"] - top["measured_all"]) > 1e-9 * max(1.0, top["measured_all"]):
@@ -126,7 +139,7 @@ def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
             text += f". Caveat: {SNAPSHOT_CAVEAT}"
         if top["lengths_note"]:
             text += f" [{top['lengths_note']}]"
-        out.append(text + ".")
+        out.append(text + gap_text(top) + ".")
     return out
 
 
@@ -237,6 +250,11 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
     rows = checks[checks["measured_all"].notna()] if len(checks) else checks
     if rows.empty:
         found = "; no measured point can check it"
+    elif bool(rows.iloc[0].get("lengths_far")):
+        r = rows.iloc[0]
+        found = (f"; the nearest {match_label(r)} evidence is at {r['lengths']}, more than "
+                 f"{LENGTHS_FAR:g}× from the claim's {claim.isl_osl} in input or output length, so no number is "
+                 "compared here")
     else:
         r = rows.iloc[0]
         unit = "×" if r["kind"] == "ratio" else f" {r['unit']}"
@@ -244,7 +262,8 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         # A claim counted per decode GPU is read against the decode-GPU figure, and says so.
         if "decode" in str(claim.unit).lower() and r["kind"] != "ratio" and pd.notna(r.get("measured_decode")):
             measured, unit = r["measured_decode"], f" {r['unit']} (decode GPUs only)"
-        v = f"{measured:.2f}" if r["kind"] == "ratio" else fmt_num(measured, 1 if measured < 1000 else 0)
+        v = ("~" if r.get("rough") else "") + (f"{measured:.2f}" if r["kind"] == "ratio" else
+                                                fmt_num(measured, 1 if measured < 1000 else 0))
         limits = f"; only points within {r['limits']}" if _name(r.get("limits")) else ""
         where = f"{r['group']}, {r['lengths']}{limits}"
         if pd.notna(r["measured_over_claimed"]):
@@ -259,6 +278,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         else:
             found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
                      f"{v}{unit} there ({where}), not a percentage of the claim")
+        found += gap_text(r)
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
-    return head + found + tail
+    return head + found + (tail[1:] if found.endswith("?") else tail)

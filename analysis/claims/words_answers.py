@@ -12,6 +12,7 @@ import pandas as pd
 
 from analysis.claims.evidence import PROXY_RULE
 from analysis.claims.labels import fmt_num, lengths_text, precision_label
+from analysis.claims.pairs import DATE_WINDOW_DAYS
 from analysis.claims.registry import Claim
 
 
@@ -29,7 +30,9 @@ def who(p: dict) -> str:
 
 
 def latency_text(p: dict) -> str:
-    return (f"TTFT p50 {_ms(p.get('ttft_ms_p50'))} / p99 {_ms(p.get('ttft_ms_p99'))}, "
+    burst = (" (the start-up burst of a fixed-concurrency sweep)" if p.get("closed_loop")
+             and pd.notna(p.get("ttft_ms_p99")) else "")
+    return (f"TTFT p50 {_ms(p.get('ttft_ms_p50'))} / p99 {_ms(p.get('ttft_ms_p99'))}{burst}, "
             f"TPOT p50 {_ms(p.get('tpot_ms_p50'))} / p99 {_ms(p.get('tpot_ms_p99'))}")
 
 
@@ -74,16 +77,22 @@ def _limits_note(note: dict) -> str:
 
 def large_batch_words(claim: Claim, f: dict) -> tuple[str, str]:
     if f["rule"] == "capacity":
-        p, note = f["point"], f["limits"]
+        p, note, free = f["point"], f["limits"], f.get("unconstrained")
+        under = f" under {note['limits']}" if note else ""
+        tail = (f" ({_limits_note(note)})." if note else
+                f" ({f['no_limit_reason']}: this is the capacity point's own latency)." if f.get("no_limit_reason")
+                else " (no latency limit stated: this is the capacity point's own tail latency).")
+        second = (f" Unconstrained by latency, the highest is {free['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency "
+                  f"{fmt_num(free.get('concurrency'))} ({free['tok_s_per_user']:,.1f} tok/s/user, "
+                  f"{latency_text(free)})." if free else "")
         return (f"The claim does not say. On the group of the point the speed answer uses ({who(p)}"
-                + "".join(f"; {_difference(d)}" for d in f["differs"]) + ") capacity is "
+                + "".join(f"; {_difference(d)}" for d in f["differs"]) + f") capacity{under} is "
                 f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}, where each "
-                f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}"
-                + (f" ({_limits_note(note)})." if note else " (no latency limit stated: this is the capacity "
-                                                          "point's own tail latency).")
+                f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}" + tail + second
                 + " The fastest per-user point is the single-user end, not the capacity.",
-                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user, "
-                f"TTFT p99 {_ms(p.get('ttft_ms_p99'))}" + (" (proxy)" if p.get("tier") == "proxy" else ""))
+                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user"
+                + (f" under {note['limits']}" if note else "") + f", TTFT p50 {_ms(p.get('ttft_ms_p50'))}"
+                + (" (proxy)" if p.get("tier") == "proxy" else ""))
     if f["rule"] == "no-point-meets-limits":
         return (f"No measured capacity meets the claim's latency limits ({_limits_note(f['limits'])}).",
                 "no point meets the latency limits")
@@ -171,18 +180,19 @@ def latency_words(claim: Claim, f: dict) -> tuple[str, str]:
 
 def precision_words(claim: Claim, f: dict) -> tuple[str, str]:
     summ, roof = f["pairs"], f["roofline"]
-    roof_text = (f"The roofline alone makes FP4 {roof['ratio']:.2f}× faster than FP8 at batch 1 ({roof['fp4']:,.0f} "
-                 f"vs {roof['fp8']:,.0f} tok/s/user on one GPU)." if roof else "")
+    roof_text = (f"The roofline alone (batch-1 weight and KV bytes) makes FP4 {roof['ratio']:.2f}× faster than FP8 "
+                 f"at batch 1 ({roof['fp4']:,.0f} vs {roof['fp8']:,.0f} tok/s/user on one GPU)." if roof else "")
     if summ["n"]:
         measured = (f"Measured FP4/FP8 over {summ['n']} matched pair{'s' if summ['n'] > 1 else ''} (equal model, "
-                    "hardware, lengths, speculative decoding, framework and disaggregation; fastest per-user point "
-                    f"of each side): median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"
+                    "hardware, lengths, speculative decoding, framework, disaggregation and concurrency, measured "
+                    f"within {DATE_WINDOW_DAYS} days; per-user speed at the lowest concurrency both sides measured): "
+                    f"median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"
                     + (" (proxy: another model's points)" if f["pairs_proxy"] else "") + ".")
         n_above = summ["above_roofline"]
         if n_above:
             measured += (f" {n_above} matched pair{'s' if n_above > 1 else ''} exceed{'s' if n_above == 1 else ''} "
-                         "the roofline's own FP4/FP8 ratio for the same points (a batch-1 ratio; the two fastest "
-                         "points may run at different concurrencies, so this alone shows nothing beyond precision).")
+                         "the batch-1 weight-bytes ratio of the same points (the roofline's FP4/FP8; it bounds weight "
+                         "reads only, not kernels, KV or scheduling, so it is no ceiling for the measured ratio).")
     else:
         measured = "No matched FP4/FP8 pair in the evidence."
     conf = f["confounded"]

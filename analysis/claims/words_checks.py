@@ -14,7 +14,7 @@ from analysis.claims.labels import fmt_num, lengths_text
 from analysis.claims.selection import ClaimEvidence
 
 # Conditions written "X measured, Y claimed"; the others "X instead of Y".
-_MEASURED_CLAIMED = {"speculative decoding", "lengths"}
+_MEASURED_CLAIMED = {"speculative decoding", "lengths", "GPU count", "scope"}
 
 
 def difference_text(d) -> str:
@@ -53,8 +53,10 @@ def _chosen(level_chosen: bool) -> str:
 
 def _ratio(r: dict, part_baseline=None) -> str:
     what = "fastest per-user point" if r["axis"] == "tok/s/user" else f"tok/s/GPU at {r['at']:g} tok/s/user"
-    return (f"{what}: {r['a']:,.1f} ({r['a_group']}) / {r['b']:,.1f} ({r['b_group']}, best {r['baseline']} "
-            f"frontier) = {r['measured']:.2f}×" + _chosen(r["level_chosen"]))
+    mark = "~" if r.get("rough") else ""
+    return (f"{what}: {mark}{r['a']:,.1f} ({r['a_group']}) / {r['b']:,.1f} ({r['b_group']}, best {r['baseline']} "
+            f"frontier) = {mark}{r['measured']:.2f}×" + _chosen(r["level_chosen"])
+            + ("; rough: a side read across a wide frontier gap" if r.get("rough") else ""))
 
 
 def _cost(r: dict) -> str:
@@ -79,13 +81,26 @@ def _axis(r: dict) -> str:
             + ("" if r["baseline"] else "; no baseline named") + ")")
 
 
+def _capacity(r: dict) -> str:
+    if not r.get("limit"):
+        return f"measured capacity (highest tok/s/GPU): {_point_text(r['points'][0])}"
+    free = r.get("unconstrained")
+    return (f"measured capacity (highest tok/s/GPU) under {r['limit']}, perfclaims' default sanity limit "
+            f"({r['met']} of {r['of']} frontier points meet it): {_point_text(r['points'][0])}"
+            + (f"; unconstrained: {_point_text(free)}" if free else "; the same point without the limit"))
+
+
 READINGS = {
     "outside-frontier": lambda r, ev: (f"{r['at']:g} tok/s/user is outside the measured frontier "
                                        f"({r['low']:,.1f}–{r['high']:,.1f} tok/s/user)"),
-    "interpolated": lambda r, ev: (f"interpolated between {_point_text(r['points'][0])} and "
+    "interpolated": lambda r, ev: (("~ (rough: read across a wide frontier gap) " if r.get("rough") else "")
+                                   + f"interpolated between {_point_text(r['points'][0])} and "
                                    f"{_point_text(r['points'][1])}"),
     "measured": lambda r, ev: f"measured: {_point_text(r['points'][0])}",
-    "capacity": lambda r, ev: f"measured capacity (highest tok/s/GPU): {_point_text(r['points'][0])}",
+    "capacity": lambda r, ev: _capacity(r),
+    "no-capacity-within-limit": lambda r, ev: (f"no frontier point meets {r['limit']} (perfclaims' default sanity "
+                                               f"limit for capacity); unconstrained: "
+                                               f"{_point_text(r['unconstrained'])}"),
     "fastest": lambda r, ev: (f"fastest measured point: {r['points'][0]['tok_s_per_user']:,.1f} tok/s/user at "
                               f"concurrency {fmt_num(r['points'][0].get('concurrency'))}, "
                               f"{r['points'][0]['tok_s_per_gpu']:,.0f} tok/s/GPU ({r['points'][0]['row']})"),

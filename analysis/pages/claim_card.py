@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import claims, data, specs
 from analysis.claims.answers import SHORT_QUESTIONS
+from analysis.claims.evidence import same_architecture
 from analysis.claims.labels import precision_label, share
 from analysis.claims.words import match_label
 from analysis.text import esc, num
@@ -83,7 +84,7 @@ class ClaimCardPage:
             "match": [match_label(r) for r in c.to_dict("records")],
             "measured group": c["group"], "ISL/OSL": c["lengths"],
             "at tok/s/user": c["tok_s_per_user"].map(num),
-            "measured": c["measured_all"].map(num),
+            "measured": [("~" if rough else "") + num(v) for v, rough in zip(c["measured_all"], c["rough"])],
             "decode GPUs only": c["measured_decode"].map(num),
             "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else share(f)),
             "share of own SOL": c["share_of_own_sol_comm"].map(lambda f: "–" if pd.isna(f) else share(f)),
@@ -109,14 +110,15 @@ class ClaimCardPage:
         pairs = self.card.pairs[0 if clean else 1]
         model_table = self.card.claim.model_table
         return pd.DataFrame([{
-            "tier": "same-model" if specs.match_model_name(str(p["a"]["model"])) == model_table else "proxy",
+            "tier": "same-model" if same_architecture(specs.match_model_name(str(p["a"]["model"])), model_table)
+            else "proxy",
             "model": p["a"]["model"], "hardware": p["a"]["hardware"],
             "ISL/OSL": f"{num(p['a']['isl'])}/{num(p['a']['osl'])}",
             "FP4 spec / framework": f"{p['a']['spec_decode']} / {p['a']['framework']}",
             "FP8 spec / framework": f"{p['b']['spec_decode']} / {p['b']['framework']}",
             "FP4 tok/s/user": num(p["a"]["tok_s_per_user"]), "FP8 tok/s/user": num(p["b"]["tok_s_per_user"]),
-            "FP4/FP8": f"{p['ratio']:.2f}×",
-            "roofline FP4/FP8": "–" if p["roofline_ratio"] is None else f"{p['roofline_ratio']:.2f}×",
+            "FP4/FP8 (fastest points)": f"{p['ratio']:.2f}×",
+            "batch-1 bytes bound FP4/FP8": "–" if p["roofline_ratio"] is None else f"{p['roofline_ratio']:.2f}×",
             "note": ("above the batch-1 roofline ratio" if p["above_roofline"] else "") if clean else
                     "confounded: " + ", ".join(p["confounders"]),
         } for p in pairs])

@@ -5,8 +5,9 @@ line (colour = precision, line style = input/output lengths, so a reader never c
 seeing it), labelled with its evidence tier (``same-model``, or ``proxy`` with the other model's name); other
 evidence is grey. Each part of the claim is drawn: a star where both axes are known (a per-GPU
 number at a stated tok/s/user), a vertical line for a per-user number, a horizontal line for a per-GPU number
-alone. The batch-1 speed of light of one GPU and of one 8-GPU node (datasheet, one token per step, with the
-communication floor) are dotted verticals. Legend labels stay short; the full claim text is in the card. Only
+alone. The batch-1 speed of light on each scope of the SOL table (one GPU, an 8-GPU node, the claim's NVLink
+domain; datasheet, one token per step, with the communication floor) are verticals; bounds within 3% of each other
+share a line and a label. Legend labels stay short; the full claim text is in the card. Only
 draws: every number comes from :class:`analysis.claims.ClaimCard`.
 """
 
@@ -98,17 +99,29 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
             else:
                 ax.axhline(per_gpu, color=CLAIM_COLOR, lw=2.2, ls="--", label=_part_label(card, part))
             ys.append(per_gpu)
-    # Batch-1 speed of light, one token per step, on 1 GPU and on an 8-GPU node, where the weights fit.
+    # Batch-1 speed of light, one token per step, on each scope the SOL table has (1 GPU, an 8-GPU node, the
+    # claim's NVLink domain), where the weights fit; bounds within 3% of each other share one line and one label,
+    # so no bound hides under another.
     sol = card.sol
     sol_model = card.claim.model_table or card.claim.model  # the claim's model: evidence of another is labelled so
     if len(sol):
-        base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"] & sol["gpus"].isin([1, 8])]
-        for _, r in base.iterrows():
-            ls = ":" if r["gpus"] == 1 else "-."
-            ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=ls, lw=1.1, alpha=0.9,
-                       label=f"batch-1 SOL of {sol_model}, {r['scope']}, {str(r['precision']).split(',')[0].upper()}: "
-                             f"{r['sol_tok_s_per_user_comm']:,.0f}")
-            xs.append(r["sol_tok_s_per_user_comm"])
+        base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]].sort_values(["gpus", "sol_tok_s_per_user_comm"])
+        styles = {1: ":", 8: "-."}
+        for g, rows in base.groupby("gpus", sort=True):
+            groups: list[list] = []
+            for _, r in rows.iterrows():
+                if groups and r["sol_tok_s_per_user_comm"] <= groups[-1][0]["sol_tok_s_per_user_comm"] * 1.03:
+                    groups[-1].append(r)
+                else:
+                    groups.append([r])
+            for grp in groups:
+                r = grp[0]
+                precs = " and ".join(str(x["precision"]).split(",")[0].upper() for x in grp)
+                ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=styles.get(int(g), "--"),
+                           lw=1.1, alpha=0.9,
+                           label=f"batch-1 SOL of {sol_model}, {r['scope']}, {precs}: "
+                                 f"{r['sol_tok_s_per_user_comm']:,.0f}")
+                xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     if xs:

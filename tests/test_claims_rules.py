@@ -1,0 +1,77 @@
+"""Evidence rules a performance engineer would reject if they were missing, each shown on the shipped data."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from analysis import claims, data  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def points():
+    return data.load_points()
+
+
+@pytest.fixture(scope="module")
+def cards(points):
+    return {cid: claims.claim_card(cid, points) for cid in ("C02", "C07", "C08", "C23", "C00")}
+
+
+def test_lengths_far_from_the_claim_give_no_number_in_the_bottom_line(cards):
+    # C23 is a 128K/8K claim; the nearest evidence is 1K-input: 10,379 against 226 was a crossed-lengths comparison
+    c23 = cards["C23"]
+    assert c23.checks.iloc[0]["lengths_far"]
+    assert "10,379" not in c23.bottom_line and "more than 4× from the claim's 128K / 8K" in c23.bottom_line
+
+
+def test_what_differs_names_scope_gpu_count_and_disaggregation(cards):
+    # C02: an 8-GPU B200 node claim; a 44-GPU multi-node disaggregated point differed in more than lengths
+    c = cards["C02"].checks
+    multi = c[c["group"] == "B200 · FP4 · multi-node"].iloc[0]
+    assert {"GPU count: 44 measured, 8 claimed", "scope: multi-node measured, node claimed"} <= set(multi["differs"])
+    assert any(d.startswith("disaggregation") for d in multi["differs"])
+    # the headline reading is the one with the fewest differing conditions: the 8-GPU node
+    assert c.iloc[0]["group"] == "B200 · FP4 · node"
+    # the claim's MTP is read from its text although its acceptance is "not stated"
+    assert "speculative decoding: none measured, mtp claimed" in c.iloc[0]["differs"]
+
+
+def test_a_per_node_denominator_is_not_a_deployment_size(cards):
+    # C07 counts per 8-GPU node of an 18-node decode unit: no "GPU count" or "one 8-GPU deployment" difference
+    differs = [d for ds in cards["C07"].checks["differs"] for d in ds]
+    assert not any(d.startswith(("GPU count", "disaggregation")) for d in differs)
+
+
+def test_a_claim_far_outside_its_evidence_is_questioned(cards):
+    c08 = cards["C08"]
+    assert c08.checks.iloc[0]["gap"] == pytest.approx(4130 / 97.51, rel=1e-3)
+    assert "42× above this evidence: a different axis, denominator or data?" in c08.bottom_line
+
+
+def test_rough_readings_keep_their_label_where_they_are_reused(cards):
+    c = cards["C23"].checks
+    ratios = c[c["kind"] == "ratio"].dropna(subset=["measured_all"])
+    rough = ratios[ratios["rough"]]
+    assert len(rough) and all(h.count("~") >= 2 and "wide frontier gap" in h for h in rough["how"])
+    # close readings headline before rough ones
+    assert not ratios.iloc[0]["rough"]
+    statement = [s for s in cards["C23"].results()["check_statements"] if s.startswith("“1.53×")][0]
+    assert "~" not in statement.split("[")[0]
+
+
+def test_the_claim_figure_draws_every_scope_without_hiding_a_bound(cards):
+    import matplotlib.pyplot as plt
+
+    from analysis.plots.claims import claim_on_frontier
+
+    ax = claim_on_frontier(cards["C00"])
+    labels = [t for t in ax.get_legend_handles_labels()[1] if t.startswith("batch-1 SOL")]
+    plt.close(ax.figure)
+    assert any("72-GPU" in t for t in labels)                        # the claim's own NVLink domain
+    sol = cards["C00"].sol
+    base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]
+    # every bound drawn is in one label (two within 3% share a label), so none hides under another
+    drawn = sum(t.split(", ")[-1].split(":")[0].count(" and ") + 1 for t in labels)
+    assert drawn == len(base)

@@ -129,7 +129,7 @@ def _parse(path: Path, sink: Sink) -> None:
                                     "performance.output_throughput_per_user_tok_s")
         row["tok_s_per_user_def"] = "tool-per-user"
         row["flags"] = add_flag(row["flags"], "per-user-includes-ttft")
-    decoding = rec.get("decoding_stats") if isinstance(rec.get("decoding_stats"), dict) else {}
+    decoding = rec.get("decoding_stats") or {}  # not an object: an "unexpected structure" quarantine row
     accept = decoding.get("acceptance_length_percentiles")
     if isinstance(accept, dict) and accept.get("average") is not None:
         row["tokens_per_step"] = num(accept["average"], "decoding_stats.acceptance_length_percentiles.average")

@@ -162,3 +162,29 @@ def test_a_forced_launch_setting_overrides_the_logs_measured_source(tmp_path):
     assert (row["acceptance_source"], row["acceptance_length"], row["spec_method"], row["draft_tokens"]) == \
         ("forced", pytest.approx(2.78), "eagle3", 3.0)
     assert result.quarantine.empty
+
+
+def test_vllm_metadata_can_name_the_method_and_a_bad_word_is_reported(tmp_path):
+    # MADE from bench_serve_detailed_spec.json: `--metadata spec_method=...` pairs as vLLM writes them (strings)
+    raw = json.loads((FORMATS / "vllm" / "bench_serve_detailed_spec.json").read_text())
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps({**raw, "spec_method": "deepseek_mtp", "acceptance_source": "forced"}))
+    bad.write_text(json.dumps({**raw, "spec_method": "tree-of-thought", "acceptance_source": "vibes"}))
+    result = ingest([good, bad], manifest=load_manifest(None))
+    by_file = result.points.set_index(result.points["source_file"].str.rsplit("/", n=1).str[-1])
+    assert by_file.loc["good.json", "spec_method"] == "mtp"
+    assert by_file.loc["good.json", "acceptance_source"] == "forced"  # the run's metadata says it was forced
+    assert by_file.loc["bad.json", "spec_method"] == "unknown"
+    assert by_file.loc["bad.json", "acceptance_source"] == "measured"  # the file's own counters still count
+    q = result.quarantine.sort_values("field")
+    assert q["field"].tolist() == ["acceptance_source", "spec_method"]
+    assert "'tree-of-thought' not recognised" in q["reason"].iloc[1]
+
+
+def test_a_failed_run_measured_no_acceptance(tmp_path):
+    # MADE from bench_serve_detailed_spec.json: the same record with completed 0, as a failed vLLM run writes it
+    raw = json.loads((FORMATS / "vllm" / "bench_serve_detailed_spec.json").read_text())
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps({**raw, "completed": 0}))
+    row = ingest([path], manifest=load_manifest(None)).points.iloc[0]
+    assert math.isnan(row["acceptance_length"]) and row["acceptance_source"] == "unknown"

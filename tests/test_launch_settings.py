@@ -90,6 +90,31 @@ def test_launch_command_lines(tmp_path):
     assert read_launch_settings(commented).forced_by is None
 
 
+def test_inferencex_master_config_switch_and_length():
+    forced = read_launch_settings(LAUNCH / "inferencex-master_dsv4-fp4-gb200-dynamo-vllm-mtp2.yaml")
+    text = _text("inferencex-master_dsv4-fp4-gb200-dynamo-vllm-mtp2.yaml")
+    assert text.count('"SYNTHETIC_ACCEPTANCE=true"') == 4 and text.count('"SYNTHETIC_ACCEPTANCE_LENGTH=2.27"') == 4
+    assert forced.columns() == {"spec_method": "mtp", "acceptance_length": 2.27, "acceptance_source": "forced"}
+    baseline = read_launch_settings(LAUNCH / "inferencex-master_dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic.yaml")
+    assert "SYNTHETIC" not in _text("inferencex-master_dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic.yaml")
+    assert baseline.columns() == {"spec_method": "mtp"}  # the same entry without the switch: real acceptance
+
+
+def test_forced_to_a_value_the_file_does_not_hold(tmp_path):
+    # MADE in the real spellings: the InferenceX switch without a length (the runner injects the golden value), a
+    # length without the switch (the injector does nothing), and an environment variable set from a shell variable
+    switch = tmp_path / "made_switch.yaml"
+    switch.write_text('additional-settings:\n- "SYNTHETIC_ACCEPTANCE=true"\n')
+    spec = read_launch_settings(switch)
+    assert spec.columns() == {"acceptance_source": "forced"} and "golden" in spec.forced_by
+    length_only = tmp_path / "made_length_only.yaml"
+    length_only.write_text('additional-settings:\n- "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"\n')
+    assert read_launch_settings(length_only).forced_by is None
+    variable = tmp_path / "made_variable.sh"
+    variable.write_text("export SGLANG_SIMULATE_ACC_LEN=${GOLDEN_AL}\n")
+    assert read_launch_settings(variable).columns() == {"acceptance_source": "forced"}
+
+
 def test_contradicting_launch_settings_are_an_error_naming_both(tmp_path):
     # MADE from the real SGLang recipe: the decode workers given a second, different simulated acceptance
     text = _text("sglang_agg-gb300-tp4-mtp-kvoffload.yaml").replace(

@@ -18,6 +18,11 @@ Forcing knobs and what they count (acceptance length, AL, always includes the bo
 * TensorRT-LLM ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` (environment): accepted *draft* tokens only, so
   AL = value + 1 (the InferenceX golden-AL README: "set it to the golden AL minus 1").
 * ATOM ``--spec-decode-acceptance-length``: the AL itself.
+* InferenceX ``SYNTHETIC_ACCEPTANCE=true`` (a master-config ``additional-settings`` entry, or the runner's
+  environment) with ``SYNTHETIC_ACCEPTANCE_LENGTH``: that AL; without the length the runner injects the golden
+  curve's value, which the file does not hold (forced, acceptance length unknown). Without the switch the length is
+  not used (the injector does nothing). A knob set from a shell variable (``=${AL}``) is likewise forced, value
+  unknown.
 
 Drafted tokens per step: vLLM ``num_speculative_tokens``; TensorRT-LLM ``max_draft_len`` (or
 ``num_nextn_predict_layers``); SGLang ``speculative-num-draft-tokens`` counts the verified root too, so drafted =
@@ -41,6 +46,11 @@ from analysis.schema import UNKNOWN, normalize_spec_method
 
 FORCE_AL = ("SGLANG_SIMULATE_ACC_LEN",)  # the value is the acceptance length
 FORCE_DRAFT_ONLY = ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",)  # accepted draft tokens: AL = value + 1
+# InferenceX's runner switch (configs/*-master.yaml ``additional-settings``): SYNTHETIC_ACCEPTANCE=true injects
+# SYNTHETIC_ACCEPTANCE_LENGTH (an AL) into the recipe, or, without it, the golden curve's value for the run
+INFERENCEX_SWITCH, INFERENCEX_LENGTH = "SYNTHETIC_ACCEPTANCE", "SYNTHETIC_ACCEPTANCE_LENGTH"
+ENV_KNOBS = FORCE_AL + FORCE_DRAFT_ONLY + (INFERENCEX_SWITCH, INFERENCEX_LENGTH)
+_ASSIGNMENT = re.compile(r"^\s*(?P<key>[A-Z][A-Z0-9_]*)=(?P<value>.*?)\s*$")
 _SPEC_CONFIG_KEYS = ("speculative-config", "speculative_config")
 _SGLANG_ALGORITHM = ("speculative-algorithm", "speculative_algorithm")
 _SGLANG_STEPS = ("speculative-num-steps", "speculative_num_steps")
@@ -76,7 +86,8 @@ class LaunchSpec:
         if self.draft_tokens is not None:
             out["draft_tokens"] = self.draft_tokens
         if self.forced_by is not None:
-            out["acceptance_length"] = self.acceptance_length
+            if self.acceptance_length is not None:
+                out["acceptance_length"] = self.acceptance_length
             out["acceptance_source"] = "forced"
         return out
 
@@ -168,21 +179,26 @@ def _walk(node: Any, path: str, found: _Found, depth: int = 0) -> None:
         for key, value in node.items():
             where = f"{path}.{key}" if path else str(key)
             name = str(key)
-            if name in FORCE_AL + FORCE_DRAFT_ONLY:
+            if name in ENV_KNOBS:
                 found.add(name, where, value)
             elif name.lower() in _SPEC_CONFIG_KEYS and not isinstance(value, (list,)):
                 found.add("speculative_config", where, _spec_config(value, where))
                 continue
-            elif name.lower() in _SGLANG_ALGORITHM + _SGLANG_STEPS + _SGLANG_DRAFT + _SGLANG_DRAFT_MODEL + _ATOM_AL:
+            elif name.lower() in _SGLANG_ALGORITHM + _SGLANG_STEPS + _SGLANG_DRAFT + _SGLANG_DRAFT_MODEL + _ATOM_AL \
+                    + ("spec-decoding", "spec_decoding"):  # the last: InferenceX master-config and result field
                 found.add(name.lower().replace("_", "-"), where, value)
             _walk(value, where, found, depth + 1)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            _walk(value, f"{path}[{i}]", found, depth + 1)
+            m = _ASSIGNMENT.match(value) if isinstance(value, str) else None
+            if m and m.group("key") in ENV_KNOBS:  # "KEY=VALUE" settings lists
+                found.add(m.group("key"), f"{path}[{i}]", m.group("value").strip("'\""))
+            else:
+                _walk(value, f"{path}[{i}]", found, depth + 1)
 
 
-_ENV_LINE = re.compile(r"(?:^|[\s;])(?:export\s+)?(?P<key>SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_"
-                       r"TOKENS)=[\"']?(?P<value>[-+0-9.eE]+)")
+_ENV_LINE = re.compile(r"(?:^|[\s;\"'-])(?:export\s+)?(?P<key>SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_"
+                       r"ACCEPTED_TOKENS|SYNTHETIC_ACCEPTANCE_LENGTH|SYNTHETIC_ACCEPTANCE)=[\"']?(?P<value>[^\s;\"']+)")
 _FLAG = re.compile(r"--(?P<key>speculative[-_]algorithm|speculative[-_]num[-_]steps|speculative[-_]num[-_]draft[-_]"
                    r"tokens|speculative[-_]draft[-_]model[-_]path|spec[-_]decode[-_]acceptance[-_]length)"
                    r"[=\s]+[\"']?(?P<value>[^\s\"']+)")
@@ -243,6 +259,9 @@ def _resolve(found: _Found) -> LaunchSpec:
         method, draft = spec.spec_method, spec.draft_tokens
         if spec.forced_by:
             forced = (spec.acceptance_length, spec.forced_by)
+    named = found.one("spec-decoding")
+    if named is not None and method is None:
+        method = normalize_spec_method(named[1])
     algorithm = found.one("speculative-algorithm")
     if algorithm is not None:
         method = _sglang_method(str(algorithm[1]), found.one("speculative-draft-model-path") is not None)
@@ -253,17 +272,33 @@ def _resolve(found: _Found) -> LaunchSpec:
     elif steps is not None:
         draft = _number(steps[1], steps[0])
 
-    for knob in FORCE_AL + FORCE_DRAFT_ONLY + ("spec-decode-acceptance-length",):
+    unknown_value: str | None = None  # forced, but to a value the file does not hold
+    switch = found.one(INFERENCEX_SWITCH)
+    switched_on = switch is not None and str(switch[1]).strip().lower() == "true"
+    knobs = FORCE_AL + FORCE_DRAFT_ONLY + ("spec-decode-acceptance-length",) + ((INFERENCEX_LENGTH,) if switched_on
+                                                                              else ())
+    for knob in knobs:
         got = found.one(knob)
         if got is None:
             continue
         where, value = got
-        x = _number(value, knob)
+        try:
+            x = _number(value, knob)
+        except LaunchError:
+            if re.fullmatch(r"\$\{?\w+\}?|\$\(.*\)", str(value).strip()):  # set from a shell variable
+                unknown_value = f"{knob}={value} at {where} (the value is not in the file)"
+                continue
+            raise
         al = x + 1.0 if knob in FORCE_DRAFT_ONLY else x
         setting = f"{knob}={x:g}" + (" (accepted draft tokens; AL = value + 1)" if knob in FORCE_DRAFT_ONLY else "")
         if forced is not None and abs(forced[0] - al) > 1e-9:
             raise LaunchError(f"two forced acceptance lengths: {forced[1]} and {setting} ({where})", knob)
         forced = (al, f"{setting} at {where}")
+    if forced is None and switched_on:
+        unknown_value = (f"{INFERENCEX_SWITCH}=true at {switch[0]} without {INFERENCEX_LENGTH} (InferenceX injects "
+                         "the golden curve's value; not in the file)")
+    if forced is None and unknown_value is not None:
+        return LaunchSpec(method, draft, None, unknown_value)
     if forced is not None:
         al, by = forced
         if al < 1:

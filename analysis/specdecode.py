@@ -40,7 +40,9 @@ class Tau:
     """Tokens a decode step commits (``tokens_per_step``, τ) and verifies (``verify_tokens`` = drafted + 1), with
     where τ came from (``source``: measured, forced, golden, stated, assumed, ``none`` without speculative decoding,
     ``unknown`` when it is not known whether any ran) and, for ``golden``, the curve (``reference``: file and mode).
-    ``verify_assumed`` says the drafted count was not known and :data:`ASSUMED_DRAFT_TOKENS` stood in."""
+    ``verify_assumed`` says the drafted count was not known and :data:`ASSUMED_DRAFT_TOKENS` stood in.
+    ``point_source`` is the point's own ``acceptance_source``: ``forced`` with a golden or assumed τ is a run pinned
+    at launch to a value its record does not hold."""
 
     tokens_per_step: float
     verify_tokens: float
@@ -49,6 +51,7 @@ class Tau:
     draft_tokens: float | None = None
     reference: str = ""
     verify_assumed: bool = False
+    point_source: str = UNKNOWN
 
     @property
     def speculative(self) -> bool:
@@ -57,7 +60,7 @@ class Tau:
     def as_dict(self) -> dict:
         return {"tokens_per_step": self.tokens_per_step, "verify_tokens": self.verify_tokens, "source": self.source,
                 "spec_method": self.spec_method, "draft_tokens": self.draft_tokens, "reference": self.reference,
-                "verify_assumed": self.verify_assumed}
+                "verify_assumed": self.verify_assumed, "point_source": self.point_source}
 
 
 def _number(value) -> float:
@@ -84,21 +87,23 @@ def tau_for(row: Mapping | pd.Series, *, golden_folder=None) -> Tau:
     draft = _number(row.get("draft_tokens"))
     accepted = _number(row.get("acceptance_length"))
     source = str(row.get("acceptance_source") or UNKNOWN).strip().lower()
+    point = source if source in KNOWN_SOURCES else UNKNOWN
     draft_or_none = draft if draft == draft else None
     if method == NO_SPEC:
         return Tau(1.0, 1.0, NO_SPEC, NO_SPEC, 0.0)
     if accepted == accepted and accepted >= 1 and source in KNOWN_SOURCES:
         verify, assumed = _verify(draft, accepted)
-        return Tau(accepted, verify, source, method, draft_or_none, verify_assumed=assumed)
+        return Tau(accepted, verify, source, method, draft_or_none, verify_assumed=assumed, point_source=point)
     if method == UNKNOWN and source not in KNOWN_SOURCES and not accepted == accepted:
         return Tau(1.0, 1.0, UNKNOWN_SPEC, UNKNOWN, draft_or_none)
     if method != UNKNOWN and draft == draft:
         found = golden_al.golden_for(str(row.get("model") or ""), method, draft, folder=golden_folder)
         if found is not None:
             value, curve, _others = found
-            return Tau(value, draft + 1.0, "golden", method, draft, reference=f"{curve.file} ({curve.mode})")
+            return Tau(value, draft + 1.0, "golden", method, draft, reference=f"{curve.file} ({curve.mode})",
+                       point_source=point)
     verify, assumed = _verify(draft, ASSUMED_TAU)
-    return Tau(ASSUMED_TAU, verify, "assumed", method, draft_or_none, verify_assumed=assumed)
+    return Tau(ASSUMED_TAU, verify, "assumed", method, draft_or_none, verify_assumed=assumed, point_source=point)
 
 
 def tau_table(points: pd.DataFrame, *, golden_folder=None) -> pd.DataFrame:

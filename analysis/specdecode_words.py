@@ -36,6 +36,8 @@ def tau_words(tau: Tau) -> str:
     text = f"τ = {num(tau.tokens_per_step)} tokens per step ({', '.join(detail)}), {source_words(tau.source)}"
     if tau.reference:
         text += f": {esc(tau.reference)}"
+    if tau.point_source == "forced" and tau.source != "forced":
+        text += "; the run's acceptance was forced at launch to a value its record does not hold"
     return text
 
 

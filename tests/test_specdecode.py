@@ -53,7 +53,7 @@ def forced(tmp_path_factory) -> pd.Series:
 
 def test_measured_point_uses_its_own_acceptance(measured):
     tau = tau_for(measured)
-    assert tau == Tau(2.33, 4.0, "measured", "eagle3", 3.0)
+    assert tau == Tau(2.33, 4.0, "measured", "eagle3", 3.0, point_source="measured")
     assert tau.speculative
 
 
@@ -90,6 +90,14 @@ def test_stated_acceptance_wins_over_the_golden_curve():
     tau = tau_for({"model": "DeepSeek-V4-Pro", "spec_method": "mtp", "draft_tokens": 3.0,
                    "acceptance_length": 2.82, "acceptance_source": "stated"})
     assert (tau.tokens_per_step, tau.source) == (2.82, "stated")
+
+
+def test_forced_without_a_value_keeps_saying_forced():
+    # MADE row: what an InferenceX SYNTHETIC_ACCEPTANCE=true entry without a length gives (tests/test_launch_settings)
+    tau = tau_for({"model": "DeepSeek-V4-Pro", "spec_method": "mtp", "draft_tokens": 2.0,
+                   "acceptance_source": "forced"})
+    assert (tau.tokens_per_step, tau.source, tau.point_source) == (2.27, "golden", "forced")
+    assert specdecode_words.tau_words(tau).endswith("forced at launch to a value its record does not hold")
 
 
 def test_a_point_not_known_to_run_speculative_decoding():

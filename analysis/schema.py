@@ -105,6 +105,8 @@ _SPEC_ALIASES = {
     "mtp": "mtp", "nextn": "mtp", "deepseek_mtp": "mtp", "eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3",
     "dspark": "dspark", "dflash": "dflash", "ngram": "ngram", "draft_model": "draft-model",
     "draftmodel": "draft-model", "draft-model": "draft-model", "medusa": "draft-model",
+    # engines' own spellings: TensorRT-LLM decoding_type DraftTarget, SGLang STANDALONE (a separate draft model)
+    "drafttarget": "draft-model", "draft_target": "draft-model", "standalone": "draft-model",
 }
 
 
@@ -115,6 +117,8 @@ def normalize_spec_method(value: Any) -> str:
     key = re.sub(r"[\s]", "", str(value).strip().lower()).replace("-", "_")
     if key in ("unknown", "nan", "not_stated"):
         return UNKNOWN
+    if key.endswith("_mtp"):  # vLLM's per-model MTP methods: ernie_mtp, qwen3_next_mtp, glm4_moe_mtp ...
+        return "mtp"
     return _SPEC_ALIASES.get(key, _SPEC_ALIASES.get(key.replace("_", "-"), UNKNOWN))
 
 TOK_S_PER_USER_DEFS = {
@@ -261,7 +265,40 @@ def validate_row(row: dict) -> dict:
         raise FieldError("scope", f"must be one of {', '.join(SCOPES)}, got {out['scope']!r}")
     if "gpu_denominator" in out and out["gpu_denominator"] not in DENOMINATORS + (UNKNOWN,):
         raise FieldError("gpu_denominator", f"must be one of {', '.join(DENOMINATORS)}")
+    check_spec(out, row)
     return out
+
+
+def check_spec(out: dict, row: dict) -> None:
+    """Speculative-decoding columns that cannot be right: a method or an acceptance source outside the vocabulary,
+    an acceptance length below 1 (it counts the bonus token every verify step commits), a fractional number of
+    drafted tokens, more tokens accepted per step than were verified (drafted + 1), or an acceptance length above 1
+    on a point that ran no speculative decoding. ``spec_method`` words are normalised (``EAGLE3`` -> ``eagle3``)."""
+    if "spec_method" in out:
+        method = normalize_spec_method(out["spec_method"])
+        raw = row.get("spec_method")
+        if method == UNKNOWN and str(raw if raw is not None else "").strip().lower() not in ("", UNKNOWN, "nan"):
+            raise FieldError("spec_method", f"unknown speculative-decoding method {raw!r}; one of "
+                                            f"{', '.join(SPEC_METHODS)}")
+        out["spec_method"] = method
+    if "acceptance_source" in out:
+        source = str(out["acceptance_source"]).strip().lower()
+        if source not in ACCEPTANCE_SOURCES:
+            raise FieldError("acceptance_source", f"must be one of {', '.join(ACCEPTANCE_SOURCES)}, got "
+                                                  f"{out['acceptance_source']!r}")
+        out["acceptance_source"] = source
+    accepted = out.get("acceptance_length", math.nan)
+    if accepted == accepted and accepted < 1:
+        raise FieldError("acceptance_length", f"must be >= 1 (tokens committed per verify step, the bonus token "
+                                              f"included), got {accepted:g}")
+    drafted = out.get("draft_tokens", math.nan)
+    if drafted == drafted and drafted != round(drafted):
+        raise FieldError("draft_tokens", f"must be a whole number of drafted tokens, got {drafted:g}")
+    if accepted == accepted and drafted == drafted and accepted > drafted + 1 + 1e-6:
+        raise FieldError("acceptance_length", f"{accepted:g} tokens per step exceeds the {drafted:g} drafted + 1 "
+                                              "verified")
+    if accepted == accepted and accepted > 1 and out.get("spec_method") == "none":
+        raise FieldError("acceptance_length", f"{accepted:g} tokens per step on a point whose spec_method is none")
 
 
 # --- the table ------------------------------------------------------------------------------------

@@ -6,7 +6,9 @@ objects (``export_models.py``); (3) 0.8.0 with ``schema_version``, ``count``/``s
 ``warmup_metrics`` block, which is never read (the top-level metrics already exclude warm-up). AIPerf's
 ``inter_token_latency`` is per request ``(e2e - ttft)/(n - 1)``, so it lands in ``tpot_ms_*``; the chunk gaps
 (``inter_chunk_latency``) land in ``itl_ms_*``. Model and concurrency live only in ``input_config``; no
-hardware or GPU count is in any file (the manifest gives them).
+hardware or GPU count is in any file (the manifest gives them). Speculative-decoding metrics (newer AIPerf, when
+the engine reports acceptance): ``spec_decode_token_weighted_acceptance_length`` / ``spec_decode_acceptance_length``
+give the measured acceptance length, ``total_draft_tokens`` ÷ ``total_spec_decode_steps`` the drafted tokens per step.
 
 The JSONL is streamed (:mod:`analysis.ingest.jsonl_stream`): warm-up records are left out and counted,
 errored requests are kept in the per-request table with their error and counted, and a point is built from the
@@ -53,6 +55,9 @@ CSV_ALIASES = {
     "total_input_sequence_length": "total_isl",
     "total_output_sequence_length": "total_osl",
     "time_to_second_token": "time_to_second_token",
+    # speculative-decoding metrics (aiperf/metrics/types/spec_decode_metrics.py headers)
+    "acceptance_length": "spec_decode_acceptance_length",
+    "token_weighted_acceptance_length": "spec_decode_token_weighted_acceptance_length",
 }
 GENERIC_ARTIFACT_DIRS = {"aiperf_artifacts", "artifacts", "results"}
 
@@ -238,7 +243,28 @@ def aggregate_row(metrics: dict, *, where: str = "") -> dict:
     failed = stat(metrics, "error_request_count", where=where)
     if not math.isnan(failed):
         row["failed_requests"] = failed
+    row.update(spec_decode_columns(metrics, where=where))
     return row
+
+
+def spec_decode_columns(metrics: dict, *, where: str = "") -> dict:
+    """Measured acceptance from AIPerf's speculative-decoding metrics (present only when the engine reported
+    acceptance): the run-level ``spec_decode_token_weighted_acceptance_length`` (1 + Σ accepted ÷ Σ verify steps,
+    the formula vLLM and the InferenceX golden curves use) before the per-request mean
+    ``spec_decode_acceptance_length``; drafted tokens per step = ``total_draft_tokens`` ÷ ``total_spec_decode_steps``
+    when that is a whole number."""
+    accepted = stat(metrics, "spec_decode_token_weighted_acceptance_length", where=where)
+    if not accepted > 0:
+        accepted = stat(metrics, "spec_decode_acceptance_length", where=where)
+    if not accepted > 0:
+        return {}
+    out = {"acceptance_length": accepted, "acceptance_source": "measured", "tokens_per_step": accepted}
+    steps = stat(metrics, "total_spec_decode_steps", where=where)
+    drafted = stat(metrics, "total_draft_tokens", where=where)
+    per_step = drafted / steps if steps > 0 else math.nan
+    if per_step >= 1 and abs(per_step - round(per_step)) < 0.01:
+        out["draft_tokens"] = float(round(per_step))
+    return out
 
 
 def _parse_json(path: Path, sink: Sink) -> None:

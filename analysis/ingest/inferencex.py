@@ -6,6 +6,12 @@ perfclaims never reads it. GPU accounting follows InferenceX ``utils/process_res
 divides by ``tp`` (×pp), a disaggregated point serves output from its decode GPUs and counts prefill + decode
 GPUs in ``n_gpus``. ``output_tok_s`` is rebuilt as system-wide output tokens/s so that any denominator
 (``all``, ``decode``) can be applied later.
+
+Speculative decoding: ``spec_method`` (API rows) and ``spec_decoding`` (``agg_*.json``, AgentX; else the
+``_spec-<word>_`` part of the file name) name the method. No InferenceX result records its acceptance: the
+fixed-sequence lane measures it on random-token prompts without saving it, and the AgentX lane may pin it to a
+golden curve through synthetic acceptance set at launch (``SYNTHETIC_ACCEPTANCE``, injected into the recipe), so
+acceptance stays unknown unless the manifest gives it or names the recipe (``launch_settings``).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, first, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
-from analysis.schema import scope_for
+from analysis.schema import normalize_spec_method, scope_for
 
 PRIORITY = 20
 
@@ -161,6 +167,7 @@ def _api_row(rec: dict) -> dict:
         "n_prefill_gpus": n_prefill_gpus,
         "n_decode_gpus": n_decode_gpus,
         "spec_decode": rec.get("spec_method") or "none",
+        "spec_method": normalize_spec_method(rec.get("spec_method") or "none"),
         "phase": "serving",
         "scenario": "fixed-seq",
         "concurrency": num(rec.get("conc"), "conc"),
@@ -251,6 +258,7 @@ def _parse_agg(path: Path, sink: Sink) -> None:
         "n_prefill_gpus": n_prefill,
         "n_decode_gpus": n_decode,
         "spec_decode": first(rec, "spec_decoding", default=from_name.get("spec")) or "none",
+        "spec_method": normalize_spec_method(first(rec, "spec_decoding", default=from_name.get("spec")) or "none"),
         "concurrency": num(first(rec, "conc", default=from_name.get("conc")), "conc"),
         "isl": num(rec.get("isl"), "isl"),
         "osl": num(rec.get("osl"), "osl"),
@@ -288,6 +296,7 @@ def _parse_agentx(path: Path, sink: Sink) -> None:
         "ep": num(rec.get("ep"), "ep"),
         "disagg": _bool(rec.get("disagg")),
         "spec_decode": rec.get("spec_decoding") or "none",
+        "spec_method": normalize_spec_method(rec.get("spec_decoding") or "none"),
         "scenario": rec.get("scenario_type") or "agentic",
         "concurrency": num(rec.get("conc"), "conc"),
         "num_requests": num(rec.get("num_requests_successful"), "num_requests_successful"),

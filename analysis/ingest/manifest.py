@@ -12,6 +12,14 @@ Format::
 
 Later entries win over earlier ones, and every manifest value wins over what a parser guessed from names and
 paths. A key the manifest does not give stays as the parser found it (``unknown`` if it found nothing).
+
+Speculative decoding a log does not describe: ``spec_method``, ``draft_tokens``, ``acceptance_length`` (tokens
+committed per verify step, the bonus token included: at least 1, at most drafted + 1) and ``acceptance_source``
+(required with an acceptance length: measured, forced, golden, stated, assumed). ``launch_settings: <file>`` (relative
+to the manifest's folder) reads them from the run's recorded launch settings (a recipe, launch command, server log;
+:mod:`analysis.ingest.launch`), which detects forced acceptance with each engine's off-by-one; values written in the
+entry itself win over the file's. A value out of range, or a launch file that cannot be read, is left out and
+reported in the quarantine naming the manifest, the entry and the key.
 """
 
 from __future__ import annotations
@@ -22,9 +30,12 @@ from pathlib import Path
 
 import yaml
 
-from analysis.schema import COLUMNS, FieldError, validate_row
+from analysis.ingest.launch import LaunchError, read_launch_settings
+from analysis.schema import COLUMNS, FieldError, check_spec, validate_row
 
-ALLOWED_KEYS = set(COLUMNS) - {"source_file", "source_line", "format", "tool"}
+LAUNCH_KEY = "launch_settings"  # a file, not a column: its speculative-decoding settings become column values
+ALLOWED_KEYS = (set(COLUMNS) - {"source_file", "source_line", "format", "tool"}) | {LAUNCH_KEY}
+SPEC_KEYS = ("spec_method", "draft_tokens", "acceptance_length", "acceptance_source")
 
 
 class ManifestError(ValueError):
@@ -122,7 +133,7 @@ def load_manifest(path: Path | None, root: Path | None = None) -> Manifest:
         raise ManifestError(f"{path}: 'defaults' must be a mapping of column: value")
     problems: list[dict] = []
     _check_keys(path, "defaults", defaults)
-    defaults = _checked_values("defaults", defaults, problems)
+    defaults = _checked_values("defaults", _with_launch(path.parent, "defaults", defaults, problems), problems)
     entries = []
     files = doc.get("files") or []
     if not isinstance(files, list):
@@ -133,8 +144,51 @@ def load_manifest(path: Path | None, root: Path | None = None) -> Manifest:
         values = {k: v for k, v in entry.items() if k != "glob"}
         where = f"files[{i}] ({entry['glob']})"
         _check_keys(path, where, values)
+        values = _with_launch(path.parent, where, values, problems)
         entries.append((str(entry["glob"]), _checked_values(where, values, problems)))
     return Manifest(root=path.parent, defaults=defaults, entries=entries, source=path, problems=problems)
+
+
+def _with_launch(folder: Path, where: str, values: dict, problems: list[dict]) -> dict:
+    """``values`` with ``launch_settings`` replaced by the speculative-decoding columns its file gives (the entry's
+    own values win); a file that cannot be read is a problem naming the entry and the file, and gives nothing."""
+    if LAUNCH_KEY not in values:
+        return values
+    values = dict(values)
+    name = values.pop(LAUNCH_KEY)
+    if not isinstance(name, str) or not name.strip():
+        problems.append({"field": f"{where}.{LAUNCH_KEY}",
+                         "reason": f"{LAUNCH_KEY} must be a file name, got {name!r}; ignored"})
+        return values
+    target = folder / name
+    if not target.is_file():
+        problems.append({"field": f"{where}.{LAUNCH_KEY}", "reason": f"launch settings {name}: no such file; ignored"})
+        return values
+    try:
+        found = read_launch_settings(target).columns()
+    except LaunchError as err:
+        at = f" ({err.field})" if err.field else ""
+        problems.append({"field": f"{where}.{LAUNCH_KEY}", "reason": f"launch settings {name}{at}: {err.reason}; "
+                                                                     "ignored"})
+        return values
+    return {**found, **values}
+
+
+def _checked_spec(where: str, kept: dict, problems: list[dict]) -> None:
+    """The entry's speculative-decoding values checked together (an acceptance length needs its source and at most
+    drafted + 1 tokens); the values of a failing pair are left out of ``kept``."""
+    given = {k: kept[k] for k in SPEC_KEYS if k in kept}
+    if "acceptance_length" in given and str(given.get("acceptance_source", "")).strip().lower() in ("", "unknown"):
+        problems.append({"field": f"{where}.acceptance_source",
+                         "reason": "an acceptance_length needs its acceptance_source (measured, forced, golden, "
+                                   "stated or assumed); acceptance_length ignored"})
+        kept.pop("acceptance_length")
+        given.pop("acceptance_length")
+    try:
+        check_spec(validate_row(given), given)
+    except FieldError as err:
+        problems.append({"field": f"{where}.{err.field}", "reason": f"manifest value {err.reason}; ignored"})
+        kept.pop(err.field, None)
 
 
 def _checked_values(where: str, values: dict, problems: list[dict]) -> dict:
@@ -153,6 +207,7 @@ def _checked_values(where: str, values: dict, problems: list[dict]) -> dict:
             problems.append({"field": f"{where}.{key}", "reason": f"manifest value {err.reason}; ignored"})
             continue
         kept[key] = value
+    _checked_spec(where, kept, problems)
     return kept
 
 

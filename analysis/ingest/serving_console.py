@@ -5,7 +5,11 @@ One point per block; a log of a sweep holds several. Lines are ``Label: value`` 
 requests:``, ``Output token throughput (tok/s):``, ``Median TPOT (ms):`` …), sections separated by dashed titles,
 and the block closes with a line of ``=`` only: a block without it was cut off, so its point is kept but flagged
 ``truncated``. SGLang's block starts with ``Backend:`` and ``Traffic request rate:`` and adds ``Max request
-concurrency:``, ``Input token throughput``, ``Concurrency:`` (achieved) and ``Accept length:``; vLLM prints the
+concurrency:``, ``Input token throughput``, ``Concurrency:`` (achieved) and ``Accept length:``; vLLM's
+``Speculative Decoding`` section gives ``Acceptance length:`` (tokens per verify step, bonus token included),
+``Drafts:`` and ``Draft tokens:`` (their ratio is the tokens drafted per step); either length is the run's own
+measured acceptance (``acceptance_source: measured``; launch settings in the manifest can say it was forced). The
+method is not printed (the manifest names it). vLLM prints the
 request rate and concurrency just above the block (and ``Maximum request concurrency:`` inside it in newer
 versions) and the model only in its ``Namespace(... model='…' ...)`` argument dump. Latencies are ms; a statistic
 of 0 ms is missing (no streaming), as in the JSON readers. Lines may carry a ``# `` prefix (logs pasted into
@@ -19,7 +23,7 @@ import re
 from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, in_words, model_from_id, num
-from analysis.ingest.vllm import ENGINE_BACKENDS, KEEP, fail_run, per_user
+from analysis.ingest.vllm import ENGINE_BACKENDS, KEEP, fail_run, measured_acceptance, per_user
 from analysis.schema import add_flag
 
 PRIORITY = 45
@@ -46,6 +50,8 @@ LABELS = {
     "concurrency": "achieved_concurrency",
     "accept length": "tokens_per_step",
     "acceptance length": "tokens_per_step",
+    "drafts": "drafts",
+    "draft tokens": "drafted",
     "backend": "backend",
 }
 _TEXT_LABELS = {"backend", "request_rate", "concurrency"}  # may be words: "sglang", "inf", "not set"
@@ -185,6 +191,8 @@ def _block_point(lines: list[str], start: int, end: int, context: dict, *, tool:
         row["request_rate"] = _number_or_nan(rate, "Traffic request rate")
     if values.get("tokens_per_step", 0) > 0:
         row["tokens_per_step"] = values["tokens_per_step"]
+        row.update(measured_acceptance(values["tokens_per_step"], drafted=values.get("drafted"),
+                                       drafts=values.get("drafts")))
     row.update(latency)
     if not completed:
         fail_run(row)

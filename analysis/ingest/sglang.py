@@ -8,6 +8,11 @@ written by ``json.dumps`` as a bare ``Infinity`` — not strict JSON, but Python
 (Σ e2e / duration) is used instead and the point is flagged ``concurrency-achieved``. The one-batch tools write
 seconds; ``bench_one_batch``'s ``median_decode_latency`` is one decode step of the whole batch (a decode point
 with ``step_ms``), and ``bench_one_batch_server`` uses ``-1`` for values it could not get (read as NaN).
+
+Speculative decoding: ``bench_serving``'s ``accept_length`` (else ``server_info.internal_states[].
+avg_spec_accept_length``) and ``bench_one_batch_server``'s ``acc_length`` are the server's measured acceptance length
+(tokens per verify step, bonus included); ``acc_length: -1`` means the server reported none, i.e. no speculative
+decoding ran (``spec_method: none``). ``server_info`` also names the algorithm and the drafted tokens.
 """
 
 from __future__ import annotations
@@ -22,16 +27,50 @@ from analysis.ingest.vllm import (
     fail_run,
     json_documents,
     latency_stats,
+    measured_acceptance,
     per_user,
     request_rate,
 )
-from analysis.schema import add_flag
+from analysis.schema import add_flag, normalize_spec_method
 
 PRIORITY = 30
 
 
 def _first_line(head: bytes) -> bytes:
     return head.lstrip().split(b"\n", 1)[0]
+
+
+# --- speculative decoding: the server's own record (GET /server_info, saved in bench_serving's line) ---------
+def server_accept_length(server: dict) -> float:
+    """``internal_states[*].avg_spec_accept_length`` (tokens per verify step, bonus included), NaN when absent."""
+    states = server.get("internal_states")
+    if not isinstance(states, list):
+        return math.nan
+    values = [finite_or_nan(s.get("avg_spec_accept_length")) for s in states if isinstance(s, dict)]
+    values = [v for v in values if v > 0]
+    return values[-1] if values else math.nan
+
+
+def server_spec(server: dict) -> dict:
+    """Method and drafted tokens from the server arguments ``server_info`` repeats (``speculative_algorithm``,
+    ``speculative_num_draft_tokens``, which counts the verified root too, ``speculative_num_steps``); forced
+    acceptance (``SGLANG_SIMULATE_ACC_LEN``) is an environment variable the file does not hold (manifest
+    ``launch_settings``)."""
+    algorithm = server.get("speculative_algorithm")
+    if algorithm is None:
+        return {}
+    if str(algorithm).strip().lower() in ("", "none", "null"):
+        return {"spec_method": "none"}
+    has_draft = bool(server.get("speculative_draft_model_path"))
+    word = str(algorithm).strip().lower()
+    out: dict = {"spec_method": "mtp" if word in ("eagle", "nextn") and not has_draft else normalize_spec_method(word)}
+    drafts = finite_or_nan(server.get("speculative_num_draft_tokens"))
+    steps = finite_or_nan(server.get("speculative_num_steps"))
+    if drafts >= 2:
+        out["draft_tokens"] = drafts - 1
+    elif steps >= 1:
+        out["draft_tokens"] = steps
+    return out
 
 
 # --- bench_serving ----------------------------------------------------------------------------------
@@ -78,8 +117,12 @@ def _serving_point(rec: dict, *, run_id: str, sink: Sink) -> dict:
         row.setdefault("scenario", str(rec["dataset_name"]))
     row.update(latency_stats(rec))
     accept = finite_or_nan(rec.get("accept_length"))
+    if not accept > 0:
+        accept = server_accept_length(server)
     if accept > 0:
         row["tokens_per_step"] = accept
+        row.update(measured_acceptance(accept))
+    row.update(server_spec(server))
     errors = rec.get("errors")
     if isinstance(errors, list):
         row["failed_requests"] = float(sum(1 for e in errors if e))
@@ -195,6 +238,11 @@ def _parse_one_batch_server(path: Path, sink: Sink) -> None:
             acc = _sentinel(rec.get("acc_length"), "acc_length")
             if acc > 0:
                 row["tokens_per_step"] = acc
+                row.update(measured_acceptance(acc))
+            elif rec.get("acc_length") is not None:
+                # -1: the server reported no avg_spec_accept_length, which SGLang gives whenever a speculative
+                # algorithm runs; so none ran (with --backend vllm it is always -1: the manifest can say otherwise)
+                row["spec_method"] = "none"
             sink.point(row, line=line)
         except Exception as err:  # one bad record is that record's quarantine row, not the file's
             reason, field = in_words(err)

@@ -8,6 +8,11 @@ so such points are flagged ``concurrency-achieved``. tok/s/user: 1000/tpot_ms_p5
 streaming there is no TTFT/TPOT and the tool's ``output_throughput_per_user_tok_s`` (which includes the context
 phase) is kept as ``tool-per-user`` and flagged ``per-user-includes-ttft``. ``token_output_speed_tok_s``
 (generation only, a mean over requests) is not a median and is not used when TPOT percentiles exist.
+``decoding_stats`` (speculative decoding only): ``mode`` names the method (MTP, Eagle3, NGram, DraftTarget…) and
+``acceptance_length_percentiles.average`` is the measured acceptance length (tokens per decoding iteration, the
+bonus token included). Its draft-token counts are per request, not per step, so ``draft_tokens`` stays unknown; a
+forced run (``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, an environment variable) is told by the manifest's
+``launch_settings``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, model_from_id, num
 from analysis.ingest.jsonl_stream import read_json
-from analysis.schema import add_flag, normalize_precision
+from analysis.schema import add_flag, normalize_precision, normalize_spec_method
 
 PRIORITY = 30
 
@@ -124,10 +129,16 @@ def _parse(path: Path, sink: Sink) -> None:
                                     "performance.output_throughput_per_user_tok_s")
         row["tok_s_per_user_def"] = "tool-per-user"
         row["flags"] = add_flag(row["flags"], "per-user-includes-ttft")
-    accept = (rec.get("decoding_stats") or {}).get("acceptance_length_percentiles")
+    decoding = rec.get("decoding_stats") or {}  # not an object: an "unexpected structure" quarantine row
+    accept = decoding.get("acceptance_length_percentiles")
     if isinstance(accept, dict) and accept.get("average") is not None:
         row["tokens_per_step"] = num(accept["average"], "decoding_stats.acceptance_length_percentiles.average")
-        row["spec_decode"] = str((rec.get("decoding_stats") or {}).get("mode") or "") or None
+        row["spec_decode"] = str(decoding.get("mode") or "") or None
+        # mean over requests of tokens per decoding iteration (bonus included): the run's measured acceptance
+        row["acceptance_length"] = row["tokens_per_step"]
+        row["acceptance_source"] = "measured"
+        if decoding.get("mode"):
+            row["spec_method"] = normalize_spec_method(decoding["mode"])
     if row["num_requests"] == 0:
         row["flags"] = add_flag(row["flags"], "failed-run")
     sink.point(row, line=1)

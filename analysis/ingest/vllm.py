@@ -7,7 +7,9 @@ parsed generically), per-request arrays (seconds) go to the per-request table an
 lacks (upstream writes no e2e statistics by default). A run with ``completed: 0`` is kept and flagged
 ``failed-run`` with its metrics NaN: the 0.0 the tool writes is ``np.mean([] or 0)``, not a latency. A statistic of
 exactly 0 ms is likewise treated as missing (no streaming, or no request with more than one token); a negative one
-cannot be measured and rejects the record. The serving helpers here are shared with the SGLang reader, whose
+cannot be measured and rejects the record. ``spec_decode_acceptance_length`` (newer ``bench serve``, with the
+``spec_decode_num_drafts`` / ``_draft_tokens`` / ``_accepted_tokens`` counters) is the run's measured acceptance
+length and its drafted tokens per step. The serving helpers here are shared with the SGLang reader, whose
 summaries use the same key style.
 """
 
@@ -22,7 +24,7 @@ from pathlib import Path
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import json_error_reason, replace_lone_surrogates
 from analysis.ingest.requests_table import from_serving_arrays, percentiles_from_requests, pooled_itl_ms
-from analysis.schema import COLUMNS, add_flag
+from analysis.schema import ACCEPTANCE_SOURCES, COLUMNS, add_flag, normalize_spec_method
 
 PRIORITY = 30
 TOOL_PER_USER_DEF = "1000/tpot_ms_p50"
@@ -169,12 +171,26 @@ def per_user(row: dict) -> None:
     row["tok_s_per_user_def"] = TOOL_PER_USER_DEF
 
 
+def measured_acceptance(acceptance: float, *, drafted=None, drafts=None) -> dict:
+    """Speculative-decoding columns of a run that counted its own acceptance: the acceptance length (tokens committed
+    per verify step, bonus included) as measured, and tokens drafted per step = draft tokens ÷ drafts when both
+    counts are there (vLLM: ``spec_decode_draft_tokens`` / ``spec_decode_num_drafts``, "Draft tokens" / "Drafts")."""
+    out = {"acceptance_length": acceptance, "acceptance_source": "measured"}
+    drafted, drafts = finite_or_nan(drafted), finite_or_nan(drafts)
+    per_step = drafted / drafts if drafts > 0 else math.nan
+    if per_step >= 1 and abs(per_step - round(per_step)) < 0.01:  # a varying draft length gives no one number
+        out["draft_tokens"] = float(round(per_step))
+    return out
+
+
 def fail_run(row: dict) -> None:
     """A run that completed no request: keep the point, flag it, blank every measured value."""
     row["flags"] = add_flag(row.get("flags"), "failed-run")
+    row.pop("acceptance_source", None)  # nothing was measured
     for key in list(row):
         if key.startswith(("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")) or key in (
-                "output_tok_s", "total_tok_s", "request_s", "tok_s_per_user", "isl", "osl", "tokens_per_step"):
+                "output_tok_s", "total_tok_s", "request_s", "tok_s_per_user", "isl", "osl", "tokens_per_step",
+                "acceptance_length"):
             row[key] = math.nan
 
 
@@ -213,6 +229,13 @@ def _metadata(rec: dict, row: dict, sink: Sink, line: int) -> None:
             if normalize_precision(value) == "unknown":
                 sink.bad(f"metadata precision {value!r} not recognised; left unknown", line=line, field=key)
                 continue
+        if col == "spec_method" and normalize_spec_method(value) == "unknown" and value.strip().lower() != "unknown":
+            sink.bad(f"metadata spec_method {value!r} not recognised; left unknown", line=line, field=key)
+            continue
+        if col == "acceptance_source" and value.strip().lower() not in ACCEPTANCE_SOURCES:
+            sink.bad(f"metadata acceptance_source {value!r} is not one of {', '.join(ACCEPTANCE_SOURCES)}; ignored",
+                     line=line, field=key)
+            continue
         row[col] = value
 
 
@@ -258,6 +281,9 @@ def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
     acceptance = finite_or_nan(rec.get("spec_decode_acceptance_length"))
     if acceptance > 0:
         row["tokens_per_step"] = acceptance
+        for key, value in measured_acceptance(acceptance, drafted=rec.get("spec_decode_draft_tokens"),
+                                              drafts=rec.get("spec_decode_num_drafts")).items():
+            row.setdefault(key, value)  # `--metadata acceptance_source=forced` (the run's own word) wins
     if completed > 0:
         details_to_requests(run_id, rec, row, sink)
     if completed == 0:

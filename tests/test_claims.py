@@ -76,7 +76,7 @@ def test_c00_card(points):
     r = card.restated.set_index("axis")
     assert r.loc["tok/s/user", "value"] == 1000
     assert math.isnan(r.loc["tok/s/GPU", "value"]) and "not stated" in r.loc["tok/s/GPU", "how"]
-    assert set(card.answers) == {"batch", "large_batch", "scope", "latency", "precision"}
+    assert set(card.answers) == {"batch", "large_batch", "scope", "latency", "precision", "spec_decode"}
     assert {a.status for a in card.answers.values()} <= {claims.STATED, claims.INFERRED, claims.NOT_STATED}
     # Nothing is stated in C00, so every answer comes from the points table and names its rows.
     for a in card.answers.values():
@@ -127,7 +127,7 @@ def test_every_registry_claim_gets_a_card(points):
     for cid in claims.claim_ids():
         card = card_of(cid, points)
         res = card.results()
-        assert res["claim"] == cid and len(res["answers"]) == 5
+        assert res["claim"] == cid and len(res["answers"]) == 6
         assert res["verdict"].startswith(cid)
         if card.claim.model_table and not card.sol.empty:
             assert (card.sol["sol_tok_s_per_user"] > 0).all()

@@ -154,7 +154,7 @@ def test_json_round_trip(tmp_path, capsys):
     assert main(["claim", str(_claim(tmp_path)), "--points", str(pts_path), "--json"]) == 0
     js = json.loads(capsys.readouterr().out)
     assert js["id"] == "T1" and js["kind"] == "per-GPU" and js["bottom_line"].startswith("T1 claims")
-    assert set(js["answers"]) == {"batch", "large_batch", "scope", "latency", "precision"}
+    assert set(js["answers"]) == {"batch", "large_batch", "scope", "latency", "precision", "spec_decode"}
     for a in js["answers"].values():
         assert a["status"] in ("stated", "inferred", "not stated") and isinstance(a["evidence"], list)
     (comp,) = js["comparisons"]

@@ -75,3 +75,31 @@ def test_the_claim_figure_draws_every_scope_without_hiding_a_bound(cards):
     # every bound drawn is in one label (two within 3% share a label), so none hides under another
     drawn = sum(t.split(", ")[-1].split(":")[0].count(" and ") + 1 for t in labels)
     assert drawn == len(base)
+
+
+def test_c02_uses_the_acceptance_its_primary_source_states(points):
+    from pathlib import Path
+
+    card = claims.claim_card("C02", points)
+    js = card.to_json()
+    spec = js["answers"]["spec_decode"]
+    assert spec["status"] == "stated" and spec["fact"]["tau"] == pytest.approx(3.10)
+    assert spec["fact"]["steps_per_s"] == pytest.approx(368 / 3.10)
+    # the speed of light is set up at that acceptance (3 drafted + 1 verified), not at the assumed 2.5
+    assert set(card.sol["tokens_per_step"]) == {1.0, 3.1}
+    assert "acceptance length stated by the source" in card.sol_info["tau_text"]
+    # the transcription matches the source text it was read from
+    source = (Path(__file__).parent / "data" / "claims" / "C02_trtllm_blog1.source.md").read_text()
+    assert "| MTP3_top10, d0.6   |      3.10      |" in source and "|       2.82      |   253    |" in source
+    assert "| Relax Acceptance | **368** |" in source
+
+
+def test_c00_has_a_sixth_answer_on_speculative_decoding(points):
+    js = claims.claim_card("C00", points).to_json()
+    spec = js["answers"]["spec_decode"]
+    assert spec["status"] in ("inferred", "not stated") and spec["fact"]["rule"] == "not-stated"
+    low, high = spec["fact"]["steps_per_s_range"]
+    taus = spec["fact"]["tau_range"]
+    assert low == pytest.approx(1000 / taus["high"]) and high == pytest.approx(1000 / taus["low"])
+    assert taus["basis"] == "golden" and taus["curves"]          # the range comes from the shipped golden curves
+    assert spec["evidence"] or spec["status"] == "not stated"

@@ -328,7 +328,7 @@ def test_claim_card_notebook_c00(suite_results):
     res = suite_results("50-claim-card-C00")
     assert res["claim"] == "C00" and res["kind"] == "per-user" and res["value"] == 1000
     assert res["model_table"] == "DeepSeek-V4-Flash"
-    assert set(res["answers"]) == {"batch", "large_batch", "scope", "latency", "precision"}
+    assert set(res["answers"]) == {"batch", "large_batch", "scope", "latency", "precision", "spec_decode"}
     for answer in res["answers"].values():
         assert answer["status"] == "inferred from data" and answer["rows"]
     sol = {(r["precision"], r["gpus"], r["tokens_per_step"]): r for r in res["sol"]}

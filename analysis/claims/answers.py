@@ -1,4 +1,5 @@
-"""The five questions of DESIGN.md, each answered as stated, inferred from data, or not stated.
+"""The five questions of DESIGN.md and a sixth (speculative decoding), each answered as stated, inferred from data,
+or not stated.
 
 Each question is one fact function here (``batch_fact`` … ``precision_fact``): it reads the claim, the claim's
 :class:`analysis.claims.selection.ClaimEvidence` and the roofline table, and returns an :class:`Answer` whose
@@ -30,9 +31,12 @@ QUESTIONS = {
     "scope": "Scope: per GPU, or does it need the whole NVLink domain?",
     "latency": "Latency: TTFT and TPOT?",
     "precision": "Precision: FP8 or FP4 (or BF16), and how much does it explain?",
+    "spec_decode": ("Speculative decoding: which method, what acceptance, measured or forced, and how much of the "
+                    "speed does it explain?"),
 }
 SHORT_QUESTIONS = {"batch": "Batch size", "large_batch": "Large batch / capacity", "scope": "Scope (1 / 8 / 72 GPUs)",
-                   "latency": "Latency (TTFT, TPOT)", "precision": "Precision (FP8 / FP4)"}
+                   "latency": "Latency (TTFT, TPOT)", "precision": "Precision (FP8 / FP4)",
+                   "spec_decode": "Speculative decoding"}
 
 
 @dataclass
@@ -231,22 +235,77 @@ def precision_fact(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list
             "evidence": [x for p in clean for x in (p["a"], p["b"])]}
 
 
+def plausible_taus(claim: Claim) -> dict:
+    """The range of tokens per step a claim that states no acceptance may run at: 1 (no speculative decoding, unless
+    the claim names a method) to the highest acceptance length of the shipped golden curves for its model family
+    (InferenceX, SPEED-Bench coding prompts), with the curves it read; the documented assumption where none exist."""
+    from analysis import golden_al
+    from analysis.claims.conditions import spec_decode_of
+    from analysis.claims.evidence import family
+    from analysis.specdecode import ASSUMED_TAU
+
+    table = golden_al.golden_table()
+    fam = family(claim.model_table or claim.model)
+    curves = table[table["model"].astype(str).str.startswith(fam)] if fam and len(table) else table.iloc[0:0]
+    method = spec_decode_of(claim)
+    if method and method != "none" and (curves["method"] == method).any():
+        curves = curves[curves["method"] == method]
+    low = 1.0 if not method else float(curves["acceptance_length"].min()) if len(curves) else 1.0
+    if len(curves):
+        return {"low": low, "high": float(curves["acceptance_length"].max()), "basis": "golden",
+                "curves": sorted(set(curves["file"].astype(str)))}
+    return {"low": low, "high": ASSUMED_TAU, "basis": "assumed", "curves": []}
+
+
+def spec_decode_fact(ev: ClaimEvidence, point) -> dict:
+    """Which speculative decoding the claim and its evidence ran, at what acceptance and from where (measured,
+    forced, golden, stated, assumed), and the verify-step rate the claimed per-user speed needs (speed ÷ τ)."""
+    from analysis import specdecode
+    from analysis.claims.conditions import spec_decode_of
+
+    claim = ev.claim
+    user = per_user_value(claim)
+    method = spec_decode_of(claim)
+    stated = claim.number("acceptance_length")
+    if math.isnan(stated):
+        stated = claim.number("tokens_per_step")
+    evidence = None
+    if point is not None:
+        tau = specdecode.tau_for(point)
+        evidence = {"point": _point(point), "tau": tau.as_dict(), "speculative": tau.speculative}
+    pool = specdecode.acceptance_summary(ev.stand_ins).iloc[0].to_dict() if len(ev.stand_ins) else {}
+    fact = {"method": method, "method_text": str(claim.spec_decode), "claimed_tok_s_per_user": user,
+            "evidence": evidence, "pool": pool, "acceptance_text": str(claim.acceptance_text)}
+    has_user = not math.isnan(user)
+    if method == "none":
+        return {**fact, "rule": "stated-none", "tau": 1.0,
+                "steps_per_s": user if has_user else math.nan}
+    if not math.isnan(stated):
+        return {**fact, "rule": "stated", "tau": stated, "steps_per_s": user / stated if has_user else math.nan}
+    taus = plausible_taus(claim)
+    rule = "method-stated" if method else "not-stated"
+    return {**fact, "rule": rule, "tau_range": taus,
+            "steps_per_s_range": ([user / taus["high"], user / taus["low"]] if has_user else [])}
+
+
 # --- assembly --------------------------------------------------------------------------------------
 
-STATUS_OF_RULE = {"stated": STATED, "not-stated": NOT_STATED, "no-evidence": NOT_STATED,
+STATUS_OF_RULE = {"stated": STATED, "stated-none": STATED, "not-stated": NOT_STATED, "no-evidence": NOT_STATED,
                   "no-point-meets-limits": NOT_STATED}
 
 
 def _status(key: str, fact: dict) -> str:
     if key == "precision" and fact["rule"] == "inferred" and not (fact["evidence"] or fact["roofline"]):
         return NOT_STATED
+    if key == "spec_decode" and fact["rule"] in ("not-stated", "method-stated"):
+        return INFERRED if fact["evidence"] else NOT_STATED
     return STATUS_OF_RULE.get(fact["rule"], INFERRED)
 
 
 def _evidence_of(key: str, fact: dict) -> list[dict]:
     if key == "precision":
         return fact["evidence"]
-    point = fact.get("point")
+    point = fact.get("point") if key != "spec_decode" else (fact["evidence"] or {}).get("point")
     if key == "scope" and fact["rule"] == "stated":
         return []
     return [{k: v for k, v in point.items() if k not in ("tier", "scope", "row", "closed_loop")}] if point else []
@@ -257,7 +316,7 @@ def answer_facts(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] 
     point = speed_point(ev.claim, ev.stand_ins, ev.limits)
     return {"batch": batch_fact(ev, point), "large_batch": large_batch_fact(ev, point),
             "scope": scope_fact(ev, sol, point), "latency": latency_fact(ev, point),
-            "precision": precision_fact(ev, sol, pairs)}
+            "precision": precision_fact(ev, sol, pairs), "spec_decode": spec_decode_fact(ev, point)}
 
 
 def five_answers(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] = ([], [])) -> dict[str, Answer]:
@@ -269,7 +328,7 @@ def five_answers(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] 
     for key, fact in answer_facts(ev, sol, pairs).items():
         long, short = words_answers.SENTENCES[key](ev.claim, fact)
         evidence = _evidence_of(key, fact)
-        rows = [e["source"] for e in evidence] if key == "precision" else (
-            [fact["point"]["row"]] if evidence else [])
+        point = fact.get("point") if key != "spec_decode" else (fact["evidence"] or {}).get("point")
+        rows = [e["source"] for e in evidence] if key == "precision" else ([point["row"]] if evidence else [])
         out[key] = Answer(QUESTIONS[key], _status(key, fact), long, rows, evidence, short, fact)
     return out

@@ -207,9 +207,10 @@ def own_sol(row) -> tuple[float, float]:
     bandwidth only, and with the communication floor. NaN when not in the spec tables.
 
     The bound is set up as the point ran: on its decode GPUs when it is disaggregated (they set its per-user
-    speed), and with speculative decoding at the assumed τ = 2.5 tokens per step (4 verified) when it ran any, so an
-    MTP point is not held against a one-token-per-step bound."""
-    from analysis.claims.sol import ASSUMED_TAU, ASSUMED_VERIFY_TOKENS
+    speed), and with speculative decoding at the point's own τ (:func:`analysis.specdecode.tau_for`: its measured,
+    forced or stated acceptance length, else a golden curve, else the documented 2.5 assumption), verifying its
+    drafted tokens + 1, so an MTP point is not held against a one-token-per-step bound."""
+    from analysis.specdecode import tau_for
 
     name = specs.match_model_name(str(row.get("model")))
     n = row.get("n_gpus")
@@ -220,9 +221,8 @@ def own_sol(row) -> tuple[float, float]:
     if disagg is not None and pd.notna(disagg) and bool(disagg) and decode is not None and pd.notna(decode) \
             and decode > 0:
         n = decode
-    spec = str(row.get("spec_decode", "none")).strip().lower()
-    tau, verify = (ASSUMED_TAU, ASSUMED_VERIFY_TOKENS) if spec not in ("none", "unknown", "nan", "", "not stated") \
-        else (1.0, None)
+    t = tau_for(row)
+    tau, verify = (t.tokens_per_step, t.verify_tokens) if t.speculative else (1.0, None)
     isl, osl = row.get("isl"), row.get("osl")
     context = int(isl + osl / 2) if pd.notna(isl) and pd.notna(osl) else DEFAULT_CONTEXT
     try:

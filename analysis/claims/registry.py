@@ -107,6 +107,11 @@ class Claim:
     batch_text: str = NOT_STATED
     spec_decode: str = NOT_STATED
     tokens_per_step: object = NOT_STATED
+    # the acceptance length the source states (mean tokens committed per verify step, bonus token included), how it
+    # was measured, and the tokens drafted per step
+    acceptance_length: object = NOT_STATED
+    acceptance_text: str = NOT_STATED
+    draft_tokens: object = NOT_STATED
     isl_osl: str = NOT_STATED
     latency: str = NOT_STATED            # limits such as "TTFT p99 <= 2 s; TPOT p50 <= 20 ms", or reported values
     scenario: str = NOT_STATED           # a benchmark scenario whose latency limits apply ("MLPerf Server")
@@ -320,7 +325,8 @@ def read_claim_yaml(path: str | Path) -> Claim:
     if doc["kind"] not in KINDS:
         raise ValueError(f"{path}: field 'kind' must be one of {', '.join(KINDS)}, got {doc['kind']!r}")
     doc.setdefault("value_text", str(doc["value"]))
-    doc = {k: (NOT_STATED if v is None and k in ("n_gpus", "batch", "tokens_per_step", "at_tok_s_per_user") else v)
+    doc = {k: (NOT_STATED if v is None and k in ("n_gpus", "batch", "tokens_per_step", "at_tok_s_per_user",
+                                                "acceptance_length", "draft_tokens") else v)
            for k, v in doc.items()}
     claim = Claim(**doc)
     claim.id = check_id(claim.id, where=str(path))

@@ -42,8 +42,16 @@ def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
 
 
 def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
-    """τ values to show: 1 and the stated τ, or 1 and the assumed MTP-3 τ when speculation may be in use."""
+    """τ values to show: 1 and the stated τ (a stated acceptance length, verifying its drafted tokens + 1), or 1 and
+    the assumed MTP-3 τ when speculation may be in use."""
     tau = claim.number("tokens_per_step")
+    accepted = claim.number("acceptance_length")
+    if math.isnan(tau) and not math.isnan(accepted):
+        draft = claim.number("draft_tokens")
+        verify = {accepted: draft + 1.0} if not math.isnan(draft) else {}
+        return sorted({1.0, accepted}), verify, (f"τ = {accepted:g} (acceptance length stated by the source"
+                                                 + (f", {draft:g} drafted + 1 verified per step" if verify else "")
+                                                 + ")")
     if not math.isnan(tau):
         return sorted({1.0, tau}), {}, f"τ = {tau:g} stated"
     if str(claim.spec_decode).lower() == "none":

@@ -207,5 +207,67 @@ def precision_words(claim: Claim, f: dict) -> tuple[str, str]:
     return text, (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×" if summ["n"] else "not stated")
 
 
+def _pool_text(pool: dict) -> str:
+    if not pool or not pool.get("spec_points"):
+        return ""
+    counts = [f"{pool[k]:,} {k}" for k in ("measured", "forced", "golden", "stated", "assumed", "unknown")
+              if pool.get(k)]
+    methods = [m for m in str(pool["spec_methods"]).split(";") if m not in ("none", "unknown", "")]
+    text = (f" Of the {pool['points']:,} evidence points, {pool['spec_points']:,} ran speculative decoding "
+            f"({', '.join(methods) or 'method unknown'}); their acceptance: {', '.join(counts)}"
+            + (" (unknown: the log does not say, so a bound charges the documented assumption)."
+               if pool.get("unknown") else "."))
+    if pool.get("mixed_forced_measured"):
+        text += " Forced and measured acceptance are mixed there: their per-user speeds are not comparable as such."
+    return text
+
+
+def _evidence_text(f: dict) -> str:
+    from analysis.specdecode import Tau
+    from analysis.specdecode_words import tau_words
+
+    e = f.get("evidence")
+    if not e:
+        return ""
+    return f" The speed point ({who(e['point'])}) ran at {tau_words(Tau(**e['tau']))}."
+
+
+def spec_decode_words(claim: Claim, f: dict) -> tuple[str, str]:
+    user = f["claimed_tok_s_per_user"]
+    rule = f["rule"]
+    if rule == "stated-none":
+        if math.isnan(user):
+            return "None (stated).", "none (stated)"
+        return (f"None (stated): each step commits one token, so {user:,.0f} tok/s/user needs {user:,.0f} decode steps "
+                f"per second ({1000 / user:.2f} ms each)." + _evidence_text(f), "none (stated)")
+    if rule == "stated":
+        tau = f["tau"]
+        head = f"{f['method_text']}; acceptance length {tau:g} tokens per step ({f['acceptance_text']})."
+        if math.isnan(user):
+            return head + _evidence_text(f) + _pool_text(f["pool"]), f"{f['method'] or 'method'}, τ {tau:g} stated"
+        steps = f["steps_per_s"]
+        return (head + f" The claimed {user:,.0f} tok/s/user then needs {steps:,.0f} verify steps per second per "
+                f"sequence ({1000 / steps:.2f} ms per step); at one token per step it would need a "
+                f"{1000 / user:.2f} ms step. The acceptance explains a factor {tau:g} of the claimed speed."
+                + _evidence_text(f) + _pool_text(f["pool"]),
+                f"{f['method'] or 'stated'}, τ {tau:g} stated: {steps:,.0f} steps/s needed")
+    taus = f["tau_range"]
+    basis = (f"the highest acceptance length of the shipped golden curves for this model family "
+             f"({', '.join(taus['curves'])}; SPEED-Bench coding prompts)" if taus["basis"] == "golden" else
+             "the documented 2.5-token assumption (no golden curve for this family)")
+    head = (f"{f['method_text']}: the method is stated, its acceptance is not." if rule == "method-stated" else
+            "Not stated (neither the method nor its acceptance).")
+    if f["steps_per_s_range"]:
+        lo, hi = f["steps_per_s_range"]
+        head += (f" At τ from {taus['low']:.2f} to {taus['high']:.2f} tokens per step (up to {basis}), the claimed "
+                 f"{user:,.0f} tok/s/user needs {lo:,.0f}–{hi:,.0f} verify steps per second per sequence "
+                 f"({1000 / hi:.2f}–{1000 / lo:.2f} ms per step): the acceptance alone can account for up to a "
+                 f"factor {taus['high']:.2f} of the speed.")
+        short = f"not stated; needs {lo:,.0f}–{hi:,.0f} steps/s at τ {taus['low']:.2f}–{taus['high']:.2f}"
+    else:
+        short = "not stated"
+    return head + _evidence_text(f) + _pool_text(f["pool"]), short
+
+
 SENTENCES = {"batch": batch_words, "large_batch": large_batch_words, "scope": scope_words,
-             "latency": latency_words, "precision": precision_words}
+             "latency": latency_words, "precision": precision_words, "spec_decode": spec_decode_words}

@@ -33,6 +33,9 @@ CONFIGURATION = [
     "spec_method", "draft_tokens", "acceptance_length", "acceptance_source",
     # independent model instances the GPUs run (decode workers when disaggregated), and what the load was
     "n_workers", "workload",
+    # what a published table states beside the one-word columns: the checkpoint revision, the framework's version or
+    # container image, and the per-component precision recipe in the source's words
+    "model_revision", "framework_version", "precision_recipe",
 ]
 LOAD = [
     "concurrency", "batch_size", "request_rate", "isl", "osl", "context_len", "num_requests", "failed_requests",
@@ -60,6 +63,7 @@ STRING_COLUMNS = {
     "source_file", "tool", "tool_version", "format", "run_id", "date", "flags", "model", "hardware", "scope",
     "precision", "kv_dtype", "framework", "spec_decode", "scenario", "phase", "tok_s_per_user_def",
     "gpu_denominator", "source_kind", "source_url", "spec_method", "acceptance_source", "workload",
+    "model_revision", "framework_version", "precision_recipe",
 }
 BOOL_COLUMNS = {"disagg"}
 OBJECT_COLUMNS = {"step_ms_samples"}
@@ -79,7 +83,8 @@ UPPER_BOUNDS = {
     "tok_s_per_user": 1e5, "tok_s_per_gpu": 1e6, "output_tok_s": 1e9, "total_tok_s": 1e10, "request_s": 1e7,
     "n_gpus": 1e5, "tp": 1e4, "ep": 1e4, "pp": 1e4, "dp": 1e5, "scale_up_domain": 1e5, "concurrency": 1e8,
     "batch_size": 1e8, "isl": 1e8, "osl": 1e8, "context_len": 1e8, "moe_experts": 1e5, "moe_top_k": 1e4,
-    "tokens_per_step": 64, "acceptance_length": 64, "draft_tokens": 63, "n_workers": 1e5, "power_w": 1e8, **{c: 1e9 for c in LATENCY},
+    "tokens_per_step": 64, "acceptance_length": 64, "draft_tokens": 63, "n_workers": 1e5, "power_w": 1e8,
+    **{c: 1e9 for c in LATENCY},
 }
 # Percentile chains that must be ordered; a chain broken beyond rounding flags percentiles-unordered.
 PERCENTILE_CHAINS = [
@@ -421,6 +426,11 @@ FLAG_LIST = [
          "per-GPU throughput divides by the deployment's GPU count", level="note"),
     Flag("concurrency-achieved", "concurrency is the measured average in flight, not the client setting",
          level="note"),
+    Flag("output-from-total", "output tok/s restated from the source's total (input + output) tok/s by the "
+         "formula the source itself documents (output = total × osl / (isl + osl)); not a measured output figure",
+         level="note"),
+    Flag("logical-tokens", "the source counts 'logical' tokens (its own definition, e.g. cached prefix tokens "
+         "counted as processed); not comparable with tokens a GPU computed", level="note"),
     Flag("dated-history", "a dated re-run from the InferenceX history; read by the history report only, left out of "
          "frontiers, fits and claim checks so that one measurement is not counted twice", untrusted=True,
          level="note"),

@@ -429,6 +429,9 @@ FLAG_LIST = [
     Flag("output-from-total", "output tok/s restated from the source's total (input + output) tok/s by the "
          "formula the source itself documents (output = total × osl / (isl + osl)); not a measured output figure",
          level="note"),
+    Flag("conditions-assumed", "a condition of this published row (its latency statistic, GPU count, parallelism or "
+         "request count) comes from another file or commit of the same source, not from the table itself; the "
+         "table's note says which and why"),
     Flag("logical-tokens", "the source counts 'logical' tokens (its own definition, e.g. cached prefix tokens "
          "counted as processed); not comparable with tokens a GPU computed", level="note"),
     Flag("dated-history", "a dated re-run from the InferenceX history; read by the history report only, left out of "

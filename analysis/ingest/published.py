@@ -35,6 +35,7 @@ from analysis.ingest.base import Format, Quarantine, Sink
 from analysis.ingest.manifest import ManifestError, _LimitedLoader
 from analysis.schema import (
     ACCEPTANCE_SOURCES,
+    FLAGS,
     SPEC_METHODS,
     UNKNOWN,
     FieldError,
@@ -58,6 +59,7 @@ CONDITION_COLUMNS = (
     "tp", "ep", "dp", "pp", "n_workers", "disagg", "precision", "precision_recipe", "kv_dtype", "framework",
     "framework_version", "tool", "tool_version", "spec_method", "draft_tokens", "acceptance_length",
     "acceptance_source", "workload", "isl", "osl", "concurrency", "num_requests", "date", "scenario", "run_id",
+    "flags",
 )
 CONDITION_WORDS = ("output_from_total", "note")
 CONDITIONS = set(CONDITION_COLUMNS) | set(CONDITION_WORDS)
@@ -167,6 +169,11 @@ def _check_condition(key: str, value, node, where: str) -> object:
                          line=_line(node), field=field)
     if key == "precision" and normalize_precision(value) == UNKNOWN and str(value) != UNKNOWN:
         raise Quarantine(f"unknown precision {value!r}", line=_line(node), field=field)
+    if key == "flags" and value is not None:
+        unknown = [f for f in str(value).split(";") if f and f not in FLAGS]
+        if unknown:
+            raise Quarantine(f"flags must be flags perfclaims defines (see analysis/schema.py), got {unknown[0]!r}",
+                             line=_line(node), field=field)
     if key == "output_from_total" and value not in (None, "source-formula"):
         raise Quarantine("output_from_total must be 'source-formula' (the source documents output = total × osl / "
                          "(isl + osl)) or absent", line=_line(node), field=field)
@@ -274,7 +281,7 @@ def _point(row: dict[str, tuple[object, yaml.Node]], header: dict, *, stem: str,
     point.update(source_kind="published-table", phase="serving",
                  source_url=f"{source['url']} [table: {source['table']}; row: {ref}]",
                  run_id=str(cond.get("run_id") or f"{stem}#{ref}"), date=str(cond.get("date") or source["date"]))
-    flags = ""
+    flags = str(cond.get("flags") or "")
     n_gpus = _number(cond["n_gpus"], "n_gpus", lines.get("n_gpus", row_line))
     denominators = {"all": n_gpus,
                     "decode": _number(cond.get("n_decode_gpus"), "n_decode_gpus", lines.get("n_decode_gpus", 0)),
@@ -338,6 +345,7 @@ def _point(row: dict[str, tuple[object, yaml.Node]], header: dict, *, stem: str,
             point["tok_s_per_gpu"] = point["output_tok_s"] / n_gpus
             point["gpu_denominator"] = "all"
         flags = add_flag(flags, "output-from-total")
+    point.pop("flags", None)
     if flags:
         point["flags"] = flags
     return point

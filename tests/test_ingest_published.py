@@ -125,7 +125,7 @@ def test_inferencex_v41_flash_agentx_reads_mean_latency_and_both_throughputs():
     assert first["tok_s_per_user_def"] == "1000/tpot_ms_mean"
     assert first["total_tok_s"] == pytest.approx(6547.13 * 4) and first["output_tok_s"] == pytest.approx(42.34 * 4)
     assert first["tok_s_per_gpu"] == 42.34 and first["gpu_denominator"] == "all"
-    assert first["tool"] == "inferencex-agentx" and first["workload"] == "agentx" and first["date"] == "2026-09-15"
+    assert first["tool"] == "inferencex" and first["workload"] == "agentx" and first["date"] == "2026-09-15"
     assert (points["output_tok_s"] < points["total_tok_s"]).all()
 
 

@@ -221,6 +221,19 @@ def test_a_malformed_header_rejects_the_file_naming_line_and_field(tmp_path):
     assert q.loc["bad_spec.yaml", "line"] == HEADER.splitlines().index("  spec_method: none") + 1
 
 
+def test_unsafe_yaml_and_alias_bombs_are_refused_and_the_other_tables_still_read(tmp_path):
+    (tmp_path / "tag.yaml").write_text(HEADER + "  - {row: a, tpot_p50: !!python/object/apply:os.system [echo hi]}\n")
+    bomb = "published-table: 1\na: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
+    (tmp_path / "bomb.yaml").write_text(bomb)
+    (tmp_path / "good.yaml").write_text(HEADER + "  - {row: a, concurrency: 1, tpot_p50: 2.0}\n")
+    result = ingest([tmp_path])
+    assert list(result.points["tpot_ms_p50"]) == [2.0]
+    reasons = result.quarantine.set_index(result.quarantine["source_file"].str.rsplit("/", n=1).str[-1])["reason"]
+    assert set(reasons.index) == {"tag.yaml", "bomb.yaml"}
+    assert "alias" in reasons["bomb.yaml"]
+
+
 def test_a_total_per_gpu_without_its_gpu_count_is_refused_not_guessed(tmp_path):
     path = tmp_path / "decode.yaml"
     path.write_text(HEADER.replace(

@@ -12,6 +12,7 @@ import yaml
 from conftest import RAW, TEST_DATA
 
 from analysis.ingest import detect, formats, ingest
+from analysis.ingest.manifest import load_manifest
 from analysis.ingest.published import CONDITION_COLUMNS
 
 PUBLISHED = RAW / "published"
@@ -273,3 +274,8 @@ def test_shipped_ingest_lists_the_published_tables():
     assert len(shown) == len(TABLES) + 1  # the README is listed as documentation, not read
     read = shown[shown["format"] == "published-table"]
     assert len(read) == len(TABLES) and (read["status"] == "points").all()
+
+
+def test_the_shipped_manifest_overrides_nothing_a_table_states():
+    manifest = load_manifest(RAW / "manifest.yml")
+    assert all(manifest.values_for(path) == {} for path in TABLES)

@@ -33,6 +33,9 @@ CONFIGURATION = [
     "spec_method", "draft_tokens", "acceptance_length", "acceptance_source",
     # independent model instances the GPUs run (decode workers when disaggregated), and what the load was
     "n_workers", "workload",
+    # what a published table states beside the one-word columns: the checkpoint revision, the framework's version or
+    # container image, and the per-component precision recipe in the source's words
+    "model_revision", "framework_version", "precision_recipe",
 ]
 LOAD = [
     "concurrency", "batch_size", "request_rate", "isl", "osl", "context_len", "num_requests", "failed_requests",
@@ -60,6 +63,7 @@ STRING_COLUMNS = {
     "source_file", "tool", "tool_version", "format", "run_id", "date", "flags", "model", "hardware", "scope",
     "precision", "kv_dtype", "framework", "spec_decode", "scenario", "phase", "tok_s_per_user_def",
     "gpu_denominator", "source_kind", "source_url", "spec_method", "acceptance_source", "workload",
+    "model_revision", "framework_version", "precision_recipe",
 }
 BOOL_COLUMNS = {"disagg"}
 OBJECT_COLUMNS = {"step_ms_samples"}
@@ -459,6 +463,14 @@ FLAG_LIST = [
          "per-GPU throughput divides by the deployment's GPU count", level="note"),
     Flag("concurrency-achieved", "concurrency is the measured average in flight, not the client setting",
          level="note"),
+    Flag("output-from-total", "output tok/s restated from the source's total (input + output) tok/s by the "
+         "formula the source itself documents (output = total × osl / (isl + osl)); not a measured output figure",
+         level="note"),
+    Flag("conditions-assumed", "a condition of this published row (its latency statistic, GPU count, parallelism or "
+         "request count) comes from another file or commit of the same source, not from the table itself; the "
+         "table's note says which and why"),
+    Flag("logical-tokens", "the source counts 'logical' tokens (its own definition, e.g. cached prefix tokens "
+         "counted as processed); not comparable with tokens a GPU computed", level="note"),
     Flag("dated-history", "a dated re-run from the InferenceX history; read by the history report only, left out of "
          "frontiers, fits and claim checks so that one measurement is not counted twice", untrusted=True,
          level="note"),

@@ -337,7 +337,8 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
     extra = manifest.values_for(path)
     for line, row in sink.points:
         full = {**row, **extra}
-        full.update(source_file=shown, source_line=line, tool=found.tool, format=found.name)
+        tool = row.get("tool") if found.row_tool and row.get("tool") not in (None, "", "unknown") else found.tool
+        full.update(source_file=shown, source_line=line, tool=tool, format=found.name)
         if row.get("flags") and extra.get("flags"):
             full["flags"] = add_flag(row["flags"], extra["flags"])
         try:

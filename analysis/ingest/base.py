@@ -45,6 +45,9 @@ class Format:
     detected_by: str
     example: str = ""
     per_request: bool = False
+    # True for a format whose rows name the benchmark tool that measured them (a published table): the row's ``tool``
+    # is kept, and the format's own ``tool`` is only the fallback
+    row_tool: bool = False
 
 
 @dataclass

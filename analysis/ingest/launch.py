@@ -181,8 +181,9 @@ def _walk(node: Any, path: str, found: _Found, depth: int = 0) -> None:
             name = str(key)
             if name in ENV_KNOBS:
                 found.add(name, where, value)
-            elif name.lower() in _SPEC_CONFIG_KEYS and not isinstance(value, (list,)):
-                found.add("speculative_config", where, _spec_config(value, where))
+            elif name.lower() in _SPEC_CONFIG_KEYS and not isinstance(value, list):
+                if value is not None and str(value).strip().lower() not in ("", "none", "null"):
+                    found.add("speculative_config", where, _spec_config(value, where))
                 continue
             elif name.lower() in _SGLANG_ALGORITHM + _SGLANG_STEPS + _SGLANG_DRAFT + _SGLANG_DRAFT_MODEL + _ATOM_AL \
                     + ("spec-decoding", "spec_decoding"):  # the last: InferenceX master-config and result field

@@ -188,3 +188,17 @@ def test_a_failed_run_measured_no_acceptance(tmp_path):
     path.write_text(json.dumps({**raw, "completed": 0}))
     row = ingest([path], manifest=load_manifest(None)).points.iloc[0]
     assert math.isnan(row["acceptance_length"]) and row["acceptance_source"] == "unknown"
+
+
+def test_aiperf_csv_spec_decode_rows(tmp_path):
+    # MADE from the real InferenceX AIPerf CSV (inferencex_conc4): rows added to its Metric,Value section under the
+    # headers spec_decode_metrics.py gives these metrics (values made up, consistent)
+    text = (FORMATS / "aiperf" / "inferencex_conc4" / "profile_export_aiperf.csv").read_text()
+    assert "\nMetric,Value\n" in text
+    extra = ("Token-Weighted Acceptance Length,2.64\nTotal Spec Decode Steps,1000\nTotal Draft Tokens,3000\n"
+             "Total Accepted Draft Tokens,1640\n")
+    made = tmp_path / "made_spec_csv" / "profile_export_aiperf.csv"
+    made.parent.mkdir()
+    made.write_text(text.replace("\nMetric,Value\n", "\nMetric,Value\n" + extra))
+    row = ingest([made], manifest=load_manifest(None)).points.iloc[0]
+    assert (row["acceptance_length"], row["acceptance_source"], row["draft_tokens"]) == (2.64, "measured", 3.0)

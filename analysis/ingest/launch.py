@@ -59,6 +59,9 @@ _SGLANG_DRAFT_MODEL = ("speculative-draft-model-path", "speculative_draft_model_
 _ATOM_AL = ("spec-decode-acceptance-length", "spec_decode_acceptance_length")
 
 
+MAX_BYTES = 64 * 2**20  # a recipe is kilobytes and a server log megabytes; anything larger is not launch settings
+
+
 class LaunchError(ValueError):
     """Launch settings that cannot be read or contradict themselves; ``field`` names the setting."""
 
@@ -181,8 +184,9 @@ def _walk(node: Any, path: str, found: _Found, depth: int = 0) -> None:
             name = str(key)
             if name in ENV_KNOBS:
                 found.add(name, where, value)
-            elif name.lower() in _SPEC_CONFIG_KEYS and not isinstance(value, (list,)):
-                found.add("speculative_config", where, _spec_config(value, where))
+            elif name.lower() in _SPEC_CONFIG_KEYS and not isinstance(value, list):
+                if value is not None and str(value).strip().lower() not in ("", "none", "null"):
+                    found.add("speculative_config", where, _spec_config(value, where))
                 continue
             elif name.lower() in _SGLANG_ALGORITHM + _SGLANG_STEPS + _SGLANG_DRAFT + _SGLANG_DRAFT_MODEL + _ATOM_AL \
                     + ("spec-decoding", "spec_decoding"):  # the last: InferenceX master-config and result field
@@ -314,6 +318,9 @@ def read_launch_settings(path: Path | str) -> LaunchSpec:
     """What the launch settings in ``path`` say about speculative decoding; :class:`LaunchError` when unreadable."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise LaunchError(f"launch settings file larger than {MAX_BYTES // 2**20} MB; name a recipe, command or "
+                              "the head of the server log")
         text = path.read_bytes().decode("utf-8-sig", errors="replace")
     except OSError as err:
         raise LaunchError(f"cannot read launch settings: {err.strerror or err}") from None

@@ -78,9 +78,13 @@ def test_c00_card(points):
     assert math.isnan(r.loc["tok/s/GPU", "value"]) and "not stated" in r.loc["tok/s/GPU", "how"]
     assert set(card.answers) == {"batch", "large_batch", "scope", "latency", "precision", "spec_decode"}
     assert {a.status for a in card.answers.values()} <= {claims.STATED, claims.INFERRED, claims.NOT_STATED}
-    # Nothing is stated in C00, so every answer comes from the points table and names its rows.
-    for a in card.answers.values():
-        assert a.status == claims.INFERRED and a.rows
+    # Nothing is stated in C00, so every answer comes from the points table and names its rows, except precision:
+    # no FP4/FP8 pair of the claim's model exists (the roofline's ratio is context, never the answer).
+    for key, a in card.answers.items():
+        if key == "precision":
+            assert a.status == claims.NOT_STATED and not a.rows and "Roofline" in a.context
+            continue
+        assert a.status == claims.INFERRED and a.rows, key
         assert all(":" in row or "#/" in row for row in a.rows)   # a line, or a JSON pointer into an array
     # SOL: DeepSeek-V4-Flash on GB300 at FP8 and FP4 for 1, 8 and 72 GPUs, τ = 1 and the assumed 2.5.
     sol = card.sol
@@ -93,9 +97,11 @@ def test_c00_card(points):
     assert one.loc["fp8", "sol_tok_s_per_user"] == pytest.approx(8e12 / (weights_b * 1e9 * 1.0), rel=0.02)
     assert one.loc["fp8", "fraction_of_sol"] > 1 > one.loc["fp4", "fraction_of_sol"]
     assert any("FP8" in s and "above the bandwidth bound" in s for s in card.sol_statements)
-    # Nearest evidence: DeepSeek-R1 on GB300 NVL72 from the InferenceX snapshot; the claim is beyond all of it.
+    # Nearest evidence: the claim's own model family on GB300 (published V4.1-Flash and V4-Flash tables); the claim
+    # is beyond all of it.
     top = card.evidence_summary.iloc[0]
-    assert top["hardware"] == "GB300 NVL72" and top["model"].startswith("DeepSeek-R1")
+    assert top["hardware"] == "GB300 NVL72" and top["model"].startswith("DeepSeek-V4")
+    assert set(card.evidence["tier"]) == {"same-model"}
     assert card.evidence["tok_s_per_user"].max() < 1000
     assert "V4-Flash" in card.model_note and "V4.1" in card.model_note
     assert "C00" in card.verdict and "1 GPU at FP4 is above the achievable line" in card.verdict
@@ -157,10 +163,12 @@ def test_figure_draws_the_claim(points):
     assert ax.get_xscale() == "log" and "tok/s per user" in ax.get_xlabel() and "per GPU" in ax.get_ylabel()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(label.startswith("claim C00") for label in labels)
-    # The title names the evidence tier; the old "2.6×" compared the claim with another model's points.
-    assert "evidence: proxy (DeepSeek-R1-0528" in ax.get_title() and "×" not in ax.get_title()
-    assert any(label.startswith("proxy (DeepSeek-R1-0528") for label in labels)
-    assert any("ISL/OSL 1k/8k" in label for label in labels)      # lengths in every frontier legend entry
+    # The title names the evidence tier; another checkpoint of the claim's architecture is labelled as such.
+    assert "evidence: same-model" in ax.get_title() and "×" not in ax.get_title()
+    assert any(label.startswith("same-model (DeepSeek-V4-Flash, another checkpoint)") for label in labels)
+    assert any("ISL/OSL 8k/1k" in label for label in labels)      # lengths in every frontier legend entry
+    assert any("agentx workload" in label for label in labels)    # or the workload where there are none
+    assert any("per-user speed only" in label for label in labels)  # the 763 tok/s/user point has no tok/s/GPU
     card = card_of("C13", points)
     labels = [t.get_text() for t in claim_on_frontier(card).get_legend().get_texts()]
     # Short legend entries (outside the axes), each naming its tier and, here, that its lengths are not the claim's.
@@ -186,8 +194,10 @@ def test_untrusted_points_are_not_evidence(points):
     assert bad and not bad & set(ev["row"])
 
 
-def test_c00_precision_headline_uses_only_pairs_equal_in_spec_decoding(points):
-    card = card_of("C00", points)
+def test_r1_precision_answer_uses_only_pairs_equal_in_spec_decoding(points):
+    # C22 (DeepSeek-R1 on GB300 NVL72) reads the InferenceX R1 pairs as same-model evidence (C00 read them as proxy
+    # before its own model's published tables shipped)
+    card = card_of("C22", points)
     text = card.answers["precision"].answer
     clean, confounded = card.pairs
     # Clean pairs hold lengths, speculative decoding, framework, disaggregation and concurrency equal (dates within
@@ -207,7 +217,7 @@ def test_c00_precision_headline_uses_only_pairs_equal_in_spec_decoding(points):
     assert unmatched[3.35] == ["concurrency (7 against 544)"] and unmatched[0.51] == ["concurrency (1,024 against 4)"]
     ratios = sorted(p["ratio"] for p in clean)
     median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
-    assert len(clean) == 3 and f"median {median:.2f}×" in text and "proxy" in text
+    assert len(clean) == 3 and f"median {median:.2f}×" in text and "proxy" not in text
     assert "2.86× at ISL 1,024 / OSL 8,192 differing in speculative decoding" in text
     # A measured ratio above the roofline's bytes ratio for the same points is pointed out, and not called a ceiling.
     above = [p for p in clean if p["above_roofline"]]
@@ -293,12 +303,18 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
 
 
 def test_evidence_efficiency_against_its_own_speed_of_light(points):
+    from analysis.claims.evidence import own_sol
+    from analysis.specdecode import ASSUMED_TAU
+
     card = card_of("C00", points)
     top = card.checks[card.checks["kind"] == "per-user"].iloc[0]
-    # DeepSeek-R1 FP4 on its 56 GB300 decode GPUs with MTP: the bound as the point ran, tau = 2.5 tokens per step,
-    # capped by the communication floor (61 layers x 2 x 8 us = 976 us per step).
-    assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(2.5 * 1000 / 0.976, rel=1e-6)
-    assert top["share_of_own_sol_comm"] == pytest.approx(380.29 / (2.5 * 1000 / 0.976), rel=1e-3)
+    # DeepSeek-V4.1-Flash FP4 on its 4 GB300 GPUs with DSpark: the bound as the point ran, at the point's own tau
+    # (no acceptance recorded: the documented 2.5 assumption), never against a one-token-per-step bound.
+    src = card.basis.near.set_index("row").loc[top["rows"][0]].to_dict()
+    with_spec, plain = own_sol(src)[1], own_sol({**src, "spec_decode": "none", "spec_method": "none"})[1]
+    assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(with_spec) and with_spec > plain
+    assert ASSUMED_TAU == 2.5 and src["spec_method"] == "dspark" and pd.isna(src["acceptance_length"])
+    assert top["share_of_own_sol_comm"] == pytest.approx(456.621 / with_spec, rel=1e-4)
     assert "of its own model's batch-1 bound" in card.verdict
 
 
@@ -361,7 +377,7 @@ def test_bottom_lines_name_the_limits_and_the_speculative_decoding_they_were_rea
 
 
 def test_shipped_cards_give_no_cross_length_or_cross_model_percentage(points):
-    for cid in ("C00", "C03", "C12", "C13", "C23"):
+    for cid in ("C03", "C12", "C13", "C23"):
         card = card_of(cid, points)
         c = card.checks
         assert c["measured_over_claimed"].isna().all(), cid      # proxy, other lengths, or no evidence
@@ -395,12 +411,14 @@ def test_interconnect_table_feeds_the_scope_answer(points):
     hi = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="high")
     assert (lo.latency_us, hi.latency_us) == (5.0, 12.0) and hi.floor_ms == pytest.approx(61 * 2 * 12e-3)
     scope = card_of("C00", points).answers["scope"]
-    # C00: one GB300 at FP4 bounds 1,092 tok/s/user (datasheet) but only 874 at achievable bandwidth, so the NVL72
-    # domain is not needed, said plainly: one GPU only at near-peak bandwidth, an 8-GPU node (2,326) comfortably;
-    # with the 8- and 72-GPU bounds' ranges and their basis.
-    assert scope.short == "NVL72 not needed: one GPU only at near-peak bandwidth, an 8-GPU node comfortably"
-    assert "The NVL72 domain is not needed for single-user speed" in scope.answer
-    assert "72-GPU rack at FP4: 1,453 tok/s/user, 969–2,326" in scope.answer and "(assumption)" in scope.answer
+    # C00: the roofline's batch-1 bounds (one GB300 at FP4 1,092 tok/s/user datasheet, 874 achievable; the 8- and
+    # 72-GPU bounds with their ranges and basis) are context, labelled, never the answer: the answer is what the
+    # claim's own model was measured on (4 GPUs).
+    assert scope.short == "not stated; measured on 4 GPUs"
+    assert "Roofline (batch-1 bounds, not measurements)" in scope.context
+    assert "The NVL72 domain is not needed for single-user speed" in scope.context
+    assert "72-GPU rack at FP4: 1,453 tok/s/user, 969–2,326" in scope.context and "(assumption)" in scope.context
+    assert "NVL72 not needed" not in scope.answer and "none spans a whole rack-scale NVLink domain" in scope.answer
 
 
 def test_c22_efficiency_parts_cost_from_prices_and_per_mw_not_substituted(points):
@@ -456,18 +474,22 @@ def test_no_answer_rests_on_another_family_or_size(points):
     DeepSeek-R1 on B200. Neither may answer for Maverick: the R1 points are context only, every answer says so."""
     card = card_of("C03", points)
     assert set(card.evidence["tier"]) == {"other model"}
-    assert set(card.evidence["model"]) <= {"DeepSeek-R1-0528", "DeepSeek-R1-0528-FP4"}
+    assert all(m.startswith("DeepSeek-") for m in card.evidence["model"])
     assert card.evidence_tier == "none"
     batch, large = card.answers["batch"], card.answers["large_batch"]
     assert batch.status == claims.NOT_STATED and not batch.evidence and "DeepSeek-R1-0528" in batch.answer
+    assert "DeepSeek-R1-0528" not in card.answers["scope"].answer
     assert large.short == "not stated" and not large.evidence
     assert not any(a.evidence for a in card.answers.values())
     assert card.pairs == ([], [])
     # Llama 2 70B claims keep the 70B proxy and drop the 8B
     assert set(card_of("C14", points).evidence["model"]) == {"llama-3.1-70b-tp8-shard"}
-    # DeepSeek-V4-Flash (C00) keeps DeepSeek-R1 as a labelled proxy
+    # DeepSeek-V4.1-Flash (C00) is answered from its own family's published tables; DeepSeek-R1 on its hardware is
+    # context only, and no answer field names an R1 number
     c00 = card_of("C00", points)
-    assert set(c00.evidence["tier"]) == {"proxy"} and c00.answers["batch"].short.endswith("(proxy evidence)")
+    assert set(c00.evidence["tier"]) == {"same-model"}
+    for a in c00.answers.values():
+        assert "DeepSeek-R1" not in a.answer and all("R1" not in e["model"] for e in a.evidence)
 
 
 def test_other_models_are_drawn_grey_and_never_as_a_frontier(points):
@@ -477,8 +499,6 @@ def test_other_models_are_drawn_grey_and_never_as_a_frontier(points):
     labels = [line.get_label() for line in ax.get_lines()]
     assert not any("DeepSeek" in label for label in labels), labels  # no frontier of another model
     assert "other measured points (context)" in [c.get_label() for c in ax.collections]
-    ax = claim_on_frontier(card_of("C00", points))  # a proxy of comparable size keeps its coloured frontiers
-    assert any(line.get_label().startswith("proxy (DeepSeek-R1-0528): GB300 NVL72") for line in ax.get_lines())
 
 
 def test_every_number_of_a_compound_claim_is_a_part_of_its_card(points):
@@ -527,7 +547,7 @@ def test_a_throughput_claims_scope_is_not_answered_with_single_user_bounds(point
     nothing about whether it needs the NVL72 domain, so neither its scope answer nor its bottom line uses them."""
     c08 = card_of("C08", points)
     assert "Batch-1 bounds" not in c08.answers["scope"].answer and "NVL72 not needed" not in c08.bottom_line
-    assert "NVL72 not needed" in card_of("C00", points).answers["scope"].short  # a single-user speed: they do
+    assert "is not needed for single-user speed" in card_of("C00", points).answers["scope"].context  # context only
 
 
 def test_speed_of_light_lines_name_the_model_they_bound(points):

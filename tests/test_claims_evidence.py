@@ -13,8 +13,8 @@ from analysis.schema import to_points
 
 
 def _rows():
-    base = {"source_file": "hand.csv", "tool": "hand", "format": "generic-csv", "model": "DeepSeek-V4-Flash",
-            "hardware": "GB300 NVL72", "scope": "node", "framework": "sglang", "spec_decode": "none",
+    base = {"source_file": "hand.csv", "tool": "hand", "format": "generic-csv", "model": "DeepSeek-V4.1-Flash",
+            "hardware": "GB300 NVL72", "framework": "sglang", "spec_decode": "none",
             "isl": 8192, "osl": 1024, "disagg": False}
     rows = [
         # concurrency, tok/s/user, tok/s/GPU, precision, TTFT p50/p99 ms
@@ -26,7 +26,7 @@ def _rows():
     out = []
     for i, (c, user, gpu, prec, t50, t99) in enumerate(rows, start=1):
         out.append({**base, "source_line": i, "concurrency": c, "tok_s_per_user": user, "tok_s_per_gpu": gpu,
-                    "precision": prec, "n_gpus": 4, "ttft_ms_p50": t50, "ttft_ms_p99": t99,
+                    "precision": prec, "n_gpus": 72, "scope": "rack", "ttft_ms_p50": t50, "ttft_ms_p99": t99,
                     "tpot_ms_p50": 1000.0 / user, "tpot_ms_p99": 1200.0 / user, "output_tok_s": gpu * 4})
     pts = to_points(out)
     return pts.assign(model_match=2, hardware_match=2, match=8, tier="same-model",
@@ -39,7 +39,7 @@ def card():
     near = _rows()
     ev = ClaimEvidence(claim=claim, parts=tuple(claims.claim_parts(claim)), near=near,
                        pool=near.drop(columns=["model_match", "hardware_match", "match", "tier", "row"]),
-                       pool_tier="same-model", pool_models=("DeepSeek-V4-Flash",), pool_size=len(near),
+                       pool_tier="same-model", pool_models=("DeepSeek-V4.1-Flash",), pool_size=len(near),
                        lengths=((8192.0, 1024.0),), lengths_note="lengths not stated", n_points=len(near))
     return claims.card_from_evidence(ev)
 
@@ -57,8 +57,8 @@ def test_each_answer_is_a_fact_from_the_hand_made_evidence(card):
     assert a["large_batch"].fact["point"]["concurrency"] == 64
     # latency: the speed point's own TTFT
     assert a["latency"].fact["point"]["ttft_ms_p99"] == pytest.approx(900.0)
-    # scope: not stated; the speed point ran on 4 GPUs
-    assert a["scope"].fact["rule"] == "inferred" and a["scope"].fact["point"]["n_gpus"] == 4
+    # scope: not stated; the speed point ran on the 72 GPUs of the rack
+    assert a["scope"].fact["rule"] == "inferred" and a["scope"].fact["point"]["n_gpus"] == 72
     # precision: one clean FP4/FP8 pair (all else equal): 500 / 300
     assert a["precision"].fact["pairs"]["n"] == 1
     assert a["precision"].fact["pairs"]["median"] == pytest.approx(500.0 / 300.0)

@@ -80,9 +80,11 @@ def test_direct_evidence_gives_the_exact_interpolated_value(tmp_path):
 
 
 def test_a_model_of_the_same_architecture_is_same_model(tmp_path):
-    # DeepSeek-V3 and DeepSeek-R1 share one config: R1 evidence answers a V3 claim (and the reverse) as same-model
+    # DeepSeek-V3 and DeepSeek-R1 share one config: V3 evidence answers an R1 claim as same-model, another checkpoint
     card = claims.claim_card(_claim(tmp_path), _points([{**r, "model": "DeepSeek-V3-0324"} for r in TWO]))
-    assert card.checks.iloc[0]["match"] == "direct" and card.evidence_tier == "direct"
+    row = card.checks.iloc[0]
+    assert row["match"] == "same-model" and card.evidence_tier == "same-model"
+    assert row["differs"] == ["model revision: DeepSeek-V3-0324 instead of DeepSeek-R1"]
 
 
 def test_another_model_is_proxy_with_a_null_ratio(tmp_path):

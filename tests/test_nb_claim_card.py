@@ -21,8 +21,9 @@ def test_cli_claim_writes_html(tmp_path, capfd):
     # The answer first: bottom line, then the five-row table, then the one figure, then the detail.
     body = html[html.index("Claim C00: nearly"):]          # the page itself, after the template's head
     order = [body.index(s) for s in ("Bottom line.", "Large batch / capacity", "data:image/png",
-                                     "The five answers in full", "Each number of the claim")]
+                                     "The six answers in full", "Each number of the claim")]
     assert order == sorted(order)
-    assert "proxy (another model)" in html and "of the claim" not in html.split("Bottom line.")[1].split(".")[0]
+    assert "same-model" in html and "DeepSeek-V4.1-Flash" in html \
+        and "of the claim" not in html.split("Bottom line.")[1].split(".")[0]
     assert "claim_card_page(" not in raw  # code hidden
     assert "without encryption" not in capfd.readouterr().err

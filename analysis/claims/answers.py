@@ -19,7 +19,7 @@ import pandas as pd
 
 from analysis import specs
 from analysis.claims.conditions import base_precision, lengths_match, meets_limits, per_user_value
-from analysis.claims.evidence import evidence_object, same_architecture
+from analysis.claims.evidence import evidence_object, same_architecture, same_checkpoint
 from analysis.claims.labels import lengths_text
 from analysis.claims.pairs import pairs_summary
 from analysis.claims.registry import INFERRED, NOT_STATED, STATED, Claim, is_stated
@@ -52,6 +52,8 @@ class Answer:
     evidence: list = field(default_factory=list)   # evidence objects (see evidence.evidence_object)
     short: str = ""                                 # the answer in a few words, for the card's first table
     fact: dict = field(default_factory=dict)
+    # what is not evidence of the claim's own model, labelled: another model's points (proxy), roofline bounds
+    context: str = ""
 
 
 def speed_point(claim: Claim, evidence: pd.DataFrame, limits=()):
@@ -63,6 +65,9 @@ def speed_point(claim: Claim, evidence: pd.DataFrame, limits=()):
         return None
     ev = evidence[evidence["hardware_match"] == evidence["hardware_match"].max()]
     ev = ev[ev["model_match"] == ev["model_match"].max()]
+    own = ev["model"].map(lambda m: same_checkpoint(claim.model, m)).astype(bool)
+    if own.any():   # the claim's own checkpoint first (V4.1 Flash), another of the same architecture after it
+        ev = ev[own]
     # the claim's own lengths and precision where the evidence has them, as its comparison reads them
     at_lengths = np.array([lengths_match(claim, i, o) is True for i, o in zip(ev["isl"], ev["osl"])], dtype=bool)
     if at_lengths.any():
@@ -97,9 +102,12 @@ def capacity_point(claim: Claim, evidence: pd.DataFrame, at, limits=(), limits_f
     meet the claim's latency limits when it has some; and how many met them (a fact, empty without limits)."""
     if evidence is None or evidence.empty or at is None:
         return None, {}
-    same = evidence[(evidence["model"] == at["model"]) & (evidence["hardware"] == at["hardware"])
-                    & (evidence["precision"] == at["precision"]) & (evidence["isl"] == at["isl"])
-                    & (evidence["osl"] == at["osl"]) & evidence["tok_s_per_gpu"].notna()]
+    def equal(col):   # NaN equals NaN here: points with no fixed lengths form one group
+        v = at.get(col)
+        return evidence[col].isna() if pd.isna(v) else evidence[col] == v
+
+    same = evidence[equal("model") & equal("hardware") & equal("precision") & equal("isl") & equal("osl")
+                    & evidence["tok_s_per_gpu"].notna()]
     note = {}
     if limits and len(same):
         ok = same[meets_limits(same, list(limits))]
@@ -123,6 +131,17 @@ def _point(row) -> dict:
 
 # --- the five facts --------------------------------------------------------------------------------
 
+def _fastest_other_revision(ev: ClaimEvidence, point) -> dict | None:
+    """The fastest point of another checkpoint of the claim's architecture on the same hardware, where it is faster
+    than the point an answer rests on (V4-Flash-0731 beside V4.1-Flash): shown, labelled, never the answer."""
+    pool = ev.answer_points
+    if pool.empty or point is None or not same_checkpoint(ev.claim.model, point["model"]):
+        return None
+    other = pool[~pool["model"].map(lambda m: same_checkpoint(ev.claim.model, m)).astype(bool)]
+    other = other[other["tok_s_per_user"] > point["tok_s_per_user"]]
+    return _point(other.loc[other["tok_s_per_user"].idxmax()]) if len(other) else None
+
+
 def batch_fact(ev: ClaimEvidence, point) -> dict:
     claim, user = ev.claim, per_user_value(ev.claim)
     if is_stated(claim.batch_text):
@@ -130,7 +149,7 @@ def batch_fact(ev: ClaimEvidence, point) -> dict:
     if point is not None and not math.isnan(user):
         rule = "proxy-nearest" if point.get("tier") == "proxy" else "nearest"
         return {"rule": rule, "point": _point(point), "claimed_tok_s_per_user": user,
-                "ratio": user / point["tok_s_per_user"]}
+                "ratio": user / point["tok_s_per_user"], "other_revision": _fastest_other_revision(ev, point)}
     return {"rule": "no-evidence", "other_models": ev.other_models}
 
 
@@ -196,9 +215,12 @@ def scope_fact(ev: ClaimEvidence, sol: pd.DataFrame, point) -> dict:
     claim = ev.claim
     # batch-1 bounds say what a single user's speed needs; a throughput claim's scope is its deployment's GPU count
     bounds = scope_bounds(claim, sol) if claim.kind == "per-user" else []
+    pool = ev.answer_points
+    gpus = sorted({float(g) for g in pool["n_gpus"].dropna()}) if len(pool) else []
     fact = {"bounds": bounds, "verdict": scope_verdict(bounds) if bounds else None,
             "claimed_tok_s_per_user": per_user_value(claim), "scope_text": str(claim.scope),
-            "scope_stated": is_stated(claim.scope)}
+            "scope_stated": is_stated(claim.scope), "measured_gpu_counts": gpus,
+            "evidence_tier": str(point.get("tier")) if point is not None else "none"}
     n = claim.number("n_gpus")
     if not math.isnan(n):
         return {**fact, "rule": "stated", "n_gpus": n}
@@ -210,7 +232,8 @@ def latency_fact(ev: ClaimEvidence, point) -> dict:
     claim = ev.claim
     if is_stated(claim.latency):
         return {"rule": "stated", "text": str(claim.latency), "limits": [lim.text for lim in ev.limits]}
-    has = point is not None and pd.notna(point.get("ttft_ms_p50"))
+    has = point is not None and any(pd.notna(point.get(c)) for c in ("ttft_ms_p50", "ttft_ms_mean", "tpot_ms_p50",
+                                                                     "tpot_ms_mean"))
     return {"rule": "inferred" if has else "not-stated", "limits_from": ev.limits_from if ev.limits else "",
             "claimed_tok_s_per_user": per_user_value(claim), "point": _point(point) if has else None}
 
@@ -295,8 +318,13 @@ STATUS_OF_RULE = {"stated": STATED, "stated-none": STATED, "not-stated": NOT_STA
 
 
 def _status(key: str, fact: dict) -> str:
-    if key == "precision" and fact["rule"] == "inferred" and not (fact["evidence"] or fact["roofline"]):
+    point = fact.get("point") or {}
+    if key in ("batch", "large_batch", "latency") and point.get("tier") == "proxy":
+        return NOT_STATED   # another model's point is context, not an answer
+    if key == "scope" and fact["rule"] == "inferred" and point.get("tier") in (None, "proxy"):
         return NOT_STATED
+    if key == "precision" and fact["rule"] == "inferred" and (not fact["evidence"] or fact["pairs_proxy"]):
+        return NOT_STATED   # a roofline ratio or another model's pairs are context, not an answer
     if key == "spec_decode" and fact["rule"] in ("not-stated", "method-stated"):
         return INFERRED if fact["evidence"] else NOT_STATED
     return STATUS_OF_RULE.get(fact["rule"], INFERRED)
@@ -304,7 +332,7 @@ def _status(key: str, fact: dict) -> str:
 
 def _evidence_of(key: str, fact: dict) -> list[dict]:
     if key == "precision":
-        return fact["evidence"]
+        return [] if fact["pairs_proxy"] else fact["evidence"]
     point = fact.get("point") if key != "spec_decode" else (fact["evidence"] or {}).get("point")
     if key == "scope" and fact["rule"] == "stated":
         return []
@@ -326,9 +354,9 @@ def five_answers(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] 
 
     out = {}
     for key, fact in answer_facts(ev, sol, pairs).items():
-        long, short = words_answers.SENTENCES[key](ev.claim, fact)
+        long, short, context = words_answers.SENTENCES[key](ev.claim, fact)
         evidence = _evidence_of(key, fact)
         point = fact.get("point") if key != "spec_decode" else (fact["evidence"] or {}).get("point")
         rows = [e["source"] for e in evidence] if key == "precision" else ([point["row"]] if evidence else [])
-        out[key] = Answer(QUESTIONS[key], _status(key, fact), long, rows, evidence, short, fact)
+        out[key] = Answer(QUESTIONS[key], _status(key, fact), long, rows, evidence, short, fact, context)
     return out

@@ -119,7 +119,7 @@ class ClaimCard:
                 if "decode" in str(self.claim.unit).lower():
                     what = f"{num_text(dec)} tok/s per decode GPU, the claim's denominator ({num_text(v)} over all GPUs)"
                 else:
-                    what = f"{num_text(v)} tok/s/GPU over all GPUs ({num_text(dec)} per decode GPU)"
+                    what = f"{num_text(v)} {r['unit']} over all GPUs ({num_text(dec)} per decode GPU)"
             at = ""
             if r["kind"] in ("per-GPU", "per-system") and pd.notna(r["tok_s_per_user"]):
                 ttft = r.get("ttft_ms_p99")

@@ -20,11 +20,20 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import frontier
+from analysis import frontier, specs
 from analysis.claims.conditions import base_precision, lengths_match, meets_limits, spec_decode_of, stated_lengths
-from analysis.claims.evidence import evidence_object, generation, hw_key, hw_keys, own_sol, row_id
+from analysis.claims.evidence import (
+    evidence_object,
+    generation,
+    hw_key,
+    hw_keys,
+    model_key,
+    own_sol,
+    row_id,
+    same_checkpoint,
+)
 from analysis.claims.labels import lengths_text
-from analysis.claims.registry import Claim, ClaimPart
+from analysis.claims.registry import Claim, ClaimPart, is_stated
 from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
 from analysis.schema import scope_for
@@ -55,16 +64,35 @@ class Difference:
 
 
 def _point(ctx, r) -> dict:
-    """A frontier point as a reading cites it."""
-    return {"tok_s_per_gpu": r["tok_s_per_gpu"], "tok_s_per_user": r["tok_s_per_user"],
-            "concurrency": r.get("concurrency"), "row": ctx.rid(r)}
+    """A point as a reading cites it (``per_user_def``: the statistic its per-user speed was read at)."""
+    full = ctx.row(r)
+    return {"tok_s_per_gpu": r.get("tok_s_per_gpu"), "tok_s_per_user": r["tok_s_per_user"],
+            "concurrency": r.get("concurrency"), "row": ctx.rid(r), "per_user_def": full.get("tok_s_per_user_def"),
+            "source_url": full.get("source_url")}
 
 
-def _at_lengths(points: pd.DataFrame, pairs) -> pd.DataFrame:
-    if not pairs or points.empty:
+def _at_lengths(points: pd.DataFrame, pairs, claim: Claim | None = None) -> pd.DataFrame:
+    """The points at the compared length pairs; for a claim that states no lengths, also the points that have
+    none (agentic traces, a named dataset), each compared only within its own group."""
+    if points.empty:
         return points.iloc[0:0]
-    keys = set(pairs)
-    return points[[(a, b) in keys for a, b in zip(points["isl"], points["osl"])]]
+    keys = set(pairs or ())
+    keep = [(a, b) in keys for a, b in zip(points["isl"], points["osl"])]
+    if claim is not None and not is_stated(claim.isl_osl):
+        keep = [k or (pd.isna(a) and pd.isna(b)) for k, a, b in zip(keep, points["isl"], points["osl"])]
+    return points[keep]
+
+
+def lengths_label(isl, osl, workload=None) -> str:
+    """``ISL 1,024 / OSL 1,024``, or the workload where a point has no fixed lengths (``agentx workload``)."""
+    if (isl is None or pd.isna(isl)) and workload and str(workload) not in ("unknown", "nan"):
+        return f"{workload} workload (no fixed ISL/OSL)"
+    return lengths_text(isl, osl)
+
+
+def _nan_free(key) -> tuple:
+    """A group key with NaN made None, so two groupings of one table look each other's groups up."""
+    return tuple(None if isinstance(x, float) and math.isnan(x) else x for x in key)
 
 
 def _groups_of(front: pd.DataFrame, by=CHECK_BY):
@@ -146,7 +174,9 @@ class _Context:
 
     def base(self, **extra) -> dict:
         part = self.part
-        return {"part": part.text, "kind": part.kind, "claimed": part.compared_value, "unit": part.unit,
+        unit = ("total " + part.unit if part.kind in ("per-GPU", "per-system") and str(self.claim.counts) == "total"
+                else part.unit)
+        return {"part": part.text, "kind": part.kind, "claimed": part.compared_value, "unit": unit,
                 "lengths_note": self.ev.lengths_note, "limits": self.ev.limits_text, **extra}
 
     def tier(self, key, used=()) -> tuple[str, list[Difference], bool]:
@@ -164,12 +194,38 @@ class _Context:
             differs.append(Difference("lengths", lengths_text(key[3], key[4]), str(self.claim.isl_osl)))
         deployment = self.deployment_differs(used)
         differs += deployment
+        revisions = sorted({str(self.row(r).get("model")) for r in used if r is not None
+                            and not same_checkpoint(self.claim.model, self.row(r).get("model"))})
+        if revisions and self.model_tier != "proxy":
+            # another checkpoint of the same architecture: same-model evidence, said so, still a percentage
+            differs.append(Difference("model revision", ", ".join(revisions), self.claim.model))
+        differs += self.domain_differs(used)
         if self.model_tier == "proxy":
             return "proxy", [Difference("model", ", ".join(self.ev.pool_models), self.claim.model)] + differs, False
         # A percentage of the claim needs the claim's stated conditions: its lengths, its speculative decoding and
         # its deployment (GPU count, scope, disaggregation).
         return (("direct" if not differs else "same-model"), differs,
                 at_lengths is not False and not spec_differs and not deployment)
+
+    def domain_differs(self, used) -> list[Difference]:
+        """A claim that names a rack-scale NVLink domain (GB300 NVL72) without a GPU count, read on points that ran
+        on fewer GPUs than that domain: the reader must know 4 GPUs are not the 72-GPU domain."""
+        n = self.part.n_gpus
+        if self.part.kind == "ratio" or (isinstance(n, (int, float)) and math.isfinite(n)):
+            return []
+        try:
+            domain = specs.hardware(str(self.claim.hardware_table or self.claim.hardware)).scale_up_domain_gpus
+        except KeyError:
+            return []
+        if not domain or domain <= 8:
+            return []
+        rows = [self.row(r) for r in used if r is not None]
+        gpus = sorted({float(r["n_gpus"]) for r in rows if pd.notna(r.get("n_gpus"))})
+        inside = any(str(r.get("scope")) in ("rack", "multi-node") for r in rows)
+        if gpus and max(gpus) < domain and not inside:
+            return [Difference("NVLink domain", f"{', '.join(f'{g:g}' for g in gpus)} GPUs",
+                               f"the {domain:g}-GPU domain the claim names (GPU count not stated)")]
+        return []
 
     def deployment_differs(self, used) -> list[Difference]:
         """GPU count, scope and disaggregation of the points a reading rests on, where the claim states a GPU
@@ -207,7 +263,7 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
     part = ctx.part
     claimed = part.compared_value
     at = part.at_tok_s_per_user
-    at_lengths = _at_lengths(sel, ctx.pairs)
+    at_lengths = _at_lengths(sel, ctx.pairs, ctx.claim)
     fronts = {d: frontier.frontier(at_lengths, by=CHECK_BY, denominator=d) for d in ("all", "decode")}
     decode_groups = dict(_groups_of(fronts["decode"]))
     rows = []
@@ -265,19 +321,32 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
 
 
 def _per_user_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
+    """The fastest point of each group (every point with a per-user speed counts: a published row that gives no
+    output tok/s/GPU still has a speed), the capacity from the group's frontier where it has one. Checkpoints are
+    grouped apart (``model_key``), so the claim's own model is never hidden behind another revision."""
     part = ctx.part
     rows = []
-    for key, g in _groups_of(frontier.frontier(_at_lengths(sel, ctx.pairs), by=CHECK_BY)):
-        end = single_user_end(g)
+    pts = _at_lengths(sel, ctx.pairs, ctx.claim)
+    pts = pts[pts["tok_s_per_user"].notna() & (pts["tok_s_per_user"] > 0)] if len(pts) else pts
+    if pts.empty:
+        return rows
+    pts = pts.assign(model_key=pts["model"].map({m: model_key(m) for m in pts["model"].unique()}))
+    fronts = {_nan_free(k): f for k, f in _groups_of(frontier.frontier(pts, by=CHECK_BY + ["model_key"]),
+                                                      by=CHECK_BY + ["model_key"])}
+    for key, g in pts.groupby(CHECK_BY + ["model_key"], dropna=False, sort=True):
+        end = g.loc[g["tok_s_per_user"].idxmax()]
         match, differs, ratio_ok = ctx.tier(key, [end])
-        cap = g.loc[g["tok_s_per_gpu"].idxmax()]
+        front = fronts.get(_nan_free(key))
+        cap = front.loc[front["tok_s_per_gpu"].idxmax()] if front is not None and len(front) else None
         src = ctx.row(end)
         sol_bw, sol_comm = own_sol(src)
-        rows.append({**ctx.base(group=group_key_label(key), lengths=lengths_text(key[3], key[4])),
+        label = group_key_label(key) + ("" if same_checkpoint(ctx.claim.model, end["model"]) else f" ({end['model']})")
+        rows.append({**ctx.base(group=label, lengths=lengths_label(key[3], key[4], ctx.row(end).get("workload"))),
                      "model": src.get("model"), "n_gpus": end.get("n_gpus"), "own_sol_tok_s_per_user": sol_bw,
                      "own_sol_comm_tok_s_per_user": sol_comm, "share_of_own_sol_comm": end["tok_s_per_user"] / sol_comm,
-                     "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"], "capacity_tok_s_per_user": cap["tok_s_per_user"],
-                     "capacity_row": ctx.rid(cap), "tok_s_per_user": end["tok_s_per_user"],
+                     "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"] if cap is not None else math.nan,
+                     "capacity_tok_s_per_user": cap["tok_s_per_user"] if cap is not None else math.nan,
+                     "capacity_row": ctx.rid(cap) if cap is not None else "", "tok_s_per_user": end["tok_s_per_user"],
                      "measured_all": end["tok_s_per_user"], "measured_decode": math.nan,
                      "measured_over_claimed": end["tok_s_per_user"] / part.value if ratio_ok else math.nan,
                      "reading": {"rule": "fastest", "points": [_point(ctx, end)]},
@@ -444,7 +513,12 @@ def _frontier_check(rows_for: Callable) -> Callable:
 
         if ev.pool.empty:
             return [_none_row(ev, part, "no-matching-points")]
-        sel, differs = select_for_part(ev.claim, part, ev.pool)
+        pool = ev.pool
+        if part.kind != "per-user" and str(ev.claim.counts) == "total":
+            # the claim counts input + output tokens: its evidence is read on total tok/s, never on output
+            pool = pool[pool["total_tok_s"].notna()].assign(output_tok_s=lambda d: d["total_tok_s"],
+                                                           tok_s_per_gpu=lambda d: d["total_tok_s"] / d["n_gpus"])
+        sel, differs = select_for_part(ev.claim, part, pool)
         ctx = _Context(ev, part, sel, differs)
         ctx.pairs, note = matched_lengths(ev.claim, sel)
         ctx.ev = _with_note(ev, note)

@@ -236,6 +236,8 @@ def limit_column(lim: LatencyLimit, points: pd.DataFrame) -> pd.Series:
     if lim.metric == "ttft" and lim.stat in ("p90", "p99") and len(points):
         burst = closed_loop(points)
         value = value.where(~burst, col("ttft_ms_p50"))
+    if lim == DEFAULT_CAPACITY_LIMIT:  # perfclaims' own sanity limit: a source that gives only the mean is read on it
+        value = value.fillna(col(f"{lim.metric}_ms_mean"))
     return value
 
 

@@ -82,6 +82,39 @@ def model_size(name) -> tuple[float | None, float | None]:
     return total_b, billions(active) if active else None
 
 
+_QUANT_SUFFIX = re.compile(r"(?:nvfp4|mxfp4|fp4|fp8|int4|int8|w4a16|w8a8|bf16|fp16)$")
+_SIZE_SUFFIX = re.compile(r"\s+\d+(?:\.\d+)?\s*[bt]$", re.IGNORECASE)
+
+
+def model_key(name) -> str:
+    """A model's name as a checkpoint key: letters and digits, without a trailing quantization word or size
+    (``DeepSeek-V4-Flash-NVFP4`` is ``deepseekv4flash``, ``DeepSeek-V4-Pro 1.6T`` is ``deepseekv4pro``)."""
+    return _QUANT_SUFFIX.sub("", specs.normalize_name(_SIZE_SUFFIX.sub("", str(name).strip())))
+
+
+def _alternatives(name) -> list[str]:
+    """The checkpoints a claim's model name names: "DeepSeek V3/R1 671B" names DeepSeek V3 and DeepSeek R1."""
+    text = re.sub(r"\([^)]*\)", "", str(name)).strip()
+    parts = [p.strip() for p in text.split("/") if p.strip()]
+    if len(parts) < 2:
+        return [text]
+    head = re.sub(r"[A-Za-z0-9.]+$", "", parts[0])   # "DeepSeek " of "DeepSeek V3"
+    word = head.strip().lower()
+    return [parts[0]] + [p if not word or p.lower().startswith(word) else head + p for p in parts[1:]]
+
+
+def same_checkpoint(claim_model, point_model) -> bool:
+    """Whether a point ran the checkpoint the claim names: the same key, or a revision the claim's name covers
+    (a claim for "DeepSeek-R1" covers DeepSeek-R1-0528, "DeepSeek V3/R1" covers both; one for "DeepSeek V4.1 Flash"
+    does not cover DeepSeek-V4-Flash-0731, another checkpoint of the same architecture)."""
+    b = model_key(point_model)
+    for alt in _alternatives(claim_model):
+        a = model_key(alt)
+        if a and (a == b or b.startswith(a)):
+            return True
+    return False
+
+
 _ARCHITECTURE = ("total_params_b", "active_params_b", "n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim",
                  "vocab", "attention", "n_experts", "top_k", "n_moe_layers", "kv_lora_rank", "qk_rope_head_dim")
 
@@ -124,7 +157,10 @@ def comparable_size(claim_model, point_model) -> bool:
 JSON_ARRAY_FORMATS = {"inferencex-api"}
 EVIDENCE_FIELDS = ["source", "model", "hardware", "precision", "isl", "osl", "spec_decode", "framework", "disagg",
                    "n_gpus", "concurrency", "tok_s_per_user", "tok_s_per_gpu", "ttft_ms_p50", "ttft_ms_p99",
-                   "tpot_ms_p50", "tpot_ms_p99"]
+                   "tpot_ms_p50", "tpot_ms_p99",
+                   # added: where a published row comes from, what it measured and at which statistic
+                   "source_url", "source_kind", "workload", "scope", "tok_s_per_user_def", "ttft_ms_mean",
+                   "tpot_ms_mean", "num_requests", "spec_method", "acceptance_length", "acceptance_source", "date"]
 
 
 def row_id(row) -> str:

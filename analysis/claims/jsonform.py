@@ -70,7 +70,8 @@ def card_json(card) -> dict:
     c = card.claim
     clean, confounded = card.pairs
     answers = {k: {"status": STATUS.get(a.status, a.status), "text": a.answer, "short": a.short,
-                   "evidence": a.evidence, "fact": a.fact} for k, a in card.answers.items()}
+                   "evidence": a.evidence, "fact": a.fact, "context": a.context}
+               for k, a in card.answers.items()}
     return plain({
         "id": c.id, "kind": c.kind, "bottom_line": card.bottom_line, "claim": {
             "value": c.value, "text": c.value_text, "unit": c.unit, "model": c.model, "hardware": c.hardware,

@@ -116,6 +116,7 @@ class Claim:
     latency: str = NOT_STATED            # limits such as "TTFT p99 <= 2 s; TPOT p50 <= 20 ms", or reported values
     scenario: str = NOT_STATED           # a benchmark scenario whose latency limits apply ("MLPerf Server")
     at_tok_s_per_user: object = NOT_STATED  # the per-user speed a per-GPU claim was made at
+    counts: str = "output"               # the tokens a throughput claim counts: output, or total (input + output)
     software: str = NOT_STATED
     date: str = NOT_STATED
     source: str = NOT_STATED

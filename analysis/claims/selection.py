@@ -31,7 +31,7 @@ from analysis.claims.conditions import (
     meets_limits,
 )
 from analysis.claims.evidence import comparable_size, evidence_for, family, same_architecture
-from analysis.claims.registry import Claim, ClaimPart, claim_parts
+from analysis.claims.registry import Claim, ClaimPart, claim_parts, is_stated
 from analysis.schema import trusted
 
 POOL_TIERS = ("same-model", "proxy", "none")
@@ -117,7 +117,8 @@ class ClaimEvidence:
             return like
         top = like[like["match"] == like["match"].max()]
         keys = set(self.lengths)
-        return top[[(a, b) in keys for a, b in zip(top["isl"], top["osl"])]]
+        free = not is_stated(self.claim.isl_osl)   # a claim with no lengths: points with none are drawn too
+        return top[[(a, b) in keys or (free and pd.isna(a) and pd.isna(b)) for a, b in zip(top["isl"], top["osl"])]]
 
     @property
     def tier(self) -> str:

@@ -68,6 +68,21 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     return out
 
 
+def _unreached(claim: Claim, checks: pd.DataFrame) -> str:
+    """For a per-user claim no measured point reaches: the fastest point of the claim's model or architecture, with
+    its conditions and source."""
+    users = checks[(checks["kind"] == "per-user") & checks["measured_all"].notna()
+                   & checks["match"].isin(["direct", "same-model"])] if len(checks) else checks
+    if users.empty or users["measured_all"].max() >= users["claimed"].max():
+        return ""
+    top = users.loc[users["measured_all"].idxmax()]
+    p = (top.get("reading") or {}).get("points", [{}])[0]
+    where = p.get("source_url") if p.get("source_url") not in (None, "unknown") else p.get("row")
+    return (f"; no measured point of this model or its architecture reaches the claimed speed: the fastest is "
+            f"{top['measured_all']:,.1f} tok/s/user ({top['group']}, {top['lengths']}, concurrency "
+            f"{fmt_num(p.get('concurrency'))}; {where})")
+
+
 def gap_text(row) -> str:
     """", and the claim is 42× this evidence: a different axis, denominator or data?" where they are far apart."""
     gap = row.get("gap")
@@ -265,7 +280,9 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         v = ("~" if r.get("rough") else "") + (f"{measured:.2f}" if r["kind"] == "ratio" else
                                                 fmt_num(measured, 1 if measured < 1000 else 0))
         limits = f"; only points within {r['limits']}" if _name(r.get("limits")) else ""
-        where = f"{r['group']}, {r['lengths']}{limits}"
+        p = ((r.get("reading") or {}).get("points") or [{}])[0]
+        stat = {"1000/tpot_ms_mean": "1000 / mean TPOT; "}.get(str(p.get("per_user_def")), "")
+        where = f"{stat}{r['group']}, {r['lengths']}{limits}"
         if pd.notna(r["measured_over_claimed"]):
             found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "
                      f"{share(r['measured_over_claimed'])} of the claim")
@@ -278,7 +295,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         else:
             found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
                      f"{v}{unit} there ({where}), not a percentage of the claim")
-        found += gap_text(r)
+        found += gap_text(r) + _unreached(claim, checks)
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
     return head + found + (tail[1:] if found.endswith("?") else tail)

@@ -1,7 +1,9 @@
-"""The five answers in words: one sentence function per question, each reading only its fact.
+"""The six answers in words: one sentence function per question, each reading only its fact.
 
 Each function takes the claim and the fact of :mod:`analysis.claims.answers` and returns (the answer in full, the
-answer in a few words for the card's first table). Nothing here selects or computes evidence.
+answer in a few words for the card's first table, the context): the answer rests on the claim's own model; another
+model's points (proxy) and roofline bounds are only ever context, labelled. Nothing here selects or computes
+evidence.
 """
 
 from __future__ import annotations
@@ -24,16 +26,45 @@ def _ms(v) -> str:
 
 def who(p: dict) -> str:
     """"DeepSeek-R1-0528 on GB300 NVL72, FP4, ISL 1,024 / OSL 8,192, spec decode mtp (proxy: another model)"."""
+    from analysis.claims.checks import lengths_label
+
     label = " (proxy: another model)" if p.get("tier") == "proxy" else ""
     return (f"{p['model']} on {p['hardware']}, {str(p['precision']).upper()}, "
-            f"{lengths_text(p.get('isl'), p.get('osl'))}, spec decode {p.get('spec_decode')}{label}")
+            f"{lengths_label(p.get('isl'), p.get('osl'), p.get('workload'))}, spec decode {p.get('spec_decode')}{label}")
 
 
 def latency_text(p: dict) -> str:
+    """TTFT and TPOT at the statistics the point has: p50 / p99, or the mean where a source gives only means."""
+    def known(k):
+        return p.get(k) is not None and not pd.isna(p.get(k))
+
+    if not known("ttft_ms_p50") and not known("tpot_ms_p50") and (known("ttft_ms_mean") or known("tpot_ms_mean")):
+        return (f"TTFT mean {_ms(p.get('ttft_ms_mean'))}, TPOT mean {_ms(p.get('tpot_ms_mean'))} (the source gives "
+                "means only)")
     burst = (" (the start-up burst of a fixed-concurrency sweep)" if p.get("closed_loop")
-             and pd.notna(p.get("ttft_ms_p99")) else "")
+             and known("ttft_ms_p99") else "")
     return (f"TTFT p50 {_ms(p.get('ttft_ms_p50'))} / p99 {_ms(p.get('ttft_ms_p99'))}{burst}, "
             f"TPOT p50 {_ms(p.get('tpot_ms_p50'))} / p99 {_ms(p.get('tpot_ms_p99'))}")
+
+
+_STAT = {"1000/tpot_ms_mean": "1000 / mean TPOT", "1000/tpot_ms_p50": "1000 / median TPOT",
+         "1000/step_ms": "1000 / step time", "output/concurrency": "output tok/s / concurrency",
+         "osl/e2e": "OSL / end-to-end latency"}
+
+
+def cite(p: dict) -> str:
+    """Where a point is read: the publication's URL (table and row) for a published row, else its file and line;
+    with the statistic its per-user speed is read at."""
+    url = p.get("source_url")
+    where = str(url) if url and str(url) not in ("unknown", "nan") else str(p.get("source") or p.get("row"))
+    stat = _STAT.get(str(p.get("tok_s_per_user_def")), "")
+    return (f"{stat}; " if stat else "") + where
+
+
+def conditions(p: dict) -> str:
+    """``4 GPUs (scope node), concurrency 1, agentx workload, dspark``: what a reader must know of a point."""
+    parts = [f"{fmt_num(p.get('n_gpus'))} GPUs (scope {p.get('scope')})", f"concurrency {fmt_num(p.get('concurrency'))}"]
+    return ", ".join(parts)
 
 
 def _difference(d: dict) -> str:
@@ -42,40 +73,66 @@ def _difference(d: dict) -> str:
     return f"precision {precision_label(d['measured'])}, not the claim's {precision_label(d['claimed'])}"
 
 
-def batch_words(claim: Claim, f: dict) -> tuple[str, str]:
+def _no_own_point(claim: Claim) -> str:
+    return f"Not stated, and no point of {claim.model} (or of its architecture) to check it."
+
+
+def batch_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     if f["rule"] == "stated":
-        return f["text"], f["text"]
+        return f["text"], f["text"], ""
     if f["rule"] == "proxy-nearest":
         p = f["point"]
         above = f["claimed_tok_s_per_user"] > p["tok_s_per_user"]
-        return (f"Not stated, and no point of {claim.model} to check it. Proxy evidence only (another model: "
-                f"{who(p).replace(' (proxy: another model)', '')}): its point nearest the claimed speed reaches "
-                f"{p['tok_s_per_user']:,.0f} tok/s/user "
-                f"at concurrency {fmt_num(p.get('concurrency'))}. Speeds of different models are not compared"
-                + ("; a per-user figure above every measured point is most likely a single-user (batch 1) figure."
-                   if above else "."),
-                "not stated; likely 1 user (proxy evidence)" if above else "not stated (proxy evidence only)")
+        context = (f"Proxy evidence (another model: {who(p).replace(' (proxy: another model)', '')}): its point "
+                   f"nearest the claimed speed reaches {p['tok_s_per_user']:,.0f} tok/s/user at concurrency "
+                   f"{fmt_num(p.get('concurrency'))} ({cite(p)}). Speeds of different models are not compared"
+                   + ("; a per-user figure above every measured point is most likely a single-user (batch 1) "
+                      "figure." if above else "."))
+        return _no_own_point(claim), "not stated (no point of this model)", context
     if f["rule"] == "nearest":
         p, ratio = f["point"], f["ratio"]
         conc = p.get("concurrency")
         tail = (", so it implies a batch no larger than that, most likely one user." if ratio > 1 else
                 f" ({ratio:.2f}× of that speed).")
-        return (f"Not stated. The measured point nearest the claimed speed ({who(p)}) reaches "
-                f"{p['tok_s_per_user']:,.0f} tok/s/user at concurrency {fmt_num(conc)}; the claim is "
-                f"{ratio:.1f}× that speed" + tail,
-                f"not stated; {'≈1 user' if ratio > 1 else f'concurrency ≤ {fmt_num(conc)}'}")
+        text = (f"Not stated. The measured point nearest the claimed speed ({who(p)}; {conditions(p)}; {cite(p)}) "
+                f"reaches {p['tok_s_per_user']:,.0f} tok/s/user at concurrency {fmt_num(conc)}; the claim is "
+                f"{ratio:.1f}× that speed" + tail)
+        o = f.get("other_revision")
+        if o:
+            text += (f" Faster, on another checkpoint of the same architecture ({o['model']}, labelled: not the "
+                     f"claim's model): {o['tok_s_per_user']:,.0f} tok/s/user ({conditions(o)}; {cite(o)}).")
+        fastest = max([p["tok_s_per_user"]] + ([o["tok_s_per_user"]] if o else []))
+        if fastest < f["claimed_tok_s_per_user"]:
+            text += (f" No measured point of this model or its architecture reaches the claimed "
+                     f"{f['claimed_tok_s_per_user']:,.0f} tok/s/user.")
+        return text, f"not stated; {'≈1 user' if ratio > 1 else f'concurrency ≤ {fmt_num(conc)}'}", ""
     others = f["other_models"]
     return ("Not stated, and no similar measured points" + (
         f" (of {claim.model} or of a model that may stand in for it: {PROXY_RULE}). The points on its "
         f"hardware are other models ({', '.join(others)}): their speeds say nothing about this model's batch."
-        if others else "."), "not stated")
+        if others else "."), "not stated", "")
+
+
+def _ttft_short(p: dict) -> str:
+    if pd.notna(p.get("ttft_ms_p50")):
+        return f"TTFT p50 {_ms(p.get('ttft_ms_p50'))}"
+    if pd.notna(p.get("ttft_ms_mean")):
+        return f"TTFT mean {_ms(p.get('ttft_ms_mean'))}"
+    return "TTFT n/a"
 
 
 def _limits_note(note: dict) -> str:
     return f"under {note['limits']} ({note['where']}): {note['met']} of {note['of']} points meet them"
 
 
-def large_batch_words(claim: Claim, f: dict) -> tuple[str, str]:
+def large_batch_words(claim: Claim, f: dict) -> tuple[str, str, str]:
+    long, short = _large_batch(claim, f)
+    if f["rule"] == "capacity" and f["point"].get("tier") == "proxy":
+        return _no_own_point(claim), "not stated (no point of this model)", "Proxy evidence: " + long
+    return long, short, ""
+
+
+def _large_batch(claim: Claim, f: dict) -> tuple[str, str]:
     if f["rule"] == "capacity":
         p, note, free = f["point"], f["limits"], f.get("unconstrained")
         under = f" under {note['limits']}" if note else ""
@@ -85,13 +142,15 @@ def large_batch_words(claim: Claim, f: dict) -> tuple[str, str]:
         second = (f" Unconstrained by latency, the highest is {free['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency "
                   f"{fmt_num(free.get('concurrency'))} ({free['tok_s_per_user']:,.1f} tok/s/user, "
                   f"{latency_text(free)})." if free else "")
+        if note and note.get("default") and pd.isna(p.get("ttft_ms_p50")) and pd.notna(p.get("ttft_ms_mean")):
+            tail = f" ({_limits_note(note)}; read on the TTFT mean, the only statistic the source gives)."
         return (f"The claim does not say. On the group of the point the speed answer uses ({who(p)}"
-                + "".join(f"; {_difference(d)}" for d in f["differs"]) + f") capacity{under} is "
+                + "".join(f"; {_difference(d)}" for d in f["differs"]) + f"; {cite(p)}) capacity{under} is "
                 f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}, where each "
                 f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}" + tail + second
                 + " The fastest per-user point is the single-user end, not the capacity.",
                 f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user"
-                + (f" under {note['limits']}" if note else "") + f", TTFT p50 {_ms(p.get('ttft_ms_p50'))}"
+                + (f" under {note['limits']}" if note else "") + ", " + _ttft_short(p)
                 + (" (proxy)" if p.get("tier") == "proxy" else ""))
     if f["rule"] == "no-point-meets-limits":
         return (f"No measured capacity meets the claim's latency limits ({_limits_note(f['limits'])}).",
@@ -148,23 +207,45 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
     return "Batch-1 bounds with the communication floor — " + "; ".join(parts) + ". " + verdict, short
 
 
-def scope_words(claim: Claim, f: dict) -> tuple[str, str]:
-    long, short = scope_bounds_words(f)
+def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:
+    """The scope from the evidence (GPU counts measured); the roofline's batch-1 bounds are context, labelled."""
+    long, roof_short = scope_bounds_words(f)
+    context = ("Roofline (batch-1 bounds, not measurements): " + long) if long else ""
     if f["rule"] == "stated":
         n = f["n_gpus"]
-        return f"{n:g} GPUs ({f['scope_text']}). {long}".strip(), f"{n:g} GPUs"
-    text = (f"Not stated ({f['scope_text']})." if f["scope_stated"] else "Not stated.") + (" " + long if long else "")
+        return f"{n:g} GPUs ({f['scope_text']}).", f"{n:g} GPUs", context
+    text = f"Not stated ({f['scope_text']})." if f["scope_stated"] else "Not stated."
     p = f.get("point")
-    if p is not None:
-        text += (f" The measured point nearest the claimed speed ran on {fmt_num(p.get('n_gpus'))} GPUs "
-                 f"(scope {p.get('scope')}; {who(p)}).")
-    return text, short or "not stated"
+    if p is None or p.get("tier") == "proxy":
+        if p is not None:
+            context = (f"Proxy evidence: the nearest point of another model ran on {fmt_num(p.get('n_gpus'))} GPUs "
+                       f"({who(p)}). " + context).strip()
+        return text + " No point of this model to measure it by.", "not stated", context
+    gpus = f["measured_gpu_counts"]
+    text += (f" The measured point nearest the claimed speed ran on {fmt_num(p.get('n_gpus'))} GPUs "
+             f"(scope {p.get('scope')}; {who(p)}; {cite(p)}).")
+    if gpus:
+        text += (f" Points of this model on this hardware ran on {', '.join(f'{g:g}' for g in gpus)} GPUs"
+                 + (": none spans a whole rack-scale NVLink domain, so whether the claim needs one is not measured."
+                    if "NVL72" in str(claim.hardware) and max(gpus) < 72 else "."))
+    short = (f"not stated; measured on {', '.join(f'{g:g}' for g in gpus)} GPUs" if gpus else "not stated")
+    return text, short, context
 
 
-def latency_words(claim: Claim, f: dict) -> tuple[str, str]:
+def latency_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     if f["rule"] == "stated":
         extra = f" Applied as limits: {'; '.join(f['limits'])}." if f["limits"] else ""
-        return f"{f['text']}.{extra}".replace("..", "."), f["text"]
+        return f"{f['text']}.{extra}".replace("..", "."), f["text"], ""
+    p = f["point"]
+    if p is not None and p.get("tier") == "proxy":
+        own, _ = _latency(claim, {**f, "point": None})
+        return own, "not stated", (f"Proxy evidence ({who(p)}, {p['tok_s_per_user']:,.0f} tok/s/user): "
+                                   f"{latency_text(p)}.")
+    long, short = _latency(claim, f)
+    return long, short, ""
+
+
+def _latency(claim: Claim, f: dict) -> tuple[str, str]:
     where = f["limits_from"]
     parts = ["TTFT and TPOT not stated" + (f"; {where.removeprefix('the ')} apply" if where else "") + "."]
     user = f["claimed_tok_s_per_user"]
@@ -172,16 +253,20 @@ def latency_words(claim: Claim, f: dict) -> tuple[str, str]:
         parts.append(f"A per-user speed of {user:,.0f} tok/s means a TPOT of about {1000 / user:.2f} ms.")
     p = f["point"]
     if p is not None:
-        parts.append(f"At the point used for the speed answer ({who(p)}, {p['tok_s_per_user']:,.0f} tok/s/user): "
-                     f"{latency_text(p)}.")
-    return " ".join(parts), (f"not stated; TTFT p99 {_ms(p.get('ttft_ms_p99'))} at the speed point" if p is not None
-                             else "not stated")
+        parts.append(f"At the point used for the speed answer ({who(p)}, {p['tok_s_per_user']:,.0f} tok/s/user; "
+                     f"{cite(p)}): {latency_text(p)}.")
+    if p is None:
+        return " ".join(parts), "not stated"
+    ttft = ("p99", p.get("ttft_ms_p99")) if pd.notna(p.get("ttft_ms_p99")) else \
+        ("p50", p.get("ttft_ms_p50")) if pd.notna(p.get("ttft_ms_p50")) else ("mean", p.get("ttft_ms_mean"))
+    return " ".join(parts), f"not stated; TTFT {ttft[0]} {_ms(ttft[1])} at the speed point"
 
 
-def precision_words(claim: Claim, f: dict) -> tuple[str, str]:
+def precision_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     summ, roof = f["pairs"], f["roofline"]
     roof_text = (f"The roofline alone (batch-1 weight and KV bytes) makes FP4 {roof['ratio']:.2f}× faster than FP8 "
                  f"at batch 1 ({roof['fp4']:,.0f} vs {roof['fp8']:,.0f} tok/s/user on one GPU)." if roof else "")
+    conf = f["confounded"]
     if summ["n"]:
         measured = (f"Measured FP4/FP8 over {summ['n']} matched pair{'s' if summ['n'] > 1 else ''} (equal model, "
                     "hardware, lengths, speculative decoding, framework, disaggregation and concurrency, measured "
@@ -195,16 +280,19 @@ def precision_words(claim: Claim, f: dict) -> tuple[str, str]:
                          "reads only, not kernels, KV or scheduling, so it is no ceiling for the measured ratio).")
     else:
         measured = "No matched FP4/FP8 pair in the evidence."
-    conf = f["confounded"]
     if conf:
         measured += (f" {len(conf)} confounded pair{'s' if len(conf) > 1 else ''} (listed apart, not used above): "
                      + "; ".join(f"{p['ratio']:.2f}× at {lengths_text(p['isl'], p['osl'])} differing in "
                                  + ", ".join(p["confounders"]) for p in conf) + ".")
+    context = ("Roofline (not a measurement): " + roof_text) if roof_text else ""
+    if f["pairs_proxy"] and (summ["n"] or conf):
+        context = (context + " Proxy evidence (another model's points): " + measured).strip()
+        measured = "No matched FP4/FP8 pair of this model."
     if f["rule"] == "stated":
-        return f"{f['text']}. {measured}", f["text"]
-    text = (f"Not stated ({f['text']})." if f["text_stated"] else "Not stated.")
-    text += " " + " ".join(x for x in (roof_text, measured) if x)
-    return text, (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×" if summ["n"] else "not stated")
+        return f"{f['text']}. {measured}", f["text"], context
+    text = (f"Not stated ({f['text']})." if f["text_stated"] else "Not stated.") + " " + measured
+    return text, (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×"
+                  if summ["n"] and not f["pairs_proxy"] else "not stated"), context
 
 
 def _pool_text(pool: dict) -> str:
@@ -232,7 +320,12 @@ def _evidence_text(f: dict) -> str:
     return f" The speed point ({who(e['point'])}) ran at {tau_words(Tau(**e['tau']))}."
 
 
-def spec_decode_words(claim: Claim, f: dict) -> tuple[str, str]:
+def spec_decode_words(claim: Claim, f: dict) -> tuple[str, str, str]:
+    long, short = _spec_decode(claim, f)
+    return long, short, ""
+
+
+def _spec_decode(claim: Claim, f: dict) -> tuple[str, str]:
     user = f["claimed_tok_s_per_user"]
     rule = f["rule"]
     if rule == "stated-none":

@@ -90,6 +90,21 @@ def _capacity(r: dict) -> str:
             + (f"; unconstrained: {_point_text(free)}" if free else "; the same point without the limit"))
 
 
+PER_USER_DEFS = {"1000/tpot_ms_p50": "1000 / median TPOT", "1000/tpot_ms_mean": "1000 / mean TPOT",
+                 "1000/step_ms": "1000 / step time", "output/concurrency": "output tok/s / concurrency",
+                 "osl/e2e": "OSL / end-to-end latency", "tool-per-user": "the tool's own per-user figure"}
+
+
+def _fastest(p: dict) -> str:
+    stat = PER_USER_DEFS.get(str(p.get("per_user_def")), "")
+    gpu = p.get("tok_s_per_gpu")
+    gpu_text = (f"{gpu:,.0f} tok/s/GPU" if gpu is not None and not pd.isna(gpu) else
+                "no output tok/s/GPU in the source")
+    return (f"fastest measured point: {p['tok_s_per_user']:,.1f} tok/s/user"
+            + (f" ({stat})" if stat and stat != "1000 / median TPOT" else "")
+            + f" at concurrency {fmt_num(p.get('concurrency'))}, {gpu_text} ({p['row']})")
+
+
 READINGS = {
     "outside-frontier": lambda r, ev: (f"{r['at']:g} tok/s/user is outside the measured frontier "
                                        f"({r['low']:,.1f}–{r['high']:,.1f} tok/s/user)"),
@@ -101,9 +116,7 @@ READINGS = {
     "no-capacity-within-limit": lambda r, ev: (f"no frontier point meets {r['limit']} (perfclaims' default sanity "
                                                f"limit for capacity); unconstrained: "
                                                f"{_point_text(r['unconstrained'])}"),
-    "fastest": lambda r, ev: (f"fastest measured point: {r['points'][0]['tok_s_per_user']:,.1f} tok/s/user at "
-                              f"concurrency {fmt_num(r['points'][0].get('concurrency'))}, "
-                              f"{r['points'][0]['tok_s_per_gpu']:,.0f} tok/s/GPU ({r['points'][0]['row']})"),
+    "fastest": lambda r, ev: _fastest(r["points"][0]),
     "ratio": lambda r, ev: _ratio(r),
     "cost-ratio": lambda r, ev: _cost(r),
     "no-power": lambda r, ev: _per_mw(r),

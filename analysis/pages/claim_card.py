@@ -1,6 +1,6 @@
 """The claim-card page: one object the notebook displays, answer first.
 
-Order on the page: title and source; the bottom line (one sentence); the five answers as a table (question ·
+Order on the page: title and source; the bottom line (one sentence); the six answers as a table (question ·
 answer · stated / inferred / not stated · evidence); one figure; then the detail — each number of the claim against
 the evidence with its match tier, the FP4/FP8 pairs (clean apart from confounded), the speed of light, the
 evidence summary and what the source leaves unstated. Tables keep short headers and move long prose into bullet
@@ -29,6 +29,14 @@ def _sources(evidence: list, limit: int = 2) -> str:
     ids = list(dict.fromkeys(e["source"] for e in evidence))
     more = f" +{len(ids) - limit}" if len(ids) > limit else ""
     return ", ".join(ids[:limit]) + more
+
+
+def _context_short(context: str) -> str:
+    """What an answer's context is, in a few words (the context itself is in the full answers below)."""
+    if not context:
+        return "–"
+    kinds = [w for w, key in (("proxy model", "Proxy"), ("roofline bounds", "Roofline")) if key in context]
+    return " and ".join(kinds) + " (below)" if kinds else "see below"
 
 
 @dataclass
@@ -64,14 +72,16 @@ class ClaimCardPage:
                 ev = "roofline (SOL table below)"
             rows.append({"question": SHORT_QUESTIONS[key], "answer": a.short or a.answer,
                          "status": STATUS_SHORT.get(a.status, a.status),
-                         "evidence": (f"{tier}: {ev}" if ev and a.evidence and tier else ev) or "–"})
+                         "evidence": (f"{tier}: {ev}" if ev and a.evidence and tier else ev) or "–",
+                         "context (not this model's evidence)": _context_short(a.context)})
         return pd.DataFrame(rows)
 
     @property
     def answers_md(self) -> str:
-        """The five answers in full, below the table."""
-        return "\n".join(f"- **{esc(SHORT_QUESTIONS[k])}** ({esc(STATUS_SHORT.get(a.status))}). "
-                         f"{esc(a.answer)}" for k, a in self.card.answers.items())
+        """The six answers in full, below the table, each with its context (proxy models, roofline) labelled."""
+        return "\n".join(f"- **{esc(SHORT_QUESTIONS[k])}** ({esc(STATUS_SHORT.get(a.status))}). {esc(a.answer)}"
+                         + (f"  \n  *Context, not evidence of this model:* {esc(a.context)}" if a.context else "")
+                         for k, a in self.card.answers.items())
 
     # --- detail --------------------------------------------------------------------------------------
     def comparisons_table(self) -> pd.DataFrame:

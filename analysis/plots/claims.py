@@ -31,9 +31,16 @@ def _k(tokens: float) -> str:
     return f"{tokens / 1024:g}k" if tokens >= 1024 and tokens % 1024 == 0 else f"{tokens:g}"
 
 
-def _lengths_label(isl, osl) -> str:
+NO_LENGTHS = ("no fixed", "lengths")   # the style key of points with no fixed ISL/OSL (agentic traces)
+
+
+def _lkey(isl, osl) -> tuple:
+    return NO_LENGTHS if isl is None or osl is None or not (np.isfinite(isl) and np.isfinite(osl)) else (isl, osl)
+
+
+def _lengths_label(isl, osl, workload=None) -> str:
     if isl is None or osl is None or not (np.isfinite(isl) and np.isfinite(osl)):
-        return "ISL/OSL n/a"
+        return f"{workload} workload" if workload else "ISL/OSL n/a"
     return f"ISL/OSL {_k(isl)}/{_k(osl)}"
 
 
@@ -47,21 +54,27 @@ def _part_label(card, part) -> str:
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
     """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
     from analysis.claims.conditions import lengths_match
+    from analysis.claims.evidence import same_checkpoint
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5.5))
     ev, front = card.evidence, card.frontier
     # The evidence tier of each model drawn (proxy: another model), named in the legend.
     tiers = dict(zip(ev["model"], ev["tier"])) if len(ev) and "tier" in ev else {}
-    lengths = [tuple(p) for p in card.evidence_lengths]
+    lengths = [tuple(p) for p in card.evidence_lengths] + [NO_LENGTHS]
     style = {p: LENGTH_STYLES[i % len(LENGTH_STYLES)] for i, p in enumerate(lengths)}
     xs, ys = [], []
     best: set = set()
+    workloads: dict = {}
     if len(ev):
         ok = ev[np.isfinite(ev["tok_s_per_gpu"]) & (ev["tok_s_per_gpu"] > 0)]
         # Coloured: what the evidence object says to colour (ClaimEvidence.drawn); the rest is grey context.
         top = card.basis.drawn
-        best = set(zip(top["model"], top["hardware"], top["precision"], top["isl"], top["osl"]))
+        best = {(m, h, p, _lkey(i, o)) for m, h, p, i, o in zip(top["model"], top["hardware"], top["precision"],
+                                                                  top["isl"], top["osl"])}
+        workloads = {(m, h, p, _lkey(i, o)): w for m, h, p, i, o, w in zip(
+            top["model"], top["hardware"], top["precision"], top["isl"], top["osl"], top.get("workload", top["model"]))
+            if str(w) not in ("unknown", "nan")}
         rest = ok.drop(top.index)
         if len(rest):
             ax.scatter(rest["tok_s_per_user"], rest["tok_s_per_gpu"], s=10, color="#bbbbbb", alpha=0.5, lw=0,
@@ -73,15 +86,26 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     if len(front):
         for (model, hw, prec, isl, osl), g in front.groupby(["model", "hardware", "precision", "isl", "osl"],
                                                             sort=True, dropna=False):
-            if (model, hw, prec, isl, osl) not in best:
+            if (model, hw, prec, _lkey(isl, osl)) not in best:
                 continue
             g = g.sort_values("tok_s_per_user")
             tier = tiers.get(model, "proxy")
             who = f"{tier} ({model})" if tier in ("proxy", "other model") else tier
             if lengths_match(card.claim, isl, osl) is False:
                 who += ", other lengths"
-            ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[(isl, osl)], marker="o", ms=3, lw=1.4,
-                    color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl)}")
+            if not same_checkpoint(card.claim.model, model) and tier == "same-model":
+                who += f" ({model}, another checkpoint)"
+            work = workloads.get((model, hw, prec, _lkey(isl, osl)))
+            ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[_lkey(isl, osl)], marker="o", ms=3, lw=1.4,
+                    color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl, work)}")
+    # Points of the claim's model that give a per-user speed but no output tok/s/GPU (a published row with total
+    # tokens only): ticks along the bottom, so the fastest measured speed is never missing from the picture.
+    like = card.basis.stand_ins if card.basis is not None else ev.iloc[0:0]
+    speed_only = like[like["tok_s_per_user"].notna() & like["tok_s_per_gpu"].isna()] if len(like) else like
+    if len(speed_only):
+        ax.scatter(speed_only["tok_s_per_user"], [0.03] * len(speed_only), transform=ax.get_xaxis_transform(),
+                   marker="|", s=160, color="#444444", label="same-model per-user speed only (no tok/s/GPU given)")
+        xs += list(speed_only["tok_s_per_user"])
     # Each part of the claim.
     markers = iter(["*", "P", "X", "D"])
     for part in card.basis.parts:
@@ -130,7 +154,8 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         ax.set_ylim(min(ys) / 2, max(ys) * 3)
     elif not len(ev):
         ax.set_ylim(1, 1e5)
-    ax.set_xlabel("tok/s per user (1000 / median TPOT; SOL: batch 1, datasheet bandwidth, communication floor)")
+    ax.set_xlabel("tok/s per user (1000 / TPOT at the source's statistic, median where stated; SOL: batch 1, "
+                  "datasheet bandwidth, communication floor)")
     ax.set_ylabel("output tok/s per GPU\n(÷ all GPUs of the deployment, prefill included)")
     ax.grid(True, which="major", alpha=0.3)
     if not len(ev):

@@ -138,14 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from analysis.report.fingerprint import version
 
-        return version("perfclaims")
-    except Exception:
-        from analysis import __version__
-
-        return __version__
+    return version()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import cli
+from analysis import cli, frontier_words, text
 from analysis import frontier as fr
 from analysis.pages import frontier as page
 from analysis.schema import to_points
@@ -308,11 +308,14 @@ def test_fastest_points_call_single_user_only_at_concurrency_1_and_name_long_ttf
     sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=8192, osl=1024)
     _, _, table = fr.report_tables(sel, targets=[50, 100])
     ends = fr.fastest_points(table)
-    single = ends["note"].str.startswith("single user")
+    single = ends["single_user"]  # the facts first: concurrency 1, a median TTFT over the limit
     assert (ends.loc[single, "fastest_concurrency"] == 1).all() and single.sum() == (ends["fastest_concurrency"] == 1).sum()
+    notes = [frontier_words.fastest_note(r, ttft_limit_s=fr.TTFT_LIMIT_S) for _, r in ends.iterrows()]
+    assert [n.startswith("single user") for n in notes] == single.tolist()
     b200 = ends[ends["label"] == "B200 · fp8 · multi-node"].iloc[0]
     assert b200["fastest_concurrency"] == 256 and b200["fastest_ttft_s_p50"] == pytest.approx(79.3, abs=0.1)
-    assert "long TTFT (79 s > 10 s)" in b200["note"]
+    assert b200["long_ttft"] and ends["long_ttft"].sum() == (ends["fastest_ttft_s_p50"] > fr.TTFT_LIMIT_S).sum()
+    assert frontier_words.fastest_note(b200, ttft_limit_s=fr.TTFT_LIMIT_S) == "256 concurrent; long TTFT (79 s > 10 s)"
     text = page.describe_fastest_points(ends)
     assert f"{single.sum()} of {len(ends)} fastest per-user points were measured with a single user" in text
     assert "B200 · fp8 · multi-node 154 tok/s/user at concurrency 256 with TTFT p50 79 s" in text
@@ -599,7 +602,7 @@ def test_cli_frontier_ttft_max_ms(snapshot, tmp_path, capsys):
 
 # --- the frontier page's words and the cost chart -------------------------------------------------------------
 def test_page_words_shares_cells_and_escaping():
-    assert [page.share_text(f) for f in (0.00393, 0.0152, 0.22, 1.0)] == ["0.39%", "1.5%", "22%", "100%"]
+    assert [text.share(f) for f in (0.00393, 0.0152, 0.22, 1.0)] == ["0.39%", "1.5%", "22%", "100%"]
     assert page.efficiency_cell("usd_per_mtok", math.nan, "lower bound", 0.3612, math.nan) == "≤ $0.36 (ceiling)"
     assert page.efficiency_cell("tok_s_per_mw", math.nan, "lower bound", 274822.4, math.nan) == "≥ 274,822 (floor)"
     assert page.efficiency_cell("j_per_output_token", 5.617, "wide gap", math.nan, 4.04) == "5.62 J (gap 4.0×)"

@@ -92,10 +92,10 @@ def test_the_history_figure_tells_lengths_apart(page):
 
     model = "DeepSeek-R1-0528"
     data = page.figure_data(model)
-    assert {"1024/1024", "1024/8192", "8192/1024"} <= set(data["lengths"])
+    assert {"1k/1k", "1k/8k", "8k/1k"} <= set(data["lengths"])
     axes = history_plots.ends_over_time(data, page.figure_changes(model))
     legend = [t.get_text() for t in axes[0, 0].figure.legends[0].get_texts()]
-    assert {"1024/1024 tokens in/out", "1024/8192 tokens in/out", "8192/1024 tokens in/out"} <= set(legend)
+    assert {"1k/1k tokens in/out", "1k/8k tokens in/out", "8k/1k tokens in/out"} <= set(legend)
     markers = {line.get_marker() for ax in axes.ravel() for line in ax.get_lines()}
     assert len(markers) >= 3  # one per lengths pair drawn
     plt.close("all")

@@ -406,7 +406,7 @@ def test_display_table_uses_percent_and_names_the_largest_batch(h200_fits):
 
 def test_display_table_blanks_a_batch_1_speed_read_off_large_batches(serving_fits):
     shown = page.display_table(scaling.summary(serving_fits)).set_index("group")
-    gb300 = "DeepSeek-R1-0528 | GB300 NVL72 | fp4 | dynamo-sglang | rack | 72 GPU | TP48 | EP48 | disagg | ISL 8192 | OSL 1024"
+    gb300 = "DeepSeek-R1-0528 | GB300 NVL72 | fp4 | dynamo-sglang | rack | 72 GPUs | TP48 EP48 | disagg | 8k/1k"
     # Smallest measured batch 307: the model's batch-1 speed (80 tok/s/user) is read 300x below it, not shown.
     assert shown.loc[gb300, "smallest measured batch"] == pytest.approx(306.7, abs=0.1)
     assert np.isnan(shown.loc[gb300, "batch-1 tok_s_per_user (model)"])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import history, text
+from analysis.history_words import differences_text
 
 TITLE = "Results over time: InferenceX re-runs and the changes beyond noise"
 N_LARGEST = 10
@@ -54,7 +55,7 @@ class HistoryPage:
         first = " (the first date of this series)" if row.get("first_date") is True else ""
         return (f"**{text.esc(row['group'])}**, {text.esc(row['metric'])}: {text.num(row['before'])} on "
                 f"{text.esc(row['date_before'])}{first} → {text.num(row['after'])} on {text.esc(row['date_after'])} "
-                f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(row['differs']))}")
+                f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(differences_text(row['differs'])))}")
 
     def headline(self) -> str:
         """The lead paragraph: largest improvement and regression with dates, values and what changed."""
@@ -145,7 +146,7 @@ class HistoryPage:
         if table.empty:
             return pd.DataFrame(columns=cols)
         shown = table[cols].copy()
-        shown["differs"] = shown["differs"].map("; ".join)
+        shown["differs"] = shown["differs"].map(lambda d: "; ".join(differences_text(d)))
         shown["ratio"] = shown["ratio"].map(lambda r: f"×{r:.2f}")
         return shown.rename(columns={"held_on": "confirmed on", "back_on": "back within noise on",
                                      "recovers": "back to the level of"})
@@ -190,7 +191,8 @@ class HistoryPage:
     def _records(table: pd.DataFrame) -> list[dict]:
         cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "kind", "differs",
                 "held_on", "back_on", "recovers", "source_before", "source_after"]
-        return [{k: r[k] for k in cols} for r in table.to_dict("records")]
+        return [{**{k: r[k] for k in cols}, "differs": differences_text(r["differs"])}
+                for r in table.to_dict("records")]
 
     def results(self) -> dict:
         first, last = self.dates

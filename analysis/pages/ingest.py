@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import inventory
+from analysis import inventory, text
 
 
 @dataclass
@@ -71,7 +71,7 @@ class IngestPage:
 
     # --- sentences -----------------------------------------------------------------------------------------
     def headline(self) -> str:
-        count = inventory.count
+        count = text.count
         n_tools = self.points["tool"].nunique() if len(self.points) else 0
         parts = [f"{count(len(self.points), 'point')} read from {count(self.n_files, 'file')} "
                  f"by {count(n_tools, 'tool')}",
@@ -86,7 +86,7 @@ class IngestPage:
         if hints.empty:
             return "Every point names its hardware."
         n = int(hints["points"].sum())
-        return (f"{inventory.count(n, 'point')} have hardware `unknown`: the logs do not say which GPU ran them. "
+        return (f"{text.count(n, 'point')} have hardware `unknown`: the logs do not say which GPU ran them. "
                 "Add one entry per row below to the manifest named in the row (globs are relative to its "
                 "folder), then rerun `perfclaims ingest`:\n\n"
                 "```yaml\n- glob: \"<glob from the table>\"\n  hardware: <GPU name, e.g. H200 SXM>\n"
@@ -95,9 +95,9 @@ class IngestPage:
     def flag_text(self) -> str:
         if self.flags.empty:
             return "No point carries a flag."
-        return (f"**Warnings** mark points a reader should doubt ({inventory.count(len(self.warnings), 'kind')}); "
+        return (f"**Warnings** mark points a reader should doubt ({text.count(len(self.warnings), 'kind')}); "
                 "those marked *left out of fits* are not used by any fit, frontier or claim. "
-                f"**Notes** record properties of a tool's data ({inventory.count(len(self.notes), 'kind')}); "
+                f"**Notes** record properties of a tool's data ({text.count(len(self.notes), 'kind')}); "
                 "nothing is wrong with those points.")
 
     def quarantine_text(self) -> str:
@@ -109,7 +109,7 @@ class IngestPage:
     def skipped_text(self) -> str:
         if self.skipped.empty:
             return "Every path under the given folders was read."
-        return f"{inventory.count(len(self.skipped), 'path')} not read as logs, each with the reason:"
+        return f"{text.count(len(self.skipped), 'path')} not read as logs, each with the reason:"
 
     def results(self) -> dict:
         reasons = self.reasons

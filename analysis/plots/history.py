@@ -17,6 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from analysis.plots.frontier import PRECISION_COLORS, SCOPE_STYLES
+from analysis.text import plain, whole
 
 ROLES = [("low-concurrency end", "low-concurrency end: tok/s/user\n(lowest concurrency on ≥2 dates)"),
          ("capacity end", "capacity end: tok/s/GPU, all GPUs\n(highest concurrency on ≥2 dates)")]
@@ -53,7 +54,7 @@ def ends_over_time(data: pd.DataFrame, changes: pd.DataFrame, *, title: str = ""
             if len(sel) and (sel["value"] > 0).all():
                 ax.set_yscale("log")
                 ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: whole(v) if v >= 1 else plain(v)))
                 ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_title(f"{hw}", fontsize=9, loc="left")
             ax.grid(True, which="major", alpha=0.3)

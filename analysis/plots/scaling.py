@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from analysis.text import fixed, pct, plain, signed, whole
+
 
 def _axes(ax, n=1, width=11.0, height=4.2):
     if ax is not None:
@@ -21,7 +23,7 @@ def _axes(ax, n=1, width=11.0, height=4.2):
 
 def _gpu_text(fit_row) -> str:
     n = fit_row.get("n_gpus_denominator", np.nan)
-    return f"per GPU, {n:g} GPU{'s' if n != 1 else ''}" if np.isfinite(n) else "per GPU (GPU count unknown)"
+    return f"per GPU, {plain(n)} GPU{'s' if n != 1 else ''}" if np.isfinite(n) else "per GPU (GPU count unknown)"
 
 
 def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd.Series, *, ax=None):
@@ -36,7 +38,7 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
     markers = ["o", "s", "^", "D", "v"]
     for i, ctx in enumerate(contexts):
         m = measured[measured["context"] == ctx] if np.isfinite(ctx) else measured
-        label = f"measured, context {ctx:,.0f}" if np.isfinite(ctx) else "measured"
+        label = f"measured, context {whole(ctx)}" if np.isfinite(ctx) else "measured"
         left.plot(m["batch"], m["tok_s_per_user"], markers[i % 5], color=f"C{i}", label=label, zorder=3)
         right.plot(m["batch"], m["tok_s"] / n_gpus if n_gpus > 0 else np.nan * m["tok_s"], markers[i % 5],
                    color=f"C{i}", zorder=3)
@@ -52,7 +54,7 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
             a.fill_between(b, cv[f"{col}_lo"] / scale, cv[f"{col}_hi"] / scale, color=color, alpha=0.18, lw=0,
                            label="95% bootstrap band" if j == 0 else None)
             a.plot(b.where(inside), cv[col].where(inside) / scale, "-", color=color,
-                   label=f"{fit_row['variant']} model, context {ctx:,.0f}")
+                   label=f"{fit_row['variant']} model, context {whole(ctx)}")
             for k, part in enumerate((b <= b_lo, b >= b_hi)):
                 if part.sum() > 1:
                     a.plot(b[part], cv[col][part] / scale, "--", color=color,
@@ -98,7 +100,7 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
         for j, (_, gc) in enumerate(g.sort_values("batch").groupby("context", dropna=False)):
             ax.plot(gc["batch"], 100 * gc["rel_error"], "-", marker=_MARKERS[i % len(_MARKERS)], ms=4.5, lw=0.8,
                     color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20], label=group if j == 0 else None)
-    ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{band:.0%}")
+    ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{pct(band)}")
     ax.axhline(0, color="k", lw=0.8)
     if len(resid):
         worst = resid.loc[resid["rel_error"].abs().idxmax()]
@@ -107,7 +109,7 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
         pad = 0.08 * (hi - lo)
         ax.set_ylim(lo - pad, hi + pad)
         name = worst["group"].split(" | ")[0]
-        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{name}",
+        ax.annotate(f"worst {signed(100 * worst['rel_error'])}% at B={whole(worst['batch'], grouped=False)}\n{name}",
                     (worst["batch"], 100 * worst["rel_error"]), xytext=(12, 0), textcoords="offset points",
                     fontsize=8, va="center", arrowprops=dict(arrowstyle="-", lw=0.6))
     ax.set_xscale("log", base=2)
@@ -124,13 +126,13 @@ def launch_overhead(table: pd.DataFrame, *, ax=None):
     if table is None or not len(table):
         return None
     ax = _axes(ax, width=8.0)
-    labels = [f"{r.model}\n{r.precision}, ctx {r.context:,.0f}" for r in table.itertuples()]
+    labels = [f"{r.model}\n{r.precision}, ctx {whole(r.context)}" for r in table.itertuples()]
     x = np.arange(len(table))
     ax.bar(x - 0.2, table["tok_s_per_user_cudagraph"], 0.4, label="CUDA graph (one launch per step)")
     ax.bar(x + 0.2, table["tok_s_per_user_eager"], 0.4, label="eager (every kernel launched from Python)")
     # Above the eager bar in dark text: inside a narrow bar the label overflows onto the white background.
     for xi, ratio, top in zip(x, table["eager_over_cudagraph"], table["tok_s_per_user_eager"]):
-        ax.annotate(f"×{ratio:.1f} slower", (xi + 0.2, top), xytext=(0, 3), textcoords="offset points",
+        ax.annotate(f"×{fixed(ratio, 1)} slower", (xi + 0.2, top), xytext=(0, 3), textcoords="offset points",
                     ha="center", va="bottom", fontsize=8, color="0.15")
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("tok/s/user at batch 1")

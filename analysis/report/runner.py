@@ -38,6 +38,7 @@ from analysis.report.results import load_results
 from analysis.report.runs import OutputError, RunLocked  # noqa: F401  (re-exported for callers)
 from analysis.report.suite import EXECUTORS, Job, read_suite
 from analysis.report.views import ViewHasher
+from analysis.text import whole
 
 OK = ("ok", "unchanged", "kept")
 
@@ -109,7 +110,7 @@ def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORT
     failed = [j for j in selected if j.status not in OK]
     say(f"{len(selected) - len(failed)} of {len(selected)} reports ok "
         f"({sum(j.status == 'unchanged' for j in selected)} unchanged, not re-executed) in "
-        f"{time.monotonic() - started:.0f} s; index: {out / 'index.html'}")
+        f"{whole(time.monotonic() - started, grouped=False)} s; index: {out / 'index.html'}")
     return 1 if failed else 0
 
 
@@ -222,7 +223,7 @@ def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_wo
     def finished(job: Job, result: dict) -> None:
         _place(job, result, run_dir, Path(specs[job.name]["work"]), stamp["run_date"])
         progress["done"] += 1
-        say(f"[{progress['done']}/{len(jobs)}] {job.name} {job.status} ({job.seconds:.0f} s)"
+        say(f"[{progress['done']}/{len(jobs)}] {job.name} {job.status} ({whole(job.seconds, grouped=False)} s)"
             + (f"  {job.error}" if job.error else ""))
 
     lost = _pool_run(ordered, specs, n_workers, method, run_job_spec, finished)

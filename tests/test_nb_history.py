@@ -57,7 +57,7 @@ def test_suite_history_page_attributes_each_move(tmp_path):
     from analysis.pages import suite_history
 
     write_suite_history(tmp_path / "reports" / "history")
-    results = page_results(suite_history.build(tmp_path / "reports"))
+    results = page_results(suite_history.build(reports_dir=tmp_path / "reports"))
     assert results["n_runs"] == 4 and results["causes"] == {"inputs": 1, "code": 1}
     assert "1 from new inputs" in results["text"] and "1 from new code" in results["text"]
 
@@ -65,7 +65,7 @@ def test_suite_history_page_attributes_each_move(tmp_path):
 def test_suite_history_page_without_earlier_runs(tmp_path):
     from analysis.pages import suite_history
 
-    results = suite_history.build(tmp_path / "none").results()
+    results = suite_history.build(reports_dir=tmp_path / "none").results()
     assert results["n_runs"] == 0 and results["text"].startswith("No earlier runs")
 
 

@@ -603,6 +603,13 @@ class FrontierPage:
         }
 
 
+def rows_read(points: pd.DataFrame, *, model: str | None = None, isl: float | None = None, osl: float | None = None,
+              source_format: str | None = "inferencex-api") -> pd.DataFrame:
+    """The rows this page reads: one model and length pair of ``source_format`` (the report runner hashes the
+    same rows for the page's cache key)."""
+    return frontier.select(points, model=model, isl=isl, osl=osl, source_format=source_format)
+
+
 def build(points: pd.DataFrame, *, model: str, isl: float, osl: float, targets: Sequence[float] = (50, 100, 200),
           denominator: str = "all", source_format: str | None = "inferencex-api",
           ttft_limit_s: float = frontier.TTFT_LIMIT_S, ttft_max_ms: float | None = None,
@@ -611,7 +618,7 @@ def build(points: pd.DataFrame, *, model: str, isl: float, osl: float, targets: 
     """The frontier page for one model and length pair of the points table. ``prices`` (``{hardware: usd}`` or
     ``{hardware: {usd_per_gpu_hour, basis, source, date}}``) and ``prices_path`` (a CSV like
     ``data/specs/prices.csv``) add to or override the shipped prices."""
-    selected = frontier.select(points, model=model, isl=isl, osl=osl, source_format=source_format)
+    selected = rows_read(points, model=model, isl=isl, osl=osl, source_format=source_format)
     data, fronts, table = frontier.report_tables(selected, targets=targets, denominator=denominator,
                                                  ttft_limit_s=ttft_limit_s, ttft_max_ms=ttft_max_ms)
     if table.empty:

@@ -220,9 +220,14 @@ class HistoryPage:
         }
 
 
+def rows_read(points: pd.DataFrame, *, model: str | None = None) -> pd.DataFrame:
+    """The rows this page reads: the dated rows (of ``model`` when given); :func:`analysis.history.rows_read`."""
+    return history.rows_read(points, model=model)
+
+
 def build(points: pd.DataFrame, *, model: str | None = None, levels: Sequence[float] = history.LEVELS) -> HistoryPage:
     """The page for ``points`` (optionally one ``model``)."""
-    points = history.rows_read(points, model=model)  # the rows this page reads (and its cache key hashes)
+    points = rows_read(points, model=model)  # the rows this page reads (and its cache key hashes)
     table = history.series(points, levels=levels)
     noise = history.noise(points)
     found = history.changes(points, levels=levels, noise_by=noise, table=table)

@@ -29,8 +29,7 @@ class IngestPage:
 
     @classmethod
     def load(cls, processed_dir: str | Path | None = None) -> IngestPage:
-        tables = inventory.load_processed(processed_dir)
-        return cls(points=tables["points"], quarantine=tables["quarantine"], files=tables["files"])
+        return build(processed_dir=processed_dir)
 
     # --- numbers -------------------------------------------------------------------------------------------
     @property
@@ -127,3 +126,16 @@ class IngestPage:
             "quarantine_reasons": reasons.set_index("reason")["records"].to_dict() if len(reasons) else {},
         }
 
+
+
+def rows_read(points: pd.DataFrame) -> pd.DataFrame:
+    """Every row: the inventory counts the whole points table (the report runner hashes all of it)."""
+    return points
+
+
+def build(points: pd.DataFrame | None = None, *, processed_dir: str | Path | None = None) -> IngestPage:
+    """The page for the folder ``perfclaims ingest`` wrote (``processed_dir``, default ``data/processed``): its
+    quarantine and file inventory, and ``points`` when given (else the points table there)."""
+    tables = inventory.load_processed(processed_dir)
+    return IngestPage(points=tables["points"] if points is None else points, quarantine=tables["quarantine"],
+                      files=tables["files"])

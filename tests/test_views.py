@@ -14,9 +14,8 @@ import pytest
 from conftest import ROOT
 
 from analysis import claims, config, data, report
-from analysis.report import runs
+from analysis.report import runs, views
 from analysis.report.suite import read_suite
-from analysis.report import views
 from analysis.report.views import ViewHasher
 
 

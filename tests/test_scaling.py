@@ -462,8 +462,13 @@ def test_residual_plot_shows_the_worst_point_and_tells_groups_apart(h200, h200_f
     ax = plots.residuals(res)
     lo, hi = ax.get_ylim()
     assert lo <= 100 * res["rel_error"].min() and hi >= 100 * res["rel_error"].max()
-    styles = [(line.get_color(), line.get_marker()) for line in ax.get_lines() if not line.get_label().startswith("_")]
-    assert len(styles) == res["group"].nunique() == 9 and len(set(styles)) == 9
+    legend = ax.get_legend()
+    styles = {t.get_text(): (h.get_color(), h.get_marker()) for t, h in zip(legend.get_texts(), legend.legend_handles)
+              if t.get_text() in set(res["group"])}
+    assert len(styles) == res["group"].nunique() == 9 and len(set(styles.values())) == 9
+    # every drawn line carries its group's style: one curve per group and context, never two groups joined
+    drawn = {(line.get_color(), line.get_marker()) for line in ax.get_lines() if line.get_marker() not in ("None", "")}
+    assert drawn == set(styles.values())
     worst = res.loc[res["rel_error"].abs().idxmax()]
     assert any(t.get_text().startswith(f"worst {100 * worst['rel_error']:+.1f}%") for t in ax.texts)
 

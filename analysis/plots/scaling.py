@@ -10,6 +10,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 
 from analysis.text import fixed, pct, plain, signed, whole
 
@@ -87,19 +88,31 @@ def speed_figures(figures) -> list:
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
 
 
+def _group_styles(groups) -> tuple[dict, dict]:
+    """A colour and a marker per group, no two groups alike up to 20 (tab20: the dark shades first, then the light;
+    ten markers, so two groups sharing a marker differ in colour)."""
+    colours = sns.color_palette("tab20", 20)
+    order = [2 * i % 20 if i < 10 else (2 * i + 1) % 20 for i in range(len(groups))]
+    return ({g: colours[k] for g, k in zip(groups, order)},
+            {g: _MARKERS[i % len(_MARKERS)] for i, g in enumerate(groups)})
+
+
 def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
     """Relative error of the fitted step time at every measured point, by group, against batch (log x).
 
-    Each group has its own colour and marker (tab20 colours, ten markers: no two groups alike up to 20 groups).
-    The y axis always includes the worst residual, which is annotated with its value and group.
+    seaborn draws one line per group and context (``units``: a group fitted at several contexts is several
+    curves, never joined), each group with its own colour and marker (one legend entry per group). The y axis
+    always includes the worst residual, which is annotated with its value and group.
     """
     if ax is None:  # legend below the axes: beside them, a dozen long group names squeeze the plot to a stamp
         _, ax = plt.subplots(figsize=(11.0, 7.0), constrained_layout=True)
-    colours = plt.get_cmap("tab20").colors
-    for i, (group, g) in enumerate(resid.groupby("group", sort=True)):
-        for j, (_, gc) in enumerate(g.sort_values("batch").groupby("context", dropna=False)):
-            ax.plot(gc["batch"], 100 * gc["rel_error"], "-", marker=_MARKERS[i % len(_MARKERS)], ms=4.5, lw=0.8,
-                    color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20], label=group if j == 0 else None)
+    groups = sorted(resid["group"].unique())
+    palette, markers = _group_styles(groups)
+    shown = resid.assign(error_pct=100 * resid["rel_error"], curve=resid["context"].fillna(-1.0))
+    if len(shown):
+        sns.lineplot(data=shown, x="batch", y="error_pct", hue="group", style="group", units="curve",
+                     estimator=None, sort=True, hue_order=groups, style_order=groups, palette=palette,
+                     markers=markers, dashes=False, markersize=4.5, linewidth=0.8, markeredgewidth=0, ax=ax)
     ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{pct(band)}")
     ax.axhline(0, color="k", lw=0.8)
     if len(resid):
@@ -116,7 +129,8 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
     ax.set_xlabel("batch size B")
     ax.set_ylabel("fit − measured step time (% of measured)")
     ax.set_title("Residuals of the batch model at every measured point")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     return ax
 
 

@@ -9,6 +9,7 @@ The result is meant for running text and table cells, not for code spans (inside
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -55,12 +56,19 @@ def missing(x) -> bool:
         return False
 
 
+def _writes_missing(write):
+    """``write`` with :data:`MISSING` for a missing first argument (the one rule every writer here keeps)."""
+    @functools.wraps(write)
+    def writer(x, *args, **kwargs):
+        return MISSING if missing(x) else write(x, *args, **kwargs)
+    return writer
+
+
+@_writes_missing
 def num(x) -> str:
     """A number as a reader wants it: thousands separators, whole above 100, three significant digits below (no
     spurious decimals), :data:`MISSING` for missing: ``1234.5`` -> ``1,234``, ``12.34`` -> ``12.3``, ``20.03`` ->
     ``20``, ``0.0421`` -> ``0.0421``."""
-    if missing(x):
-        return MISSING
     try:
         ax = abs(x)
     except TypeError:
@@ -68,36 +76,37 @@ def num(x) -> str:
     return f"{x:,.0f}" if ax >= 100 else f"{x:,.3g}"
 
 
+@_writes_missing
 def plain(x) -> str:
     """The shortest exact form, for levels, settings and keys: ``1024.0`` -> ``1024``, ``0.5`` -> ``0.5``; text,
     booleans and other values as ``str`` gives them; :data:`MISSING` for missing."""
-    if missing(x):
-        return MISSING
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
         return f"{x:g}"
     return str(x)
 
 
+@_writes_missing
 def whole(x, *, grouped: bool = True) -> str:
     """Rounded to a whole number with thousands separators (``grouped``): ``8192`` -> ``8,192`` (``8192``)."""
-    if missing(x):
-        return MISSING
     return f"{x:,.0f}" if grouped else f"{x:.0f}"
 
 
+@_writes_missing
 def fixed(x, digits: int = 1) -> str:
     """``digits`` decimals with thousands separators: ``fixed(1234.56, 1)`` -> ``1,234.6``."""
-    return MISSING if missing(x) else f"{x:,.{digits}f}"
+    return f"{x:,.{digits}f}"
 
 
+@_writes_missing
 def sig(x, digits: int = 3) -> str:
     """``digits`` significant digits with thousands separators: ``sig(0.01234)`` -> ``0.0123``."""
-    return MISSING if missing(x) else f"{x:,.{digits}g}"
+    return f"{x:,.{digits}g}"
 
 
+@_writes_missing
 def signed(x, digits: int = 1) -> str:
     """With its sign always shown: ``signed(2.5)`` -> ``+2.5``."""
-    return MISSING if missing(x) else f"{x:+.{digits}f}"
+    return f"{x:+.{digits}f}"
 
 
 def count(n: int, noun: str) -> str:
@@ -110,53 +119,50 @@ def leading_digit(x) -> int:
     return int(f"{abs(x):.0e}"[0])
 
 
+@_writes_missing
 def times(x, digits: int = 2) -> str:
     """A ratio as a multiple: ``times(1.734)`` -> ``1.73×``, ``times(4.66, 1)`` -> ``4.7×``."""
-    return MISSING if missing(x) else f"{x:.{digits}f}×"
+    return f"{x:.{digits}f}×"
 
 
 # --- shares -----------------------------------------------------------------------------------------------
+@_writes_missing
 def pct(fraction, digits: int = 0) -> str:
     """A share given as a fraction, written as a percentage with its sign: ``0.371`` -> ``37%``."""
-    if missing(fraction):
-        return MISSING
     return f"{100 * float(fraction):,.{digits}f}%"
 
 
+@_writes_missing
 def share(fraction) -> str:
     """A share with the digits its size needs: ``0.00393`` -> ``0.39%``, ``0.0512`` -> ``5.1%``, ``0.22`` ->
     ``22%``."""
-    if missing(fraction):
-        return MISSING
     p = 100.0 * float(fraction)
     return f"{p:.2f}%" if p < 1 else f"{p:.1f}%" if p < 10 else f"{p:.0f}%"
 
 
 # --- times and money --------------------------------------------------------------------------------------
+@_writes_missing
 def seconds(s) -> str:
     """A time in seconds, without its unit: two significant digits below 10 s (``0.84``), whole above (``37``)."""
-    if missing(s):
-        return MISSING
     return f"{s:.2g}" if s < 10 else f"{s:,.0f}"
 
 
+@_writes_missing
 def ms(v) -> str:
     """A latency given in ms, with its unit: ``845.2`` -> ``845.2 ms``, ``12345`` -> ``12.3 s``."""
-    if missing(v):
-        return MISSING
     return f"{v / 1000:,.1f} s" if v >= 1000 else f"{v:,.1f} ms"
 
 
+@_writes_missing
 def usd(x) -> str:
     """Dollars with the cents their size needs: ``$1,234``, ``$1.95``, ``$0.042``."""
-    if missing(x):
-        return MISSING
     return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}" if x >= 0.1 else f"${x:.2g}"
 
 
+@_writes_missing
 def usd_cents(x) -> str:
     """Dollars to the cent (a price): ``$1.95``."""
-    return MISSING if missing(x) else f"${x:,.2f}"
+    return f"${x:,.2f}"
 
 
 # --- ranges, lengths, labels ------------------------------------------------------------------------------
@@ -169,10 +175,9 @@ def span(lo, hi, write=None) -> str:
     return write(lo) if lo == hi else f"{write(lo)}–{write(hi)}"
 
 
+@_writes_missing
 def tokens(n) -> str:
     """A token count as lengths are named: ``1024`` -> ``1k``, ``8192`` -> ``8k``, ``1000`` -> ``1000``."""
-    if missing(n):
-        return MISSING
     return f"{n / 1024:g}k" if n >= 1024 and n % 1024 == 0 else f"{n:g}"
 
 

@@ -38,10 +38,6 @@ FP4_FORMAT_TEXT = {1.7777777777777777: "NVFP4, 4.5 bits per weight with scales",
 Esc = Callable[[object], str]
 
 
-def _plain(value) -> str:
-    return text.clean(value)
-
-
 def _bytes_words(ratio: float) -> str:
     for r, words in FP4_FORMAT_TEXT.items():
         if abs(ratio - r) < 1e-9:
@@ -511,7 +507,7 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
         step_summary=step_summary, scope_capacity=scope_cap, scope_comparison=scope_cmp, scope_bars=fams,
         scope_targets=scope_targets, scope_note=scope_note, denominator_effect=effect)
     page.md = _sentences(page, text.esc)
-    page.plain = _sentences(page, _plain)
+    page.plain = _sentences(page, text.clean)
     return page
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import history, text
-from analysis.history_words import differences_text
+from analysis.history_words import differences_text, noise_text
 
 TITLE = "Results over time: InferenceX re-runs and the changes beyond noise"
 N_LARGEST = 10
@@ -86,7 +86,7 @@ class HistoryPage:
         """How the noise threshold was set, from the data."""
         same_day = int(self.pairs["same_day"].sum()) if len(self.pairs) else 0
         quiet = int((~self.pairs["same_day"] & self.pairs["quiet"]).sum()) if len(self.pairs) else 0
-        lines = [f"- {text.esc(n.describe())}" for n in self.noise.values()]
+        lines = [f"- {text.esc(noise_text(n))}" for n in self.noise.values()]
         return (
             "**How the threshold was set.** A change is a ratio between neighbouring dates of one configuration "
             "larger than the run-to-run noise the data itself shows. The preferred evidence of noise is repeats "

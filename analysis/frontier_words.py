@@ -7,13 +7,13 @@ this module writes them for a reader, with every number through :mod:`analysis.t
 from __future__ import annotations
 
 from analysis import cost
-from analysis.text import num, plain, whole
+from analysis.text import lengths, num, plain, whole
 
 
 def selection_text(selection: dict) -> str:
-    """``B200 fp4 at 1024/1024 tokens (node)``: what an efficiency figure was read for."""
+    """``B200 fp4 at 1k/1k tokens (node)``: what an efficiency figure was read for."""
     scope = selection.get("scope")
-    return (f"{selection['hardware']} {selection['precision']} at {plain(selection['isl'])}/{plain(selection['osl'])} "
+    return (f"{selection['hardware']} {selection['precision']} at {lengths(selection['isl'], selection['osl'])} "
             "tokens" + (f" ({scope})" if scope else ""))
 
 

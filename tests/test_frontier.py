@@ -517,20 +517,22 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
     front = fr.frontier(fr.select(snapshot, isl=1024, osl=1024).query("hardware == 'B200' and precision == 'fp4' "
                                                                      "and scope == 'node'"), by=[])
     assert e.value == pytest.approx(1.95e6 / (3600 * fr.capacity_at(front, [50])[0]))
-    assert e.reading in ("interpolated", "measured") and e.reason is None and e.checkable
+    assert e.reading in ("interpolated", "measured") and e.why is None and e.reason is None and e.checkable
     assert e.price.usd_per_gpu_hour == 1.95 and "SemiAnalysis" in e.price.basis
     assert len(e.points) == 2 and (e.points["tok_s_per_user"].min() <= 50 <= e.points["tok_s_per_user"].max())
     assert e.selection == {"model": None, "hardware": "B200", "precision": "fp4", "scope": "node", "isl": 1024.0,
                            "osl": 1024.0}
     no_price = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp4", isl=1024, osl=1024, level=100,
                                 metric="usd_per_mtok", denominator="all")
-    assert math.isnan(no_price.value) and "MI355X" in no_price.reason and no_price.price is None
+    assert math.isnan(no_price.value) and no_price.why == "no price" and no_price.price is None
+    assert "MI355X" in no_price.reason
     no_power = fr.efficiency_at(snapshot, hardware="B200", precision="fp4", isl=1024, osl=1024, level=100,
                                 metric="tok_s_per_mw", denominator="all")
     b200 = _trusted(snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4")
                              & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024)])
     assert math.isnan(no_power.value) and no_power.n_points == len(b200) == 20
-    assert no_power.reason == "none of the 20 points for B200 fp4 at 1024/1024 tokens has measured GPU power"
+    assert no_power.why == "no power"  # the fact; its sentence (frontier_words) names the selection and the count
+    assert no_power.reason == "none of the 20 points for B200 fp4 at 1k/1k tokens has measured GPU power"
     mw = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024, level=50,
                           metric="tok_s_per_mw", denominator="all")
     assert mw.power_scope == "GPU power only" and mw.n_with_metric == 6 and np.isfinite(mw.value)
@@ -540,6 +542,7 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
     two = pd.concat([snapshot, snapshot[snapshot["hardware"] == "B200"].assign(model="Other-Model")])
     mixed = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
                              metric="usd_per_mtok")
+    assert mixed.why == "several models" and mixed.detail == {"models": ["DeepSeek-R1-0528", "Other-Model"]}
     assert math.isnan(mixed.value) and "2 models" in mixed.reason and "pass model=" in mixed.reason
     named = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
                              metric="usd_per_mtok", scope="node", model="DeepSeek-R1-0528")
@@ -553,7 +556,9 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
                               metric="j_per_output_token", denominator="decode")
     # below the frontier's slowest point (17.2 tok/s/user) J/token has a ceiling, not a value
     assert math.isnan(slower.value) and slower.reading == "lower bound"
-    assert slower.bound == pytest.approx(0.685255, rel=1e-5) and "only a bound" in slower.reason
+    assert slower.bound == pytest.approx(0.685255, rel=1e-5) and slower.why == "frontier starts faster"
+    assert slower.detail["slowest_tok_s_per_user"] == pytest.approx(17.2, abs=0.05) and "only a bound" in slower.reason
+    assert {e.why for e in (no_price, no_power, mixed, slower)} <= set(fr.NO_VALUE_WHY)
 
 
 def test_cli_frontier_metric_columns_price_and_messages(snapshot, tmp_path, capsys):

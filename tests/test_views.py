@@ -181,3 +181,16 @@ reports:
     changed.loc[deepseek, "tok_s_per_user"] *= 1.01
     changed.to_parquet(pts_file)
     assert statuses("2026-01-04") == {"50-claim-card-C00": "ok", "50-claim-card-C14": "unchanged"}
+
+
+def test_claim_card_rows_come_from_its_own_rows_read_once_it_has_one(points, monkeypatch):
+    """Until pages/claim_card.py offers rows_read the runner reads the claim's relevant points; then its own."""
+    from analysis.pages import claim_card
+
+    job = _jobs()["50-claim-card-C14"]
+    params = {**job.defaults, **job.parameters}
+    relevant = claims.relevant_points(claims.load_claim("C14"), points)
+    if not hasattr(claim_card, "rows_read"):
+        assert views.rows_read("claim_card", points, params).index.equals(relevant.index)
+    monkeypatch.setattr(claim_card, "rows_read", lambda pts, *, claim=None: pts.head(3), raising=False)
+    assert views.rows_read("claim_card", points, params).index.equals(points.head(3).index)

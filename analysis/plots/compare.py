@@ -16,16 +16,10 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from analysis.plots.frontier import PRECISION_COLORS, USER_LABEL, gpu_label
+from analysis.plots.frontier import PRECISION_COLORS, USER_LABEL, gpu_label, tick_label
 from analysis.text import plain, sig, times
 
 LOG = " (log scale)"
-
-
-def _wrap(label: str, width: int = 8) -> str:
-    """One line per `` · `` part, long parts broken at spaces: tick labels that fit under a bar pair unrotated."""
-    return "\n".join(textwrap.fill(part, width, break_on_hyphens=False, break_long_words=False)
-                     for part in str(label).split(" · "))
 
 
 NICE_TICKS = [1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000]
@@ -129,7 +123,7 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
                                 xytext=(0, 3), ha="center", fontsize=7, fontstyle="italic", color="#555555")
         ax.set_yscale("log")
         ax.set_xticks(pos)
-        ax.set_xticklabels([_wrap(label) for label in labels], fontsize=7.5)
+        ax.set_xticklabels([tick_label(label) for label in labels], fontsize=7.5)
         ax.set_xlim(-0.6, len(labels) - 0.4)
         ax.set_title(f"at {plain(t)} tok/s/user", fontsize=10)
         ax.grid(True, axis="y", which="major", alpha=0.3)

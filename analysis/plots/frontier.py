@@ -241,7 +241,7 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
     return axes
 
 
-def _wrap(label: str, width: int = 8) -> str:
+def tick_label(label: str, width: int = 8) -> str:
     """One line per `` · `` part, long parts broken at spaces: tick labels that fit under a bar pair unrotated."""
     return "\n".join(textwrap.fill(part, width, break_on_hyphens=False, break_long_words=False)
                      for part in str(label).split(" · "))

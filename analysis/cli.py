@@ -138,14 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from analysis.report.fingerprint import version
 
-        return version("perfclaims")
-    except Exception:
-        from analysis import __version__
-
-        return __version__
+    return version()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,7 +227,7 @@ def _ingest(args) -> int:
 def _history(args) -> int:
     import json
 
-    from analysis import data, history
+    from analysis import data, history, history_words
 
     try:
         points = data.load_points(args.points)
@@ -254,8 +249,8 @@ def _history(args) -> int:
         print(f"  {item.describe()}")
     print(f"{(found['kind'] == 'improvement').sum()} improvements, {(found['kind'] == 'regression').sum()} "
           "regressions (neighbouring dates; largest first)")
-    shown = found.assign(differs=found["differs"].map("; ".join), ratio=found["ratio"].round(3),
-                         before=found["before"].round(1), after=found["after"].round(1))
+    shown = found.assign(differs=found["differs"].map(lambda d: "; ".join(history_words.differences_text(d))),
+                         ratio=found["ratio"].round(3), before=found["before"].round(1), after=found["after"].round(1))
     cols = ["kind", "group", "metric", "date_before", "date_after", "before", "after", "ratio", "differs"]
     print(shown[cols].to_string(index=False, max_colwidth=120))
     return 0

@@ -17,12 +17,14 @@ memory-bound decode step; a measured ratio above it needs another cause, and tab
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from analysis import frontier as fr
 from analysis import roofline, specs
+from analysis.text import plain, span, whole
 
 PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spec_decode"]
 # The headline view: every framework and speculative-decoding setting of a hardware × scope pooled into one
@@ -52,12 +54,6 @@ SCOPE_ORDER = ["single-gpu", "node", "rack", "multi-node"]
 
 
 # --- precision ---------------------------------------------------------------------------------------
-def _fmt(value) -> str:
-    if isinstance(value, (float, np.floating)):
-        return "nan" if np.isnan(value) else f"{value:g}"
-    return str(value)
-
-
 def points_used(front: pd.DataFrame, lo: float, hi: float) -> pd.DataFrame:
     """Frontier points that the interpolated values on [lo, hi] tok/s/user come from (inside plus neighbours)."""
     f = front.sort_values("tok_s_per_user")
@@ -81,8 +77,8 @@ def confounders(side_a: pd.DataFrame, side_b: pd.DataFrame, *, columns: dict = C
     for col, label in columns.items():
         if col not in side_a.columns or col not in side_b.columns:
             continue
-        a = sorted({_fmt(v) for v in side_a[col]})
-        b = sorted({_fmt(v) for v in side_b[col]})
+        a = sorted({plain(v) for v in side_a[col]})
+        b = sorted({plain(v) for v in side_b[col]})
         if a != b:
             names.append(label)
             details.append(f"{label} {','.join(a)} vs {','.join(b)}")
@@ -120,7 +116,7 @@ def compare_frontiers(front_a: pd.DataFrame, front_b: pd.DataFrame, *, targets: 
         "n_levels_close": len(close),
     }
     for t, r in zip(list(targets), fr.ratio_at(front_a, front_b, list(targets))):
-        out[f"ratio_at_{t:g}"] = r
+        out[f"ratio_at_{plain(t)}"] = r
     return out
 
 
@@ -145,8 +141,8 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
         row = dict(zip(match, key))
         row.update({"low": low, "high": high, "gpu_denominator": denominator,
                     f"n_points_{low}": int(a["n_points"].iloc[0]), f"n_points_{high}": int(b["n_points"].iloc[0]),
-                    f"tok_s_per_user_range_{low}": f"{a['tok_s_per_user'].min():.0f}–{a['tok_s_per_user'].max():.0f}",
-                    f"tok_s_per_user_range_{high}": f"{b['tok_s_per_user'].min():.0f}–{b['tok_s_per_user'].max():.0f}"})
+                    f"tok_s_per_user_range_{low}": span(a["tok_s_per_user"].min(), a["tok_s_per_user"].max()),
+                    f"tok_s_per_user_range_{high}": span(b["tok_s_per_user"].min(), b["tok_s_per_user"].max())})
         row.update(compare_frontiers(a, b, targets=targets, n_levels=n_levels))
         lo, hi = row["overlap_tok_s_per_user_lo"], row["overlap_tok_s_per_user_hi"]
         if np.isfinite(lo):
@@ -160,10 +156,10 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
         row.update({"confounders": ", ".join(names) if names else "none", "confounder_detail": detail,
                     "note": note})
         for t in targets:  # each reading's own speculative decoding: the pooled sets can match while a reading's differ
-            row[f"spec_decode_at_{t:g}"] = (
+            row[f"spec_decode_at_{plain(t)}"] = (
                 f"{_setting(points_used(a, t, t)['spec_decode'], 'spec_decode')} vs "
                 f"{_setting(points_used(b, t, t)['spec_decode'], 'spec_decode')}"
-                if np.isfinite(row.get(f"ratio_at_{t:g}", np.nan)) and "spec_decode" in a and "spec_decode" in b
+                if np.isfinite(row.get(f"ratio_at_{plain(t)}", np.nan)) and "spec_decode" in a and "spec_decode" in b
                 else "")
         rows.append(row)
     return pd.DataFrame(rows)
@@ -274,7 +270,7 @@ def gpu_family(hardware: pd.Series) -> pd.Series:
 def _setting(values: pd.Series, col: str) -> str:
     if col == "disagg":
         return ", ".join(sorted({"disaggregated" if bool(v) else "aggregated" for v in values.fillna(False)}))
-    return ", ".join(sorted({_fmt(v) for v in values}))
+    return ", ".join(sorted({plain(v) for v in values}))
 
 
 def reading_settings(front: pd.DataFrame, target: float, reading: str, *, columns: dict = SCOPE_CONFOUNDERS
@@ -317,12 +313,12 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
                 continue
             for hw, front in at_scope.groupby("hardware", sort=True):
                 lo, hi = front["tok_s_per_user"].min(), front["tok_s_per_user"].max()
-                gpus = fr.gpus_text(front["n_gpus"].min(), front["n_gpus"].max())
+                gpus = span(front["n_gpus"].min(), front["n_gpus"].max())
                 for r in fr.capacity_readings(front, targets).itertuples():
                     value = r.tok_s_per_gpu
-                    status = "measured" if np.isfinite(value) else f"outside measured range ({lo:.0f}–{hi:.0f} tok/s/user)"
+                    status = "measured" if np.isfinite(value) else f"outside measured range ({span(lo, hi)} tok/s/user)"
                     if r.reading == "lower bound":
-                        status += f"; ≥ {r.lower_bound_tok_s_per_gpu:,.0f} tok/s/GPU (lower bound)"
+                        status += f"; ≥ {whole(r.lower_bound_tok_s_per_gpu)} tok/s/GPU (lower bound)"
                     rows.append({**key, "scope": scope, "hardware": hw, "n_gpus": gpus,
                                  "target_tok_s_per_user": r.target_tok_s_per_user, "tok_s_per_gpu": value,
                                  "reading": r.reading, "lower_bound_tok_s_per_gpu": r.lower_bound_tok_s_per_gpu,
@@ -463,18 +459,27 @@ def precision_summary(envelope: pd.DataFrame, matched: pd.DataFrame, *, wide_gap
     }
 
 
+class LeftOut(NamedTuple):
+    """A target left out of a bar panel: at ``target`` tok/s/user only ``n_measured`` of ``n_bars`` have a value."""
+
+    target: float
+    n_measured: int
+    n_bars: int
+
+
 def plotted_targets(capacity: pd.DataFrame, *, targets: Sequence[float], min_share: float = 0.5
-                    ) -> tuple[list[float], str]:
-    """Targets worth a bar panel: those where at least ``min_share`` of the rows have a value. Returns them and a
-    sentence naming the targets left out (empty when none)."""
+                    ) -> tuple[list[float], list[LeftOut]]:
+    """Targets worth a bar panel: those where at least ``min_share`` of the rows have a value. Returns them and
+    the targets left out (:func:`analysis.compare_words.left_out_note` says which)."""
     kept, dropped = [], []
     for t in targets:
         at = capacity[capacity["target_tok_s_per_user"] == float(t)]
         share = at["tok_s_per_gpu"].notna().mean() if len(at) else 0.0
-        (kept if share >= min_share else dropped).append((float(t), int(at["tok_s_per_gpu"].notna().sum()), len(at)))
-    note = " ".join(f"{t:g} tok/s/user not plotted: only {n} of {m} bars measured there (see the table)."
-                    for t, n, m in dropped)
-    return [t for t, _, _ in kept], note
+        if share >= min_share:
+            kept.append(float(t))
+        else:
+            dropped.append(LeftOut(float(t), int(at["tok_s_per_gpu"].notna().sum()), len(at)))
+    return kept, dropped
 
 
 def drop_unmeasured(bars: pd.DataFrame, *, x: str, targets: Sequence[float]) -> tuple[pd.DataFrame, list[str]]:

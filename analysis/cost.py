@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import config
+from analysis.text import usd_cents
 
 PRICES_FILE = config.SPECS_DIR / "prices.csv"
 PRICE_COLUMNS = ["hardware", "usd_per_gpu_hour", "basis", "source", "date"]
@@ -81,7 +82,7 @@ class Price:
     def text(self) -> str:
         """``$1.95/GPU-hour (basis; source, date)``: what every cost figure names."""
         when = f", {self.date}" if self.date else ""
-        return f"${self.usd_per_gpu_hour:,.2f}/GPU-hour ({self.basis}; {self.source}{when})"
+        return f"{usd_cents(self.usd_per_gpu_hour)}/GPU-hour ({self.basis}; {self.source}{when})"
 
     def as_dict(self) -> dict:
         return {"hardware": self.hardware, "usd_per_gpu_hour": self.usd_per_gpu_hour, "basis": self.basis,

@@ -19,13 +19,14 @@ output tok/s per MW is higher-is-better. The per-point figures and prices come f
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from analysis import cost
 from analysis.schema import trusted
+from analysis.text import plain
 
 DEFAULT_BY = ["model", "hardware", "precision", "scope", "isl", "osl", "context_len"]
 DENOMINATORS = ("all", "decode")
@@ -245,23 +246,28 @@ def capacity_end(front: pd.DataFrame) -> pd.Series:
 
 
 def target_column(target: float) -> str:
-    return f"tok_s_per_gpu_at_{target:g}"
+    return f"tok_s_per_gpu_at_{plain(target)}"
 
 
 def reading_column(target: float) -> str:
     """How the value at ``target`` was read: measured, interpolated, wide gap, lower bound or above range."""
-    return f"reading_at_{target:g}"
+    return f"reading_at_{plain(target)}"
 
 
 def lower_bound_column(target: float) -> str:
     """tok/s/GPU the frontier is known to reach at ``target`` when it was only measured faster than that."""
-    return f"tok_s_per_gpu_lower_bound_at_{target:g}"
+    return f"tok_s_per_gpu_lower_bound_at_{plain(target)}"
+
+
+def gap_column(target: float) -> str:
+    """How far apart (×, in tok/s/user) the frontier points a reading at ``target`` comes from are."""
+    return f"gap_at_{plain(target)}"
 
 
 def spec_decode_column(target: float) -> str:
     """The speculative decoding of the frontier point(s) a reading at ``target`` comes from (``mtp``, ``none``,
     ``mtp+none`` when the two bracketing points differ; empty when nothing was read)."""
-    return f"spec_decode_at_{target:g}"
+    return f"spec_decode_at_{plain(target)}"
 
 
 def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap: float = WIDE_GAP
@@ -339,7 +345,7 @@ def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequen
             row[target_column(t)] = r.tok_s_per_gpu
             row[reading_column(t)] = r.reading
             row[lower_bound_column(t)] = r.lower_bound_tok_s_per_gpu
-            row[f"gap_at_{t:g}"] = r.gap
+            row[gap_column(t)] = r.gap
             row[spec_decode_column(t)] = r.spec_decode
         row.update({
             "fastest_tok_s_per_user": fast["tok_s_per_user"],
@@ -410,7 +416,7 @@ def group_label(row: pd.Series | dict, by: Sequence[str]) -> str:
         value = row[col]
         if value is None or (isinstance(value, float) and np.isnan(value)) or value == "unknown":
             continue
-        parts.append(f"{value:g}" if isinstance(value, float) else str(value))
+        parts.append(plain(value) if isinstance(value, float) else str(value))
     return " · ".join(parts)
 
 
@@ -422,13 +428,13 @@ PRICE_COLUMNS = ["usd_per_gpu_hour", "price_basis", "price_source", "price_date"
 
 def metric_column(metric: str, target: float) -> str:
     """``<metric>_at_<level>``: the frontier's value of ``metric`` at ``target`` tok/s/user."""
-    return f"{cost.check_metric(metric)}_at_{target:g}"
+    return f"{cost.check_metric(metric)}_at_{plain(target)}"
 
 
 def metric_bound_column(metric: str, target: float) -> str:
     """A floor (higher-is-better metric) or ceiling (lower-is-better) below the measured range."""
     side = "upper" if cost.lower_is_better(metric) else "lower"
-    return f"{metric}_{side}_bound_at_{target:g}"
+    return f"{metric}_{side}_bound_at_{plain(target)}"
 
 
 def metric_points(points: pd.DataFrame, *, metric: str = DEFAULT_METRIC, denominator: str = "all",
@@ -516,7 +522,7 @@ def metric_table(fronts: pd.DataFrame, *, targets: Iterable[float], metric: str 
             row[metric_column(metric, t)] = r.value
             row[reading_column(t)] = r.reading
             row[metric_bound_column(metric, t)] = r.bound
-            row[f"gap_at_{t:g}"] = r.gap
+            row[gap_column(t)] = r.gap
             row[spec_decode_column(t)] = r.spec_decode
         if metric in cost.COST_METRICS:
             for col in PRICE_COLUMNS:
@@ -556,11 +562,23 @@ class Efficiency:
     points: pd.DataFrame
     price: cost.Price | None
     power_scope: str
-    reason: str | None
+    why: str | None = None       # why there is no value: one of NO_VALUE_WHY (None when there is one)
+    detail: dict = field(default_factory=dict)  # the facts behind ``why`` (models found, the frontier's range)
 
     @property
     def checkable(self) -> bool:
         return bool(np.isfinite(self.value))
+
+    @property
+    def reason(self) -> str | None:
+        """``why`` in a sentence (None when there is a value)."""
+        from analysis.frontier_words import efficiency_reason
+
+        return efficiency_reason(self)
+
+
+# Why an efficiency figure has no value (Efficiency.why).
+NO_VALUE_WHY = ("no points", "several models", "no price", "no power", "frontier starts faster", "frontier too slow")
 
 
 def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: float, osl: float, level: float,
@@ -591,19 +609,15 @@ def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: f
     empty = dict(metric=metric, level=float(level), value=np.nan, bound=np.nan, denominator=denominator,
                  selection=selection, n_points=n_points, n_with_metric=len(data), points=data.iloc[0:0],
                  price=price, power_scope=power_scope)
-    what = f"{hardware} {precision} at {isl:g}/{osl:g} tokens" + (f" ({scope})" if scope else "")
     if n_points == 0:
-        return Efficiency(**empty, reading="no data", reason=f"no usable measured points for {what}")
+        return Efficiency(**empty, reading="no data", why="no points")
     models = sorted(sel["model"].dropna().astype(str).unique())
     if model is None and len(models) > 1:
-        return Efficiency(**empty, reading="no data",
-                          reason=f"the points for {what} hold {len(models)} models ({', '.join(models)}); "
-                                 "pass model= so one model's frontier is read")
+        return Efficiency(**empty, reading="no data", why="several models", detail={"models": models})
     if metric in cost.COST_METRICS and price is None:
-        return Efficiency(**empty, reading="no data", reason=cost.no_price_message([hardware]))
+        return Efficiency(**empty, reading="no data", why="no price")
     if data.empty:
-        return Efficiency(**empty, reading="no data",
-                          reason=f"none of the {n_points} points for {what} has measured GPU power")
+        return Efficiency(**empty, reading="no data", why="no power")
     front = metric_frontier(data, metric=metric, by=[], denominator=denominator, prices=prices)
     r = metric_readings(front, [level], metric=metric).iloc[0]
     if r["reading"] == "lower bound":
@@ -611,14 +625,13 @@ def efficiency_at(points: pd.DataFrame, *, hardware: str, precision: str, isl: f
     else:
         f = front.assign(tok_s_per_gpu=_goodness(front[metric], metric))
         used = front.loc[bracketing_points(f, float(level)).index]
-    reason = None
+    why, detail = None, {}
     if not np.isfinite(r["value"]):
-        reason = (f"{what}: the frontier starts at {front['tok_s_per_user'].min():,.0f} tok/s/user, faster than "
-                  f"{level:g}; only a bound can be read" if r["reading"] == "lower bound" else
-                  f"{what}: no frontier point as fast as {level:g} tok/s/user (fastest "
-                  f"{front['tok_s_per_user'].max():,.0f})")
+        why = "frontier starts faster" if r["reading"] == "lower bound" else "frontier too slow"
+        detail = {"slowest_tok_s_per_user": float(front["tok_s_per_user"].min()),
+                  "fastest_tok_s_per_user": float(front["tok_s_per_user"].max())}
     return Efficiency(**{**empty, "value": float(r["value"]), "bound": float(r["bound"]), "points": used},
-                      reading=str(r["reading"]), reason=reason)
+                      reading=str(r["reading"]), why=why, detail=detail)
 
 
 # --- command line -----------------------------------------------------------------------------------
@@ -643,23 +656,10 @@ def report_tables(points: pd.DataFrame, *, targets: Sequence[float], denominator
     return data, fronts, table
 
 
-def _num(x: float) -> str:
-    if x is None or not np.isfinite(x):
-        return "n/a"
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
-
-
-def gpus_text(lo: float, hi: float) -> str:
-    """A GPU-count range as text: ``8`` or ``12–72``."""
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "n/a"
-    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
-
-
 def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -> pd.DataFrame:
     """The fastest per-user point of each group's frontier (concurrency, GPUs, median TTFT) next to its capacity
-    end, with the share of capacity kept. ``note`` says "single user" only at concurrency 1 and names a TTFT above
-    ``ttft_limit_s``."""
+    end, with the share of capacity kept, and the facts a reader is told about it: ``single_user`` (concurrency 1)
+    and ``long_ttft`` (median TTFT above ``ttft_limit_s``); :func:`analysis.frontier_words.fastest_note` says them."""
     spec = [c for c in ("fastest_spec_decode", "capacity_spec_decode") if c in table.columns]
     ends = table[["label", "n_frontier", "fastest_tok_s_per_user", "fastest_concurrency", "fastest_n_gpus",
                   "fastest_ttft_ms_p50", "fastest_tok_s_per_gpu", "capacity_tok_s_per_gpu",
@@ -667,11 +667,6 @@ def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -
     ends.insert(ends.columns.get_loc("fastest_ttft_ms_p50"), "fastest_ttft_s_p50", ends["fastest_ttft_ms_p50"] / 1000)
     ends = ends.drop(columns="fastest_ttft_ms_p50")
     ends["fastest_share_of_capacity"] = ends["fastest_tok_s_per_gpu"] / ends["capacity_tok_s_per_gpu"]
-    notes = []
-    for _, r in ends.iterrows():
-        note = ["single user" if r["fastest_concurrency"] == 1 else f"{_num(r['fastest_concurrency'])} concurrent"]
-        if r["fastest_ttft_s_p50"] > ttft_limit_s:
-            note.append(f"long TTFT ({r['fastest_ttft_s_p50']:,.0f} s > {ttft_limit_s:g} s)")
-        notes.append("; ".join(note))
-    ends["note"] = notes
+    ends["single_user"] = ends["fastest_concurrency"] == 1
+    ends["long_ttft"] = ends["fastest_ttft_s_p50"] > ttft_limit_s
     return ends.sort_values("fastest_tok_s_per_user", ascending=False, ignore_index=True)

@@ -34,13 +34,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from analysis import frontier
+from analysis import frontier, text
+from analysis.history_words import noise_text
 from analysis.schema import has_flag
+from analysis.text import plain
 
 # The columns that make two points the same configuration (GPU counts included: they are part of the deployment).
 CONFIG = ["model", "hardware", "framework", "precision", "spec_decode", "disagg", "scope", "isl", "osl", "tp", "ep",
@@ -101,51 +103,23 @@ def dated_points(points: pd.DataFrame) -> pd.DataFrame:
     return pts.sort_values(CONFIG + ["day", "concurrency"], kind="stable").reset_index(drop=True)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:g}" if isinstance(x, float) and x.is_integer() else str(x)
-
-
 LABEL_COLUMNS = ["model", "hardware", "precision", "framework", "spec_decode", "scope", "tp", "ep", "dp", "disagg",
                  "n_prefill_gpus", "n_decode_gpus", "n_gpus", "isl", "osl"]  # what group_label reads
 
 
 def group_label(row: Mapping) -> str:
-    """A configuration in words, e.g.
-    ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024``."""
-    parts = [str(row["model"]), str(row["hardware"]), str(row["precision"]), str(row["framework"])]
-    if str(row.get("spec_decode", "none")) not in ("none", "unknown", "nan"):
-        parts.append(str(row["spec_decode"]))
-    parts.append(str(row["scope"]))
-    par = []
-    for col, name in (("tp", "TP"), ("ep", "EP"), ("dp", "DP")):
-        v = row.get(col)
-        if v is not None and not (isinstance(v, float) and math.isnan(v)) and not (col == "dp" and v == 1):
-            par.append(f"{name}{_fmt(float(v))}")
-    if par:
-        parts.append(" ".join(par))
-    disagg = row.get("disagg")
-    if disagg is True or (not pd.isna(disagg) and bool(disagg)):
-        parts.append(f"{_fmt(float(row['n_prefill_gpus']))}P+{_fmt(float(row['n_decode_gpus']))}D GPUs")
-    elif not pd.isna(row.get("n_gpus")):
-        parts.append(f"{_fmt(float(row['n_gpus']))} GPUs")
-    if _lengths(row) != "n/a":
-        parts.append(_lengths(row))
-    return " · ".join(p for p in parts if p and p != "unknown")
+    """A configuration in words (:func:`analysis.text.group_label` of :data:`LABEL_COLUMNS`), e.g.
+    ``DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1k/1k``."""
+    return text.group_label({c: row.get(c) for c in LABEL_COLUMNS})
 
 
 def conc_metric(quantity: str, concurrency: float) -> str:
     unit = "tok/s/user" if quantity == "user" else "tok/s/GPU"
-    return f"{unit} at concurrency {concurrency:g}"
-
-
-def _lengths(row) -> str:
-    """``1024/8192`` (input/output tokens), ``n/a`` when a length is missing."""
-    isl, osl = row.get("isl"), row.get("osl")
-    return f"{_fmt(float(isl))}/{_fmt(float(osl))}" if pd.notna(isl) and pd.notna(osl) else "n/a"
+    return f"{unit} at concurrency {plain(concurrency)}"
 
 
 def level_metric(level: float) -> str:
-    return f"tok/s/GPU at {level:g} tok/s/user"
+    return f"tok/s/GPU at {plain(level)} tok/s/user"
 
 
 def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.DataFrame:
@@ -170,14 +144,14 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
     high = repeated.groupby("_g")["concurrency"].max()
     first = pts.groupby("_g", sort=True).head(1).set_index("_g")
     label = {g: group_label(row) for g, row in first.iterrows()}
-    lengths = {g: _lengths(row) for g, row in first.iterrows()}
+    lengths = {g: text.lengths(row.get("isl"), row.get("osl")) for g, row in first.iterrows()}
     g = pts["_g"].to_numpy()
     conc = pts["concurrency"].to_numpy(float)
     base = {"group": [label[x] for x in g], **{c: first.loc[g, c].to_numpy() for c in
                                               ("model", "hardware", "precision", "scope")},
             "lengths": [lengths[x] for x in g],
             "date": pts["day"].to_numpy(), "source": pts["source"].to_numpy(), "concurrency": conc,
-            "level": np.nan, "between": [f"{c:g}" for c in conc]}
+            "level": np.nan, "between": [plain(c) for c in conc]}
     at_low = conc == low.reindex(g).to_numpy(float)
     at_high = conc == high.reindex(g).to_numpy(float)
     parts = [
@@ -205,7 +179,7 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
                          "precision": f["precision"], "scope": f["scope"], "lengths": lengths[gid], "date": date,
                          "metric": level_metric(level), "value": float(value), "source": "+".join(used["source"]),
                          "quantity": "gpu", "concurrency": np.nan, "level": float(level), "role": "at interactivity",
-                         "between": "–".join(f"{c:g}" for c in sorted(used["concurrency"]))})
+                         "between": "–".join(plain(c) for c in sorted(used["concurrency"]))})
     parts.append(pd.DataFrame(rows, columns=SERIES_COLUMNS))
     out = pd.concat([p[SERIES_COLUMNS] for p in parts], ignore_index=True)
     # Repeats on one date (two runs of one configuration at one concurrency) stay as separate rows.
@@ -230,12 +204,8 @@ class Noise:
         return math.exp(self.threshold)
 
     def describe(self) -> str:
-        name = "tok/s/user" if self.quantity == "user" else "tok/s/GPU"
-        if not self.n_pairs:
-            return f"{name}: no pairs of like points, so no noise estimate and no changes."
-        return (f"{name}: {self.n_pairs:,} pairs ({self.basis}); robust spread σ = 1.4826 × median |log ratio| = "
-                f"{100 * self.sigma:.2f}%; a change must exceed {self.k_sigma:g}σ, a ratio beyond "
-                f"×{self.threshold_ratio:.3f} or ÷{self.threshold_ratio:.3f}.")
+        """The estimate in words (:func:`analysis.history_words.noise_text`)."""
+        return noise_text(self)
 
 
 def _image(rows: pd.DataFrame) -> str:
@@ -311,35 +281,48 @@ def _rows_for(points: pd.DataFrame, sources: str) -> pd.DataFrame:
     return points[points["source"].isin(str(sources).split("+"))]
 
 
-def differs(before: pd.DataFrame, after: pd.DataFrame, *, date_before: str, date_after: str) -> list[str]:
+class Difference(NamedTuple):
+    """One thing that differs between the rows two values were read from: ``what`` (one of
+    :data:`DIFFERENCE_KINDS`), its value ``before`` and ``after`` (tuples of the distinct values, or for
+    ``image not recorded`` the dates without one, for ``days apart`` the number of days)."""
+
+    what: str
+    before: object = None
+    after: object = None
+
+
+DIFFERENCE_KINDS = ("image", "framework version", "image not recorded", "run", "GPUs", "decode GPUs",
+                    "concurrency", "days apart")
+
+
+def differs(before: pd.DataFrame, after: pd.DataFrame, *, date_before: str, date_after: str) -> tuple[Difference, ...]:
     """What differs between the rows two values were read from: image, framework version, run, GPU counts,
-    concurrencies (for values read on a frontier), days apart."""
+    concurrencies (for values read on a frontier), days apart (:mod:`analysis.history_words` says it)."""
     out = []
     img_a, img_b = _image(before), _image(after)
     if img_a != "unknown" and img_b != "unknown":
         if img_a != img_b:
-            out.append(f"image {img_a} → {img_b}")
+            out.append(Difference("image", img_a, img_b))
             va, vb = framework_version(img_a), framework_version(img_b)
             if va and vb and va != vb:
-                out.append(f"framework version {va} → {vb}")
+                out.append(Difference("framework version", va, vb))
     else:
-        missing = [d for d, img in ((date_before, img_a), (date_after, img_b)) if img == "unknown"]
-        out.append("image not recorded for " + " and ".join(missing))
-    runs_a = sorted(set(before["run_id"].astype(str)) - {"unknown"})
-    runs_b = sorted(set(after["run_id"].astype(str)) - {"unknown"})
+        dates = tuple(d for d, img in ((date_before, img_a), (date_after, img_b)) if img == "unknown")
+        out.append(Difference("image not recorded", dates))
+    runs_a = tuple(sorted(set(before["run_id"].astype(str)) - {"unknown"}))
+    runs_b = tuple(sorted(set(after["run_id"].astype(str)) - {"unknown"}))
     if runs_a != runs_b:
-        out.append(f"run {','.join(runs_a) or '?'} → {','.join(runs_b) or '?'}")
+        out.append(Difference("run", runs_a, runs_b))
     for col, name in (("n_gpus", "GPUs"), ("n_decode_gpus", "decode GPUs")):
-        ga, gb = sorted(set(before[col].dropna())), sorted(set(after[col].dropna()))
+        ga = tuple(sorted(float(x) for x in set(before[col].dropna())))
+        gb = tuple(sorted(float(x) for x in set(after[col].dropna())))
         if ga != gb:
-            out.append(f"{name} {','.join(_fmt(float(x)) for x in ga)} → {','.join(_fmt(float(x)) for x in gb)}")
-    ca, cb = sorted(set(before["concurrency"].dropna())), sorted(set(after["concurrency"].dropna()))
+            out.append(Difference(name, ga, gb))
+    ca, cb = tuple(sorted(set(before["concurrency"].dropna()))), tuple(sorted(set(after["concurrency"].dropna())))
     if ca != cb:
-        out.append("read between concurrency " + "–".join(f"{x:g}" for x in ca) + " → "
-                   + "–".join(f"{x:g}" for x in cb))
-    days = (pd.Timestamp(date_after) - pd.Timestamp(date_before)).days
-    out.append(f"{days} days apart")
-    return out
+        out.append(Difference("concurrency", ca, cb))
+    out.append(Difference("days apart", (pd.Timestamp(date_after) - pd.Timestamp(date_before)).days))
+    return tuple(out)
 
 
 def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by: dict[str, Noise] | None = None,
@@ -424,15 +407,17 @@ def largest(changes_table: pd.DataFrame, kind: str, n: int = 5, *, lasting: bool
 
 def as_json(table: pd.DataFrame, change_table: pd.DataFrame) -> dict:
     """The ``perfclaims history --json`` document: ``series`` and ``changes`` in their fixed keys."""
-    def _num(x):
+    from analysis.history_words import differences_text
+
+    def _finite(x):
         return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
 
     return {
-        "series": [{"group": r.group, "date": r.date, "metric": r.metric, "value": _num(r.value), "source": r.source}
+        "series": [{"group": r.group, "date": r.date, "metric": r.metric, "value": _finite(r.value), "source": r.source}
                    for r in table.itertuples()],
         "changes": [{"group": r.group, "metric": r.metric, "date_before": r.date_before, "date_after": r.date_after,
-                     "before": _num(r.before), "after": _num(r.after), "ratio": _num(r.ratio), "kind": r.kind,
-                     "differs": list(r.differs)} for r in change_table.itertuples()],
+                     "before": _finite(r.before), "after": _finite(r.after), "ratio": _finite(r.ratio),
+                     "kind": r.kind, "differs": differences_text(r.differs)} for r in change_table.itertuples()],
     }
 
 

@@ -12,11 +12,6 @@ import pandas as pd
 from analysis import config, schema
 
 
-def count(n: int, noun: str) -> str:
-    """``count(1, "record")`` -> "1 record", ``count(3, "record")`` -> "3 records"."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
 def load_processed(processed_dir: Path | None = None) -> dict[str, pd.DataFrame]:
     """points, quarantine and files tables from an ingest output folder."""
     d = Path(processed_dir or config.PROCESSED_DATA_DIR)

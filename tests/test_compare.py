@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from test_frontier import brute_force_front, log_interp
 
-from analysis import compare
+from analysis import compare, compare_words
 from analysis import frontier as fr
 from analysis.pages import precision_scope as page
 from analysis.schema import to_points
@@ -290,9 +290,12 @@ def test_clean_scope_reading_reaches_the_headline():
 def test_plotted_targets_drop_levels_that_are_mostly_not_measured():
     cap = pd.DataFrame({"target_tok_s_per_user": [50.0] * 4 + [200.0] * 4,
                         "tok_s_per_gpu": [1, 2, 3, np.nan, 1, np.nan, np.nan, np.nan]})
-    kept, note = compare.plotted_targets(cap, targets=[50, 200], min_share=0.5)
+    kept, left_out = compare.plotted_targets(cap, targets=[50, 200], min_share=0.5)
     assert kept == [50.0]
-    assert note == "200 tok/s/user not plotted: only 1 of 4 bars measured there (see the table)."
+    assert left_out == [compare.LeftOut(target=200.0, n_measured=1, n_bars=4)]  # the fact, then its sentence
+    assert compare_words.left_out_note(left_out) == \
+        "200 tok/s/user not plotted: only 1 of 4 bars measured there (see the table)."
+    assert compare_words.left_out_note([]) == ""
 
 
 def test_each_envelope_reading_names_the_speculative_decoding_of_its_two_sides(snapshot_1k1k):

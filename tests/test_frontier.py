@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import cli
+from analysis import cli, frontier_words, text
 from analysis import frontier as fr
 from analysis.pages import frontier as page
 from analysis.schema import to_points
@@ -308,11 +308,14 @@ def test_fastest_points_call_single_user_only_at_concurrency_1_and_name_long_ttf
     sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=8192, osl=1024)
     _, _, table = fr.report_tables(sel, targets=[50, 100])
     ends = fr.fastest_points(table)
-    single = ends["note"].str.startswith("single user")
+    single = ends["single_user"]  # the facts first: concurrency 1, a median TTFT over the limit
     assert (ends.loc[single, "fastest_concurrency"] == 1).all() and single.sum() == (ends["fastest_concurrency"] == 1).sum()
+    notes = [frontier_words.fastest_note(r, ttft_limit_s=fr.TTFT_LIMIT_S) for _, r in ends.iterrows()]
+    assert [n.startswith("single user") for n in notes] == single.tolist()
     b200 = ends[ends["label"] == "B200 · fp8 · multi-node"].iloc[0]
     assert b200["fastest_concurrency"] == 256 and b200["fastest_ttft_s_p50"] == pytest.approx(79.3, abs=0.1)
-    assert "long TTFT (79 s > 10 s)" in b200["note"]
+    assert b200["long_ttft"] and ends["long_ttft"].sum() == (ends["fastest_ttft_s_p50"] > fr.TTFT_LIMIT_S).sum()
+    assert frontier_words.fastest_note(b200, ttft_limit_s=fr.TTFT_LIMIT_S) == "256 concurrent; long TTFT (79 s > 10 s)"
     text = page.describe_fastest_points(ends)
     assert f"{single.sum()} of {len(ends)} fastest per-user points were measured with a single user" in text
     assert "B200 · fp8 · multi-node 154 tok/s/user at concurrency 256 with TTFT p50 79 s" in text
@@ -514,20 +517,22 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
     front = fr.frontier(fr.select(snapshot, isl=1024, osl=1024).query("hardware == 'B200' and precision == 'fp4' "
                                                                      "and scope == 'node'"), by=[])
     assert e.value == pytest.approx(1.95e6 / (3600 * fr.capacity_at(front, [50])[0]))
-    assert e.reading in ("interpolated", "measured") and e.reason is None and e.checkable
+    assert e.reading in ("interpolated", "measured") and e.why is None and e.reason is None and e.checkable
     assert e.price.usd_per_gpu_hour == 1.95 and "SemiAnalysis" in e.price.basis
     assert len(e.points) == 2 and (e.points["tok_s_per_user"].min() <= 50 <= e.points["tok_s_per_user"].max())
     assert e.selection == {"model": None, "hardware": "B200", "precision": "fp4", "scope": "node", "isl": 1024.0,
                            "osl": 1024.0}
     no_price = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp4", isl=1024, osl=1024, level=100,
                                 metric="usd_per_mtok", denominator="all")
-    assert math.isnan(no_price.value) and "MI355X" in no_price.reason and no_price.price is None
+    assert math.isnan(no_price.value) and no_price.why == "no price" and no_price.price is None
+    assert "MI355X" in no_price.reason
     no_power = fr.efficiency_at(snapshot, hardware="B200", precision="fp4", isl=1024, osl=1024, level=100,
                                 metric="tok_s_per_mw", denominator="all")
     b200 = _trusted(snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4")
                              & (snapshot["isl"] == 1024) & (snapshot["osl"] == 1024)])
     assert math.isnan(no_power.value) and no_power.n_points == len(b200) == 20
-    assert no_power.reason == "none of the 20 points for B200 fp4 at 1024/1024 tokens has measured GPU power"
+    assert no_power.why == "no power"  # the fact; its sentence (frontier_words) names the selection and the count
+    assert no_power.reason == "none of the 20 points for B200 fp4 at 1k/1k tokens has measured GPU power"
     mw = fr.efficiency_at(snapshot, hardware="MI355X", precision="fp8", isl=8192, osl=1024, level=50,
                           metric="tok_s_per_mw", denominator="all")
     assert mw.power_scope == "GPU power only" and mw.n_with_metric == 6 and np.isfinite(mw.value)
@@ -537,6 +542,7 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
     two = pd.concat([snapshot, snapshot[snapshot["hardware"] == "B200"].assign(model="Other-Model")])
     mixed = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
                              metric="usd_per_mtok")
+    assert mixed.why == "several models" and mixed.detail == {"models": ["DeepSeek-R1-0528", "Other-Model"]}
     assert math.isnan(mixed.value) and "2 models" in mixed.reason and "pass model=" in mixed.reason
     named = fr.efficiency_at(two, hardware="B200", precision="fp4", isl=1024, osl=1024, level=50,
                              metric="usd_per_mtok", scope="node", model="DeepSeek-R1-0528")
@@ -550,7 +556,9 @@ def test_efficiency_at_gives_value_match_and_price(snapshot):
                               metric="j_per_output_token", denominator="decode")
     # below the frontier's slowest point (17.2 tok/s/user) J/token has a ceiling, not a value
     assert math.isnan(slower.value) and slower.reading == "lower bound"
-    assert slower.bound == pytest.approx(0.685255, rel=1e-5) and "only a bound" in slower.reason
+    assert slower.bound == pytest.approx(0.685255, rel=1e-5) and slower.why == "frontier starts faster"
+    assert slower.detail["slowest_tok_s_per_user"] == pytest.approx(17.2, abs=0.05) and "only a bound" in slower.reason
+    assert {e.why for e in (no_price, no_power, mixed, slower)} <= set(fr.NO_VALUE_WHY)
 
 
 def test_cli_frontier_metric_columns_price_and_messages(snapshot, tmp_path, capsys):
@@ -599,7 +607,7 @@ def test_cli_frontier_ttft_max_ms(snapshot, tmp_path, capsys):
 
 # --- the frontier page's words and the cost chart -------------------------------------------------------------
 def test_page_words_shares_cells_and_escaping():
-    assert [page.share_text(f) for f in (0.00393, 0.0152, 0.22, 1.0)] == ["0.39%", "1.5%", "22%", "100%"]
+    assert [text.share(f) for f in (0.00393, 0.0152, 0.22, 1.0)] == ["0.39%", "1.5%", "22%", "100%"]
     assert page.efficiency_cell("usd_per_mtok", math.nan, "lower bound", 0.3612, math.nan) == "≤ $0.36 (ceiling)"
     assert page.efficiency_cell("tok_s_per_mw", math.nan, "lower bound", 274822.4, math.nan) == "≥ 274,822 (floor)"
     assert page.efficiency_cell("j_per_output_token", 5.617, "wide gap", math.nan, 4.04) == "5.62 J (gap 4.0×)"

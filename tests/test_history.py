@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from conftest import RAW
 
-from analysis import cli, history
+from analysis import cli, history, history_words
 from analysis.schema import has_flag, to_points
 
 HISTORY = RAW / "inferencex-history" / "benchmarks-history.json"
@@ -71,13 +71,13 @@ def test_a_real_regression_against_the_raw_rows(found):
     before, after = raw[dates[i]], raw[dates[i + 1]]  # neighbouring dates of this configuration and concurrency
     assert dates[i + 1] == "2026-05-20"
     assert after / before == pytest.approx(0.504, abs=1e-3)
-    row = _change(changes, "MI355X · fp8 · atom · mtp · node · TP8 EP1 · 8 GPUs · 1024/1024",
+    row = _change(changes, "MI355X · fp8 · atom · mtp · node · TP8 EP1 · 8 GPUs · 1k/1k",
                   "tok/s/GPU at concurrency 256", "2026-04-01")
     assert row["kind"] == "regression" and row["date_after"] == "2026-05-20"
     assert row["before"] == pytest.approx(before) and row["after"] == pytest.approx(after)
     assert row["ratio"] == pytest.approx(after / before)
     assert abs(math.log(row["ratio"])) > noise["gpu"].threshold
-    assert "49 days apart" in row["differs"] and any(d.startswith("run ") for d in row["differs"])
+    assert history.Difference("days apart", 49) in row["differs"] and any(d.what == "run" for d in row["differs"])
 
 
 def _raw_frontier_at(target, *, hardware, framework, precision, tp, isl, osl, date):
@@ -108,7 +108,7 @@ def test_a_real_regression_at_equal_interactivity_against_the_raw_rows(found):
     before, conc_a = _raw_frontier_at(25.0, date="2025-12-15", **key)
     after, conc_b = _raw_frontier_at(25.0, date="2026-01-05", **key)
     assert sorted(conc_a) == sorted(conc_b)  # read between the same concurrencies on both dates
-    row = _change(changes, "MI300X · fp8 · sglang · node · TP8 EP1 · 8 GPUs · 1024/1024",
+    row = _change(changes, "MI300X · fp8 · sglang · node · TP8 EP1 · 8 GPUs · 1k/1k",
                   "tok/s/GPU at 25 tok/s/user", "2025-12-15")
     assert row["kind"] == "regression" and row["date_after"] == "2026-01-05"
     assert row["before"] == pytest.approx(before) and row["after"] == pytest.approx(after)
@@ -121,7 +121,7 @@ def test_a_real_improvement_against_the_raw_rows(found):
     raw = _raw_values(hardware="b300", framework="sglang", precision="fp4", spec="none", tp=4, ep=4,
                       isl=8192, osl=1024, conc=128)
     assert list(raw) == ["2026-04-17", "2026-05-13", "2026-05-17", "2026-05-20", "2026-05-22"]
-    row = _change(changes, "B300 · fp4 · sglang · node · TP4 EP4 · 4 GPUs · 8192/1024",
+    row = _change(changes, "B300 · fp4 · sglang · node · TP4 EP4 · 4 GPUs · 8k/1k",
                   "tok/s/GPU at concurrency 128", "2026-05-13")
     assert row["kind"] == "improvement" and row["date_after"] == "2026-05-17"
     assert row["before"] == pytest.approx(raw["2026-05-13"]) and row["after"] == pytest.approx(raw["2026-05-17"])
@@ -207,8 +207,12 @@ def test_differs_names_image_and_framework_version():
     before = _points([100.0], image="lmsysorg/sglang:v0.5.8-cu130").assign(source="a")
     after = _points([150.0], image="lmsysorg/sglang:v0.5.9-cu130").assign(source="b", run_id="r9")
     out = history.differs(before, after, date_before="2026-01-01", date_after="2026-01-11")
-    assert "image lmsysorg/sglang:v0.5.8-cu130 → lmsysorg/sglang:v0.5.9-cu130" in out
-    assert "framework version v0.5.8 → v0.5.9" in out and "run r0 → r9" in out and "10 days apart" in out
+    D = history.Difference
+    assert out == (D("image", "lmsysorg/sglang:v0.5.8-cu130", "lmsysorg/sglang:v0.5.9-cu130"),
+                   D("framework version", "v0.5.8", "v0.5.9"), D("run", ("r0",), ("r9",)), D("days apart", 10))
+    assert history_words.differences_text(out) == [
+        "image lmsysorg/sglang:v0.5.8-cu130 → lmsysorg/sglang:v0.5.9-cu130", "framework version v0.5.8 → v0.5.9",
+        "run r0 → r9", "10 days apart"]
 
 
 def test_a_frontier_reading_is_not_compared_when_it_sits_between_other_concurrencies():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import inventory, schema
+from analysis import inventory, schema, text
 from analysis.ingest import ingest, write_outputs
 
 TEST_DATA = Path(__file__).parent / "data"
@@ -95,6 +95,6 @@ def test_flag_counts_split_flags_and_explain_them():
 
 
 def test_count_words():
-    assert inventory.count(1, "record") == "1 record"
-    assert inventory.count(1234, "file") == "1,234 files"
-    assert inventory.count(0, "point") == "0 points"
+    assert text.count(1, "record") == "1 record"
+    assert text.count(1234, "file") == "1,234 files"
+    assert text.count(0, "point") == "0 points"

@@ -57,7 +57,7 @@ def test_suite_history_page_attributes_each_move(tmp_path):
     from analysis.pages import suite_history
 
     write_suite_history(tmp_path / "reports" / "history")
-    results = page_results(suite_history.build(tmp_path / "reports"))
+    results = page_results(suite_history.build(reports_dir=tmp_path / "reports"))
     assert results["n_runs"] == 4 and results["causes"] == {"inputs": 1, "code": 1}
     assert "1 from new inputs" in results["text"] and "1 from new code" in results["text"]
 
@@ -65,7 +65,7 @@ def test_suite_history_page_attributes_each_move(tmp_path):
 def test_suite_history_page_without_earlier_runs(tmp_path):
     from analysis.pages import suite_history
 
-    results = suite_history.build(tmp_path / "none").results()
+    results = suite_history.build(reports_dir=tmp_path / "none").results()
     assert results["n_runs"] == 0 and results["text"].startswith("No earlier runs")
 
 
@@ -92,10 +92,10 @@ def test_the_history_figure_tells_lengths_apart(page):
 
     model = "DeepSeek-R1-0528"
     data = page.figure_data(model)
-    assert {"1024/1024", "1024/8192", "8192/1024"} <= set(data["lengths"])
+    assert {"1k/1k", "1k/8k", "8k/1k"} <= set(data["lengths"])
     axes = history_plots.ends_over_time(data, page.figure_changes(model))
     legend = [t.get_text() for t in axes[0, 0].figure.legends[0].get_texts()]
-    assert {"1024/1024 tokens in/out", "1024/8192 tokens in/out", "8192/1024 tokens in/out"} <= set(legend)
+    assert {"1k/1k tokens in/out", "1k/8k tokens in/out", "8k/1k tokens in/out"} <= set(legend)
     markers = {line.get_marker() for ax in axes.ravel() for line in ax.get_lines()}
     assert len(markers) >= 3  # one per lengths pair drawn
     plt.close("all")

@@ -406,7 +406,7 @@ def test_display_table_uses_percent_and_names_the_largest_batch(h200_fits):
 
 def test_display_table_blanks_a_batch_1_speed_read_off_large_batches(serving_fits):
     shown = page.display_table(scaling.summary(serving_fits)).set_index("group")
-    gb300 = "DeepSeek-R1-0528 | GB300 NVL72 | fp4 | dynamo-sglang | rack | 72 GPU | TP48 | EP48 | disagg | ISL 8192 | OSL 1024"
+    gb300 = "DeepSeek-R1-0528 | GB300 NVL72 | fp4 | dynamo-sglang | rack | 72 GPUs | TP48 EP48 | disagg | 8k/1k"
     # Smallest measured batch 307: the model's batch-1 speed (80 tok/s/user) is read 300x below it, not shown.
     assert shown.loc[gb300, "smallest measured batch"] == pytest.approx(306.7, abs=0.1)
     assert np.isnan(shown.loc[gb300, "batch-1 tok_s_per_user (model)"])
@@ -462,8 +462,13 @@ def test_residual_plot_shows_the_worst_point_and_tells_groups_apart(h200, h200_f
     ax = plots.residuals(res)
     lo, hi = ax.get_ylim()
     assert lo <= 100 * res["rel_error"].min() and hi >= 100 * res["rel_error"].max()
-    styles = [(line.get_color(), line.get_marker()) for line in ax.get_lines() if not line.get_label().startswith("_")]
-    assert len(styles) == res["group"].nunique() == 9 and len(set(styles)) == 9
+    legend = ax.get_legend()
+    styles = {t.get_text(): (h.get_color(), h.get_marker()) for t, h in zip(legend.get_texts(), legend.legend_handles)
+              if t.get_text() in set(res["group"])}
+    assert len(styles) == res["group"].nunique() == 9 and len(set(styles.values())) == 9
+    # every drawn line carries its group's style: one curve per group and context, never two groups joined
+    drawn = {(line.get_color(), line.get_marker()) for line in ax.get_lines() if line.get_marker() not in ("None", "")}
+    assert drawn == set(styles.values())
     worst = res.loc[res["rel_error"].abs().idxmax()]
     assert any(t.get_text().startswith(f"worst {100 * worst['rel_error']:+.1f}%") for t in ax.texts)
 

@@ -35,6 +35,8 @@ def test_esc_keeps_ordinary_names_readable():
 
 def test_number_rules():
     assert text.num(14351.2) == "14,351" and text.num(12.34) == "12.3" and text.num(0.0123) == "0.0123"
+    # no spurious decimals: 20.03 was written "20.0" where the frontier page's own copy wrote "20"
+    assert text.num(20.03) == "20" and text.num(8.0) == "8" and text.num(99.4) == "99.4"
     assert text.num(float("nan")) == "–" and text.pct(0.371) == "37%" and text.pct(0.0039, 2) == "0.39%"
     assert text.header("tok_s_per_gpu_at_50") == "tok/s/GPU at 50"
 
@@ -48,3 +50,50 @@ def test_show_table_escapes_cells_and_headers(monkeypatch):
     html = shown[0]
     assert "<script>x()" not in html and "<b>col" not in html
     assert "&#60;script&#62;" in html and "1,234" in html
+
+
+# --- the one set of number words ----------------------------------------------------------------------------
+@pytest.mark.parametrize("value", [None, float("nan"), float("inf"), -float("inf"), pd.NA])
+def test_every_writer_marks_a_missing_value_the_same_way(value):
+    writers = [text.num, text.plain, text.whole, text.fixed, text.sig, text.signed, text.times, text.share,
+               text.seconds, text.ms, text.usd, text.usd_cents, text.tokens, text.pct, lambda v: text.span(v, 8),
+               lambda v: text.lengths(1024, v)]
+    assert {w(value) for w in writers} == {text.MISSING} == {"–"}
+    assert text.esc(None) == text.MISSING
+
+
+def test_numbers_shares_times_and_money():
+    assert [text.plain(v) for v in (1024.0, 0.5, 8, True, "fp4")] == ["1024", "0.5", "8", "True", "fp4"]
+    assert [text.whole(8192), text.whole(8192, grouped=False), text.fixed(1234.56, 1), text.sig(0.012345)] == \
+        ["8,192", "8192", "1,234.6", "0.0123"]
+    assert [text.signed(2.5), text.signed(-0.04), text.times(1.734), text.times(4.66, 1)] == \
+        ["+2.5", "-0.0", "1.73×", "4.7×"]
+    assert [text.share(f) for f in (0.00393, 0.0512, 0.22, 1.0)] == ["0.39%", "5.1%", "22%", "100%"]
+    assert text.pct(0.371) == "37%" and text.pct(0.371, 1) == "37.1%"
+    assert [text.seconds(s) for s in (0.8412, 9.4, 37.2, 1234.0)] == ["0.84", "9.4", "37", "1,234"]
+    assert [text.ms(v) for v in (845.23, 12345.0)] == ["845.2 ms", "12.3 s"]
+    assert [text.usd(x) for x in (1234.5, 1.954, 0.0421)] == ["$1,234", "$1.95", "$0.042"]
+    assert text.usd_cents(2.1) == "$2.10" and text.count(1, "file") == "1 file" and text.count(1200, "row") == "1,200 rows"
+    assert [text.leading_digit(v) for v in (0.24, 5.0, 96.0, 2000.0)] == [2, 5, 1, 2]
+
+
+def test_ranges_and_lengths():
+    assert [text.span(12, 72), text.span(8.0, 8.0), text.span(1.5, 2.5, text.fixed)] == ["12–72", "8", "1.5–2.5"]
+    assert [text.tokens(n) for n in (1024, 8192, 1536, 1000, 512)] == ["1k", "8k", "1536", "1000", "512"]
+    assert text.lengths(1024.0, 8192.0) == "1k/8k" and text.lengths(8192, 1024) == "8k/1k"
+
+
+def test_group_labels_write_each_column_one_way():
+    nan = float("nan")
+    history_row = dict(model="DeepSeek-R1-0528", hardware="B200", precision="fp4", framework="sglang",
+                       spec_decode="mtp", scope="node", tp=8.0, ep=1.0, dp=1.0, disagg=False, n_prefill_gpus=nan,
+                       n_decode_gpus=nan, n_gpus=8.0, isl=1024.0, osl=1024.0)
+    assert text.group_label(history_row) == "DeepSeek-R1-0528 · B200 · fp4 · sglang · mtp · node · TP8 EP1 · 8 GPUs · 1k/1k"
+    split = {**history_row, "spec_decode": "none", "disagg": True, "n_prefill_gpus": 8.0, "n_decode_gpus": 64.0,
+             "n_gpus": 72.0, "dp": 8.0, "isl": 8192.0}
+    assert text.group_label(split) == "DeepSeek-R1-0528 · B200 · fp4 · sglang · node · TP8 EP1 DP8 · 8P+64D GPUs · 8k/1k"
+    scaling_keys = {"model": "llama-3.1-8b", "hardware": "H200 SXM", "precision": "bf16", "scope": "single-gpu",
+                    "n_gpus": 1, "tp": 1.0, "ep": nan, "disagg": False, "spec_decode": "unknown", "isl": nan}
+    assert text.group_label(scaling_keys, sep=" | ") == "llama-3.1-8b | H200 SXM | bf16 | single-gpu | 1 GPU | TP1"
+    assert text.group_label({"hardware": "GB200 NVL72", "precision": "fp8", "scope": "unknown"}) == "GB200 NVL72 · fp8"
+    assert text.group_label({"isl": 8192.0}) == "ISL 8k" and text.group_label({}, empty="all points") == "all points"

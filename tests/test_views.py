@@ -14,9 +14,9 @@ import pytest
 from conftest import ROOT
 
 from analysis import claims, config, data, report
-from analysis.report import runs
+from analysis.report import runs, views
 from analysis.report.suite import read_suite
-from analysis.report.views import VIEWS, ViewHasher
+from analysis.report.views import ViewHasher
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def points() -> pd.DataFrame:
 
 
 def _view(job, points):
-    return VIEWS[job.view](points, {**job.defaults, **job.parameters})
+    return views.rows_read(job.view, points, {**job.defaults, **job.parameters})
 
 
 def _jobs():
@@ -47,29 +47,72 @@ def _perturbed_outside(points: pd.DataFrame, view: pd.DataFrame) -> pd.DataFrame
     return out
 
 
-def test_every_view_in_the_suite_is_a_known_view_and_narrower_than_the_table(points):
-    views = {name: _view(job, points) for name, job in _jobs().items() if job.view}
-    assert {"20-frontier", "20-frontier-8k1k", "30-precision-scope", "40-history", "50-claim-card-C00"} <= set(views)
-    for name, rows in views.items():
-        assert 0 < len(rows) < len(points), name
+def test_every_report_takes_its_rows_from_its_page(points):
+    jobs = _jobs()
+    assert {j.view for j in jobs.values()} == {"ingest", "batch_scaling", "frontier", "precision_scope", "history",
+                                              "suite_history", "claim_card"}
+    rows = {name: _view(job, points) for name, job in jobs.items()}
+    selecting = {"20-frontier", "20-frontier-8k1k", "30-precision-scope", "40-history", "50-claim-card-C00"}
+    for name in selecting:
+        assert 0 < len(rows[name]) < len(points), name
+    # the inventory and the batch model (all models by default) read every row; the suite history none
+    assert len(rows["01-ingest"]) == len(rows["10-batch-scaling"]) == len(points)
+    assert rows["41-suite-history"].empty
+    # the frontier page's rows are its selection: one model, one length pair
+    fr = rows["20-frontier-8k1k"]
+    assert set(fr["model"]) == {"DeepSeek-R1-0528"} and set(zip(fr["isl"], fr["osl"])) == {(8192.0, 1024.0)}
 
 
-@pytest.mark.parametrize("name", ["20-frontier", "30-precision-scope", "40-history"])
+PAGE_MODULES = sorted(p.stem for p in (ROOT / "analysis" / "pages").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("name", PAGE_MODULES)
+def test_every_page_module_keeps_the_contract(name):
+    """build(points, **params) and rows_read(points, **params) with the points table first, and a page object
+    with results(); claim_card's rows come from views.PENDING_ROWS_READ until it offers rows_read."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(f"analysis.pages.{name}")
+    build = getattr(module, "build", None)
+    if name == "claim_card" and build is None:
+        pytest.skip("pages/claim_card.py is being rewritten; its build and rows_read come with it")
+    assert callable(build), f"analysis/pages/{name}.py has no build(points, **params)"
+    assert next(iter(inspect.signature(build).parameters)) == "points"
+    rows = getattr(module, "rows_read", None) or views.PENDING_ROWS_READ.get(name)
+    assert callable(rows) and next(iter(inspect.signature(rows).parameters)) == "points"
+    built = inspect.signature(build).return_annotation
+    page_class = getattr(module, built, None) if isinstance(built, str) else built
+    assert page_class is not None and callable(getattr(page_class, "results", None)), name
+
+
+def test_a_page_name_that_is_no_module_is_a_clear_error(tmp_path):
+    suite = tmp_path / "suite.yml"
+    suite.write_text(f"notebooks: {ROOT / 'notebooks'}\nreports:\n  - notebook: 20-frontier\n    page: frontiers\n")
+    with pytest.raises(ValueError, match="page 'frontiers' is not a module of analysis/pages"):
+        read_suite(suite)
+    suite.write_text(f"notebooks: {ROOT / 'notebooks'}\nreports:\n  - notebook: 20-frontier\n    points: frontier\n")
+    with pytest.raises(ValueError, match="'points' is gone"):
+        read_suite(suite)
+
+
+@pytest.mark.parametrize("name", ["20-frontier", "20-frontier-8k1k", "30-precision-scope", "40-history"])
 def test_a_page_reads_nothing_outside_its_view(name, points, tmp_path):
-    from analysis.pages import frontier, history, precision_scope
+    """Built through the page contract alone: the page module's build with the notebook's parameters it names."""
+    import importlib
+    import inspect
 
     job = _jobs()[name]
     p = {**job.defaults, **job.parameters}
-    build = {
-        "20-frontier": lambda pts: frontier.build(pts, model=p["model"], isl=p["isl"], osl=p["osl"],
-                                                  source_format=p["source_format"]).results(),
-        "30-precision-scope": lambda pts: precision_scope.build(pts, model=p["model"], isl=p["isl"], osl=p["osl"],
-                                                                source_format=p["source_format"]).results(),
-        "40-history": lambda pts: history.build(pts).results(),
-    }[name]
+    page = importlib.import_module(f"analysis.pages.{job.view}")
+    named = inspect.signature(page.build).parameters
+
+    def build(pts):
+        return page.build(pts, **{k: v for k, v in p.items() if k in named and k != "points"}).results()
+
     view = _view(job, points)
     whole = _plain(build(points))
-    if name == "20-frontier":  # the cheapest page: also from the view alone (everything it reads is in its view)
+    if name.startswith("20-frontier"):  # the cheapest page: also from the view alone (everything it reads is there)
         assert _plain(build(view)) == whole
     assert _plain(build(_perturbed_outside(points, view))) == whole  # nothing outside the view matters
 
@@ -116,7 +159,6 @@ reports:
     title: "Claim card {{claim}}"
     foreach: claims
     executor: inprocess
-    points: claim
     inputs: [{pts_file}, {ROOT / 'data' / 'specs'}, "{ROOT / 'data' / 'claims'}/{{claim}}.yaml"]
 """)
     out = tmp_path / "reports"
@@ -139,3 +181,16 @@ reports:
     changed.loc[deepseek, "tok_s_per_user"] *= 1.01
     changed.to_parquet(pts_file)
     assert statuses("2026-01-04") == {"50-claim-card-C00": "ok", "50-claim-card-C14": "unchanged"}
+
+
+def test_claim_card_rows_come_from_its_own_rows_read_once_it_has_one(points, monkeypatch):
+    """Until pages/claim_card.py offers rows_read the runner reads the claim's relevant points; then its own."""
+    from analysis.pages import claim_card
+
+    job = _jobs()["50-claim-card-C14"]
+    params = {**job.defaults, **job.parameters}
+    relevant = claims.relevant_points(claims.load_claim("C14"), points)
+    if not hasattr(claim_card, "rows_read"):
+        assert views.rows_read("claim_card", points, params).index.equals(relevant.index)
+    monkeypatch.setattr(claim_card, "rows_read", lambda pts, *, claim=None: pts.head(3), raising=False)
+    assert views.rows_read("claim_card", points, params).index.equals(points.head(3).index)

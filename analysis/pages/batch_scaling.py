@@ -507,20 +507,28 @@ class BatchScalingPage:
         }
 
 
-def build(*, points_path=None, step_logs_path=None, models=None, precisions=None,
+def rows_read(points: pd.DataFrame, *, models=None, precisions=None) -> pd.DataFrame:
+    """The rows this page fits: those of ``models`` and ``precisions`` (all when not given); the report runner
+    hashes the same rows for the page's cache key."""
+    if models:
+        points = points[points["model"].isin(models)]
+    if precisions:
+        points = points[points["precision"].isin(precisions)]
+    return points
+
+
+def build(points: pd.DataFrame | None = None, *, points_path=None, step_logs_path=None, models=None, precisions=None,
           headline_model: str = "llama-3.1-8b", headline_precision: str | None = "bf16",
           headline_context: float | None = 1024, headline_framework: str | None = "pytorch-cudagraph",
           fit_max_batch: float = 32, moe_model: str = "qwen3-30b-a3b", moe_fit_max_batch: float = 16,
           moe_tolerance: float = 0.10, level_tok_s_per_user: float = 50.0, n_boot: int = 200, seed: int = 0,
           max_figures: int = 12, max_serving_figures: int = 3,
           poor_fit_cv_error: float = POOR_FIT_CV_ERROR) -> BatchScalingPage:
-    """Load, fit and check everything the report shows (parameters as in the notebook's parameters cell)."""
-    params = dict(locals())
-    points = data.load_points(points_path)
-    if models:
-        points = points[points["model"].isin(models)]
-    if precisions:
-        points = points[points["precision"].isin(precisions)]
+    """Load, fit and check everything the report shows (parameters as in the notebook's parameters cell); the
+    points table is ``points``, else the one at ``points_path``."""
+    params = {k: v for k, v in locals().items() if k != "points"}
+    points = rows_read(data.load_points(points_path) if points is None else points, models=models,
+                       precisions=precisions)
     if points.empty:
         raise ValueError(f"no points to fit (models={models!r}, precisions={precisions!r})")
     logs = config.RAW_DATA_DIR / "h200" if step_logs_path is None else step_logs_path

@@ -17,54 +17,28 @@ import numpy as np
 import pandas as pd
 
 from analysis import cost, frontier
+from analysis.frontier_words import fastest_note
 from analysis.schema import has_flag
-from analysis.text import esc
+from analysis.text import MISSING, esc, num, seconds, share, span, usd
 
 EFFICIENCY_LEVELS = (50, 100)
 
 
 # --- number words ------------------------------------------------------------------------------------------
-def _num(x) -> str:
-    if x is None or not np.isfinite(x):
-        return "n/a"
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
-
-
-def _usd(x) -> str:
-    if x is None or not np.isfinite(x):
-        return "n/a"
-    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}" if x >= 0.1 else f"${x:.2g}"
-
-
-def _seconds(s: float) -> str:
-    return f"{s:.2g}" if s < 10 else f"{s:,.0f}"
-
-
 def _ttft_text(ms: float) -> str:
     if ms is None or not np.isfinite(ms):
-        return "TTFT n/a"
-    return f"TTFT p50 {_seconds(ms / 1000.0)} s"
-
-
-def share_text(fraction: float) -> str:
-    """A share as a percentage with its sign and sensible digits: ``0.00393`` -> ``0.39%``, ``0.22`` -> ``22%``."""
-    if fraction is None or not np.isfinite(fraction):
-        return "n/a"
-    pct = 100.0 * fraction
-    return f"{pct:.2f}%" if pct < 1 else f"{pct:.1f}%" if pct < 10 else f"{pct:.0f}%"
+        return f"TTFT {MISSING}"
+    return f"TTFT p50 {seconds(ms / 1000.0)} s"
 
 
 def _range_text(values: pd.Series) -> str:
     values = values.dropna()
-    if values.empty:
-        return "n/a"
-    lo, hi = values.min(), values.max()
-    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
+    return span(values.min(), values.max()) if len(values) else MISSING
 
 
 def _point_text(concurrency: float, n_gpus: float) -> str:
-    who = "one user (concurrency 1)" if concurrency == 1 else f"concurrency {_num(concurrency)}"
-    return f"{who} on {_num(n_gpus)} GPUs"
+    who = "one user (concurrency 1)" if concurrency == 1 else f"concurrency {num(concurrency)}"
+    return f"{who} on {num(n_gpus)} GPUs"
 
 
 def dollars_md(text: str) -> str:
@@ -81,7 +55,7 @@ def capacity_cell(value: float, reading: str, lower_bound: float, gap: float) ->
     """One table cell for tok/s/GPU at a target: the number, ``≥ X (lower bound)`` below the measured range,
     ``X (gap N×)`` when read across a wide gap, ``above range`` when faster than anything measured."""
     if reading == "lower bound":
-        return f"≥ {_num(lower_bound)} (lower bound)"
+        return f"≥ {num(lower_bound)} (lower bound)"
     return efficiency_cell("tok_s_per_gpu", value, reading, lower_bound, gap)
 
 
@@ -117,11 +91,11 @@ def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.Dat
     """The capacity table as a reader sees it: GPU counts, tok/s/user range, TTFT and one text cell per target."""
     out = pd.DataFrame({
         "group": table["label"],
-        "GPUs": [frontier.gpus_text(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
+        "GPUs": [span(a, b) for a, b in zip(table["n_gpus_min"], table["n_gpus_max"])],
         "points (frontier)": [f"{a} ({b})" for a, b in zip(table["n_points"], table["n_frontier"])],
-        "tok/s/user range": [f"{_num(a)}–{_num(b)}" for a, b in
+        "tok/s/user range": [f"{num(a)}–{num(b)}" for a, b in
                              zip(table["tok_s_per_user_min"], table["tok_s_per_user_max"])],
-        "TTFT p50 range (s)": [f"{_seconds(a)}–{_seconds(b)}" if np.isfinite(a) else "n/a"
+        "TTFT p50 range (s)": [f"{seconds(a)}–{seconds(b)}" if np.isfinite(a) else MISSING
                                for a, b in zip(table["ttft_s_p50_min"], table["ttft_s_p50_max"])],
         "frontier points over TTFT limit": table["n_over_ttft_limit"],
     })
@@ -129,7 +103,7 @@ def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.Dat
         out[f"tok/s/GPU at {t:g} tok/s/user"] = [
             capacity_cell(v, r, lb, g) + spec_mark(sd) for v, r, lb, g, sd in zip(
                 table[frontier.target_column(t)], table[frontier.reading_column(t)],
-                table[frontier.lower_bound_column(t)], table[f"gap_at_{t:g}"], _spec_at(table, t))]
+                table[frontier.lower_bound_column(t)], table[frontier.gap_column(t)], _spec_at(table, t))]
     return out.sort_values("group", ignore_index=True)
 
 
@@ -167,17 +141,17 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
         if len(floors):
             text += (f". {len(floors)} more only measured faster than this, so they serve it with at least their "
                      "slowest point's tok/s/GPU: " + ", ".join(
-                         f"{esc(r['label'])} ≥ {_num(r[frontier.lower_bound_column(t)])}"
+                         f"{esc(r['label'])} ≥ {num(r[frontier.lower_bound_column(t)])}"
                          + spec_mark(r.get(frontier.spec_decode_column(t), ""))
                          for _, r in floors.iterrows()))
         lines.append(text + ".")
     fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
-    share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
+    kept = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
     lines.append(f"- Fastest per-user point of all: {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
                  f"({esc(fastest['label'])}, "
                  f"{_point_text(fastest['fastest_concurrency'], fastest['fastest_n_gpus'])}, "
                  f"{_ttft_text(fastest['fastest_ttft_ms_p50'])}), at {fastest['fastest_tok_s_per_gpu']:,.0f} "
-                 f"tok/s/GPU — {share_text(share)} of that group's best measured capacity "
+                 f"tok/s/GPU — {share(kept)} of that group's best measured capacity "
                  f"({fastest['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU at {fastest['capacity_tok_s_per_user']:,.0f} "
                  "tok/s/user).")
     return "\n".join(lines)
@@ -204,7 +178,7 @@ def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = frontie
         parts.append(f"{len(slow)} of these points {'waits' if len(slow) == 1 else 'wait'} more than "
                      f"{ttft_limit_s:g} s for the first token (median TTFT): "
                      + "; ".join(f"{esc(r['label'])} {r['fastest_tok_s_per_user']:,.0f} tok/s/user at concurrency "
-                                 f"{_num(r['fastest_concurrency'])} with TTFT p50 {r['fastest_ttft_s_p50']:,.0f} s"
+                                 f"{num(r['fastest_concurrency'])} with TTFT p50 {r['fastest_ttft_s_p50']:,.0f} s"
                                  for _, r in slow.iterrows())
                      + ". Decode is fast there, but requests queue for prefill first.")
     multi = ends[ends["n_frontier"] >= 2]
@@ -213,17 +187,18 @@ def describe_fastest_points(ends: pd.DataFrame, *, ttft_limit_s: float = frontie
         lo = multi.loc[multi["fastest_share_of_capacity"].idxmin()]
         hi = multi.loc[multi["fastest_share_of_capacity"].idxmax()]
         parts.append(f"At its fastest per-user point a frontier keeps between "
-                     f"{share_text(lo['fastest_share_of_capacity'])} ({esc(lo['label'])}) and "
-                     f"{share_text(hi['fastest_share_of_capacity'])} ({esc(hi['label'])}) of its best measured "
-                     f"tok/s/GPU (median {share_text(multi['fastest_share_of_capacity'].median())}): a per-user "
+                     f"{share(lo['fastest_share_of_capacity'])} ({esc(lo['label'])}) and "
+                     f"{share(hi['fastest_share_of_capacity'])} ({esc(hi['label'])}) of its best measured "
+                     f"tok/s/GPU (median {share(multi['fastest_share_of_capacity'].median())}): a per-user "
                      "peak and server capacity are different numbers.")
     if len(lonely):
         parts.append(f"{_names(lonely['label'])}: one frontier point only, so no trade-off can be read.")
     return "\n\n".join(parts)
 
 
-def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
-    """``fastest_points`` as a reader sees it: readable headers, the share of capacity as a percentage."""
+def fastest_display(ends: pd.DataFrame, *, ttft_limit_s: float = frontier.TTFT_LIMIT_S) -> pd.DataFrame:
+    """``fastest_points`` as a reader sees it: readable headers, the share of capacity as a percentage, a note on
+    each point (:func:`analysis.frontier_words.fastest_note`)."""
     return pd.DataFrame({
         "group": ends["label"],
         "fastest tok/s/user": ends["fastest_tok_s_per_user"],
@@ -234,8 +209,8 @@ def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
         "tok/s/GPU there": ends["fastest_tok_s_per_gpu"],
         "best tok/s/GPU (capacity end)": ends["capacity_tok_s_per_gpu"],
         "tok/s/user at capacity end": ends["capacity_tok_s_per_user"],
-        "share of best tok/s/GPU kept": [share_text(f) for f in ends["fastest_share_of_capacity"]],
-        "note": ends["note"],
+        "share of best tok/s/GPU kept": [share(f) for f in ends["fastest_share_of_capacity"]],
+        "note": [fastest_note(r, ttft_limit_s=ttft_limit_s) for _, r in ends.iterrows()],
     })
 
 
@@ -243,8 +218,8 @@ def fastest_display(ends: pd.DataFrame) -> pd.DataFrame:
 def efficiency_cell(metric: str, value: float, reading: str, bound: float, gap: float) -> str:
     """One cell of the cost or energy table: the value with its unit, ``≤``/``≥`` a bound below the measured
     range (a ceiling for $/M and J/token, a floor for tok/s/MW), ``(gap N×)`` when rough, else why not."""
-    fmt = {"usd_per_mtok": _usd, "j_per_output_token": lambda v: f"{v:.3g} J",
-           "tok_s_per_mw": lambda v: f"{v:,.3g}" if v < 1000 else f"{v:,.0f}", "tok_s_per_gpu": _num}[metric]
+    fmt = {"usd_per_mtok": usd, "j_per_output_token": lambda v: f"{v:.3g} J",
+           "tok_s_per_mw": lambda v: f"{v:,.3g}" if v < 1000 else f"{v:,.0f}", "tok_s_per_gpu": num}[metric]
     if reading == "lower bound":
         if cost.lower_is_better(metric):
             return f"≤ {fmt(bound)} (ceiling)"
@@ -276,7 +251,7 @@ def efficiency_tables(points: pd.DataFrame, *, levels: Sequence[float], denomina
 def _cells(table: pd.DataFrame, metric: str, t: float) -> list[str]:
     return [efficiency_cell(metric, v, r, b, g) for v, r, b, g in zip(
         table[frontier.metric_column(metric, t)], table[frontier.reading_column(t)],
-        table[frontier.metric_bound_column(metric, t)], table[f"gap_at_{t:g}"])]
+        table[frontier.metric_bound_column(metric, t)], table[frontier.gap_column(t)])]
 
 
 @dataclass
@@ -366,38 +341,38 @@ class FrontierPage:
                 text = (f"at {t:g} tok/s/user the highest read between close frontier points is "
                         f"{solid[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(solid['label'])}{spec(solid, t)}); "
                         "a rough reading "
-                        f"between points {best[f'gap_at_{t:g}']:.1f}× apart gives {best_text})")
+                        f"between points {best[frontier.gap_column(t)]:.1f}× apart gives {best_text})")
             else:
                 text = (f"at {t:g} tok/s/user the highest reading is {best_text}"
-                        + (f"; rough, read between frontier points {best[f'gap_at_{t:g}']:.1f}× apart" if rough else "")
+                        + (f"; rough, read between frontier points {best[frontier.gap_column(t)]:.1f}× apart" if rough else "")
                         + ")")
             found.append(("Capacity", text + "."))
         else:
             found.append(("Capacity", f"no group's measured range covers {t:g} tok/s/user."))
         fastest = self.table.loc[self.table["fastest_tok_s_per_user"].idxmax()]
-        share = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
+        kept = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
         found.append(("Per-user speed", f"the fastest point, {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
-                      f"({e(fastest['label'])}, concurrency {_num(fastest['fastest_concurrency'])}, speculative "
+                      f"({e(fastest['label'])}, concurrency {num(fastest['fastest_concurrency'])}, speculative "
                       f"decoding {e(fastest.get('fastest_spec_decode', 'unknown'))}), keeps "
-                      f"{share_text(share)} of that group's best tok/s/GPU."))
+                      f"{share(kept)} of that group's best tok/s/GPU."))
         level = self.levels[0]
         cheap = self._cheapest_at(level)
         no_price = f" No price, so no cost figure, for {names(self.no_price)}." if self.no_price else ""
         if cheap is not None:
             rough = cheap[frontier.reading_column(level)] == "wide gap"
             solid = self._cheapest_at(level, solid=True)
-            cheap_text = (f"{_usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
+            cheap_text = (f"{usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
                           f"({e(cheap['label'])}{spec(cheap, level)}; ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour "
                           "total cost of ownership")
             if rough and solid is not None:  # the reading close points support first, the rough one after it
                 text = (f"lowest at {level:g} tok/s/user, read between close frontier points, is "
-                        f"{_usd(solid[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
+                        f"{usd(solid[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
                         f"({e(solid['label'])}{spec(solid, level)}; ${solid['usd_per_gpu_hour']:.2f}/GPU-hour); "
                         "a rough reading "
-                        f"between points {cheap[f'gap_at_{level:g}']:.1f}× apart gives {cheap_text})")
+                        f"between points {cheap[frontier.gap_column(level)]:.1f}× apart gives {cheap_text})")
             else:
                 text = (f"lowest at {level:g} tok/s/user is {cheap_text}"
-                        + (f"; rough, read between frontier points {cheap[f'gap_at_{level:g}']:.1f}× apart"
+                        + (f"; rough, read between frontier points {cheap[frontier.gap_column(level)]:.1f}× apart"
                            if rough else "") + ")")
             found.append(("Cost", text + "." + no_price))
         else:
@@ -455,7 +430,7 @@ class FrontierPage:
         return capacity_display(self.table, targets=self.targets)
 
     def fastest_display(self) -> pd.DataFrame:
-        return fastest_display(self.ends)
+        return fastest_display(self.ends, ttft_limit_s=self.ttft_limit_s)
 
     @property
     def fastest_prose(self) -> str:
@@ -486,9 +461,9 @@ class FrontierPage:
             col = frontier.target_column(t)
             out[f"tok/s/GPU at {t:g}"] = [capacity_cell(*cap.loc[lab, [col, frontier.reading_column(t),
                                                                         frontier.lower_bound_column(t),
-                                                                        f"gap_at_{t:g}"]])
+                                                                        frontier.gap_column(t)]])
                                           + spec_mark(cap.loc[lab].get(frontier.spec_decode_column(t), ""))
-                                          if lab in cap.index and col in cap else "n/a" for lab in table["label"]]
+                                          if lab in cap.index and col in cap else MISSING for lab in table["label"]]
             out[f"$/M output tokens at {t:g} tok/s/user"] = [c + spec_mark(sd) for c, sd in
                                                              zip(_cells(table, "usd_per_mtok", t), _spec_at(table, t))]
         return out
@@ -628,6 +603,13 @@ class FrontierPage:
         }
 
 
+def rows_read(points: pd.DataFrame, *, model: str | None = None, isl: float | None = None, osl: float | None = None,
+              source_format: str | None = "inferencex-api") -> pd.DataFrame:
+    """The rows this page reads: one model and length pair of ``source_format`` (the report runner hashes the
+    same rows for the page's cache key)."""
+    return frontier.select(points, model=model, isl=isl, osl=osl, source_format=source_format)
+
+
 def build(points: pd.DataFrame, *, model: str, isl: float, osl: float, targets: Sequence[float] = (50, 100, 200),
           denominator: str = "all", source_format: str | None = "inferencex-api",
           ttft_limit_s: float = frontier.TTFT_LIMIT_S, ttft_max_ms: float | None = None,
@@ -636,7 +618,7 @@ def build(points: pd.DataFrame, *, model: str, isl: float, osl: float, targets: 
     """The frontier page for one model and length pair of the points table. ``prices`` (``{hardware: usd}`` or
     ``{hardware: {usd_per_gpu_hour, basis, source, date}}``) and ``prices_path`` (a CSV like
     ``data/specs/prices.csv``) add to or override the shipped prices."""
-    selected = frontier.select(points, model=model, isl=isl, osl=osl, source_format=source_format)
+    selected = rows_read(points, model=model, isl=isl, osl=osl, source_format=source_format)
     data, fronts, table = frontier.report_tables(selected, targets=targets, denominator=denominator,
                                                  ttft_limit_s=ttft_limit_s, ttft_max_ms=ttft_max_ms)
     if table.empty:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import history, text
+from analysis.history_words import differences_text, noise_text
 
 TITLE = "Results over time: InferenceX re-runs and the changes beyond noise"
 N_LARGEST = 10
@@ -54,7 +55,7 @@ class HistoryPage:
         first = " (the first date of this series)" if row.get("first_date") is True else ""
         return (f"**{text.esc(row['group'])}**, {text.esc(row['metric'])}: {text.num(row['before'])} on "
                 f"{text.esc(row['date_before'])}{first} → {text.num(row['after'])} on {text.esc(row['date_after'])} "
-                f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(row['differs']))}")
+                f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(differences_text(row['differs'])))}")
 
     def headline(self) -> str:
         """The lead paragraph: largest improvement and regression with dates, values and what changed."""
@@ -85,7 +86,7 @@ class HistoryPage:
         """How the noise threshold was set, from the data."""
         same_day = int(self.pairs["same_day"].sum()) if len(self.pairs) else 0
         quiet = int((~self.pairs["same_day"] & self.pairs["quiet"]).sum()) if len(self.pairs) else 0
-        lines = [f"- {text.esc(n.describe())}" for n in self.noise.values()]
+        lines = [f"- {text.esc(noise_text(n))}" for n in self.noise.values()]
         return (
             "**How the threshold was set.** A change is a ratio between neighbouring dates of one configuration "
             "larger than the run-to-run noise the data itself shows. The preferred evidence of noise is repeats "
@@ -145,7 +146,7 @@ class HistoryPage:
         if table.empty:
             return pd.DataFrame(columns=cols)
         shown = table[cols].copy()
-        shown["differs"] = shown["differs"].map("; ".join)
+        shown["differs"] = shown["differs"].map(lambda d: "; ".join(differences_text(d)))
         shown["ratio"] = shown["ratio"].map(lambda r: f"×{r:.2f}")
         return shown.rename(columns={"held_on": "confirmed on", "back_on": "back within noise on",
                                      "recovers": "back to the level of"})
@@ -190,7 +191,8 @@ class HistoryPage:
     def _records(table: pd.DataFrame) -> list[dict]:
         cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "kind", "differs",
                 "held_on", "back_on", "recovers", "source_before", "source_after"]
-        return [{k: r[k] for k in cols} for r in table.to_dict("records")]
+        return [{**{k: r[k] for k in cols}, "differs": differences_text(r["differs"])}
+                for r in table.to_dict("records")]
 
     def results(self) -> dict:
         first, last = self.dates
@@ -218,9 +220,14 @@ class HistoryPage:
         }
 
 
+def rows_read(points: pd.DataFrame, *, model: str | None = None) -> pd.DataFrame:
+    """The rows this page reads: the dated rows (of ``model`` when given); :func:`analysis.history.rows_read`."""
+    return history.rows_read(points, model=model)
+
+
 def build(points: pd.DataFrame, *, model: str | None = None, levels: Sequence[float] = history.LEVELS) -> HistoryPage:
     """The page for ``points`` (optionally one ``model``)."""
-    points = history.rows_read(points, model=model)  # the rows this page reads (and its cache key hashes)
+    points = rows_read(points, model=model)  # the rows this page reads (and its cache key hashes)
     table = history.series(points, levels=levels)
     noise = history.noise(points)
     found = history.changes(points, levels=levels, noise_by=noise, table=table)

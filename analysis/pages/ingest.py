@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import inventory
+from analysis import inventory, text
 
 
 @dataclass
@@ -29,8 +29,7 @@ class IngestPage:
 
     @classmethod
     def load(cls, processed_dir: str | Path | None = None) -> IngestPage:
-        tables = inventory.load_processed(processed_dir)
-        return cls(points=tables["points"], quarantine=tables["quarantine"], files=tables["files"])
+        return build(processed_dir=processed_dir)
 
     # --- numbers -------------------------------------------------------------------------------------------
     @property
@@ -71,7 +70,7 @@ class IngestPage:
 
     # --- sentences -----------------------------------------------------------------------------------------
     def headline(self) -> str:
-        count = inventory.count
+        count = text.count
         n_tools = self.points["tool"].nunique() if len(self.points) else 0
         parts = [f"{count(len(self.points), 'point')} read from {count(self.n_files, 'file')} "
                  f"by {count(n_tools, 'tool')}",
@@ -86,7 +85,7 @@ class IngestPage:
         if hints.empty:
             return "Every point names its hardware."
         n = int(hints["points"].sum())
-        return (f"{inventory.count(n, 'point')} have hardware `unknown`: the logs do not say which GPU ran them. "
+        return (f"{text.count(n, 'point')} have hardware `unknown`: the logs do not say which GPU ran them. "
                 "Add one entry per row below to the manifest named in the row (globs are relative to its "
                 "folder), then rerun `perfclaims ingest`:\n\n"
                 "```yaml\n- glob: \"<glob from the table>\"\n  hardware: <GPU name, e.g. H200 SXM>\n"
@@ -95,9 +94,9 @@ class IngestPage:
     def flag_text(self) -> str:
         if self.flags.empty:
             return "No point carries a flag."
-        return (f"**Warnings** mark points a reader should doubt ({inventory.count(len(self.warnings), 'kind')}); "
+        return (f"**Warnings** mark points a reader should doubt ({text.count(len(self.warnings), 'kind')}); "
                 "those marked *left out of fits* are not used by any fit, frontier or claim. "
-                f"**Notes** record properties of a tool's data ({inventory.count(len(self.notes), 'kind')}); "
+                f"**Notes** record properties of a tool's data ({text.count(len(self.notes), 'kind')}); "
                 "nothing is wrong with those points.")
 
     def quarantine_text(self) -> str:
@@ -109,7 +108,7 @@ class IngestPage:
     def skipped_text(self) -> str:
         if self.skipped.empty:
             return "Every path under the given folders was read."
-        return f"{inventory.count(len(self.skipped), 'path')} not read as logs, each with the reason:"
+        return f"{text.count(len(self.skipped), 'path')} not read as logs, each with the reason:"
 
     def results(self) -> dict:
         reasons = self.reasons
@@ -127,3 +126,16 @@ class IngestPage:
             "quarantine_reasons": reasons.set_index("reason")["records"].to_dict() if len(reasons) else {},
         }
 
+
+
+def rows_read(points: pd.DataFrame) -> pd.DataFrame:
+    """Every row: the inventory counts the whole points table (the report runner hashes all of it)."""
+    return points
+
+
+def build(points: pd.DataFrame | None = None, *, processed_dir: str | Path | None = None) -> IngestPage:
+    """The page for the folder ``perfclaims ingest`` wrote (``processed_dir``, default ``data/processed``): its
+    quarantine and file inventory, and ``points`` when given (else the points table there)."""
+    tables = inventory.load_processed(processed_dir)
+    return IngestPage(points=tables["points"] if points is None else points, quarantine=tables["quarantine"],
+                      files=tables["files"])

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis import compare, data, text
+from analysis import compare, compare_words, data, text
 from analysis import frontier as fr
+from analysis.text import span, times
 
 LOW, HIGH = "fp4", "fp8"
 STEP_LOW, STEP_HIGH = "fp8", "bf16"
@@ -35,14 +36,6 @@ FP4_FORMAT_TEXT = {1.7777777777777777: "NVFP4, 4.5 bits per weight with scales",
                    "MXFP4, 4.25 bits per weight with scales"}
 
 Esc = Callable[[object], str]
-
-
-def _plain(value) -> str:
-    return text.clean(value)
-
-
-def _x(value: float) -> str:
-    return "–" if value is None or not np.isfinite(value) else f"{value:.2f}×"
 
 
 def _bytes_words(ratio: float) -> str:
@@ -68,19 +61,19 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
     if not s["n_clean"]:
         return (f"{where}: no {LOW}/{HIGH} pair in this selection differs only in run date and container image, "
                 f"so there is no clean {LOW}/{HIGH} estimate; every ratio below is confounded.")
-    names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {_x(r['ratio_median'])}" for _, r in clean.iterrows())
-    levels = f"single levels {_x(clean['ratio_min'].min())} to {_x(clean['ratio_max'].max())}"
+    names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {times(r['ratio_median'])}" for _, r in clean.iterrows())
+    levels = f"single levels {times(clean['ratio_min'].min())} to {times(clean['ratio_max'].max())}"
     pooled = ("A clean pair holds everything equal but run date and container image, and each side may pool "
               "several of those.")
     if s["n_clean"] == 1:
-        return (f"{where}: {LOW} delivers {_x(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
+        return (f"{where}: {LOW} delivers {times(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
                 f"(the median over one clean pair's shared tok/s/user range, {names}; {levels}). {pooled}")
     if s["n_clean"] <= 3:  # few enough to name: the range is the estimate (a median of two or three says no more)
-        return (f"{where}: {LOW} delivers {_x(s['clean_min'])} to {_x(s['clean_max'])} the tok/s/GPU of {HIGH} at "
+        return (f"{where}: {LOW} delivers {times(s['clean_min'])} to {times(s['clean_max'])} the tok/s/GPU of {HIGH} at "
                 f"equal tok/s/user (the medians of {s['n_clean']} clean pairs over their shared tok/s/user ranges, "
                 f"{names}; {levels}). {pooled}")
-    return (f"{where}: {LOW} delivers {_x(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user (median "
-            f"of {s['n_clean']} clean pairs' medians, range {_x(s['clean_min'])} to {_x(s['clean_max'])}; "
+    return (f"{where}: {LOW} delivers {times(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user (median "
+            f"of {s['n_clean']} clean pairs' medians, range {times(s['clean_min'])} to {times(s['clean_max'])}; "
             f"{levels}). {pooled}")
 
 
@@ -94,17 +87,17 @@ def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     items = []
     for _, r in clean.iterrows():
         label = e(compare.pair_label(r, PAIR_BY))
-        items.append(f"- {label}: median {_x(r['ratio_median'])} over {r['overlap_tok_s_per_user_lo']:.0f}–"
-                     f"{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user (every level {_x(r['ratio_min'])} to "
-                     f"{_x(r['ratio_max'])}); roofline bytes ratio {_x(r['bytes_ratio'])} "
-                     f"({_bytes_words(r['bytes_ratio'])} against 8), tensor-core rate ratio {_x(r['math_ratio'])}.")
+        items.append(f"- {label}: median {times(r['ratio_median'])} over {r['overlap_tok_s_per_user_lo']:.0f}–"
+                     f"{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user (every level {times(r['ratio_min'])} to "
+                     f"{times(r['ratio_max'])}); roofline bytes ratio {times(r['bytes_ratio'])} "
+                     f"({_bytes_words(r['bytes_ratio'])} against 8), tensor-core rate ratio {times(r['math_ratio'])}.")
     tail = []
     for _, r in clean[clean["beyond_bytes"]].iterrows():
         label = e(compare.pair_label(r, PAIR_BY))
         math = r["math_ratio"]
-        rate = (f" (the fp4 ÷ fp8 tensor-core rate ratio is {_x(math)})" if np.isfinite(math) else "")
-        tail.append(f"{label} reaches {_x(r['ratio_max'])}, above its roofline bytes ratio of "
-                    f"{_x(r['bytes_ratio'])}{rate}. The bytes ratio is what fewer weight bytes give one memory-bound "
+        rate = (f" (the fp4 ÷ fp8 tensor-core rate ratio is {times(math)})" if np.isfinite(math) else "")
+        tail.append(f"{label} reaches {times(r['ratio_max'])}, above its roofline bytes ratio of "
+                    f"{times(r['bytes_ratio'])}{rate}. The bytes ratio is what fewer weight bytes give one memory-bound "
                     "step at equal batch; at equal tok/s/user it is no ceiling: the shorter step leaves time for "
                     "more sequences in each step, so tok/s/GPU can rise by more where weights dominate the step. "
                     "What changed with the date and image may add to it.")
@@ -121,17 +114,17 @@ def envelope_text(summary: dict, *, wide_gap: float = fr.WIDE_GAP) -> str:
     text_ = (f"Confounded, not an effect of precision: each envelope pools every framework, parallelism layout and "
              f"speculative-decoding setting of one hardware × scope, so its two sides are different deployments. "
              f"Across the shared tok/s/user range of {s['n_envelopes']} envelopes, {LOW}/{HIGH} runs from "
-             f"{_x(s['ratio_min'])} to {_x(s['ratio_max'])}; {s['n_below_1']} dip below 1× ({HIGH} ahead) "
+             f"{times(s['ratio_min'])} to {times(s['ratio_max'])}; {s['n_below_1']} dip below 1× ({HIGH} ahead) "
              f"somewhere, {s['n_beyond_bytes']} go beyond the roofline bytes ratio and {s['n_beyond_roofline']} "
              f"beyond the tensor-core rate ratio as well (at equal tok/s/user a faster step also fits more "
              f"sequences, so neither ratio is a ceiling). Each envelope's median "
-             f"lies between {_x(s['median_min'])} and {_x(s['median_max'])}. ")
+             f"lies between {times(s['median_min'])} and {times(s['median_max'])}. ")
     narrower = s["ratio_min_close"] > s["ratio_min"] or s["ratio_max_close"] < s["ratio_max"]
     text_ += (f"The extremes are rough too: neighbouring frontier points are up to {s['widest_gap']:.1f}× apart in "
               f"tok/s/user ({s['n_wide_gap']} envelopes have a gap wider than {wide_gap:g}×)")
     if narrower:
         text_ += (f"; at levels where both frontiers have points within {wide_gap:g}× the range is "
-                  f"{_x(s['ratio_min_close'])} to {_x(s['ratio_max_close'])}.")
+                  f"{times(s['ratio_min_close'])} to {times(s['ratio_max_close'])}.")
     else:
         text_ += "; keeping only levels read between close points does not narrow the range."
     return text_
@@ -147,7 +140,7 @@ def matched_text(matched: pd.DataFrame, clean: pd.DataFrame) -> str:
            f"of those are clean (the headline). The other {len(confounded)} differ in parallelism or GPU count as "
            "well, listed under confounders: their ratios are not the effect of precision alone")
     if len(confounded):
-        out += (f" (medians {_x(confounded['ratio_median'].min())} to {_x(confounded['ratio_median'].max())}).")
+        out += (f" (medians {times(confounded['ratio_median'].min())} to {times(confounded['ratio_median'].max())}).")
     else:
         out += "."
     missing = int((~has).sum())
@@ -170,8 +163,8 @@ def steps_title(pairs: pd.DataFrame) -> str:
 def steps_text(summary: pd.DataFrame, *, e: Esc = text.esc) -> str:
     if summary.empty:
         return f"No step-timing points measured at both {STEP_LOW} and {STEP_HIGH}."
-    parts = [f"{e(r['model'])} ({e(r['framework'])}, context {r['context_len']:,.0f}): {_x(r['ratio_min'])} to "
-             f"{_x(r['ratio_max'])} (median {_x(r['ratio_median'])}, {int(r['n_batches'])} batches)"
+    parts = [f"{e(r['model'])} ({e(r['framework'])}, context {r['context_len']:,.0f}): {times(r['ratio_min'])} to "
+             f"{times(r['ratio_max'])} (median {times(r['ratio_median'])}, {int(r['n_batches'])} batches)"
              for _, r in summary.iterrows()]
     slower = bool((summary["ratio_max"] < 1).all())
     verdict = (f"{STEP_LOW} is slower than {STEP_HIGH} at every matched batch" if slower
@@ -236,17 +229,13 @@ def denominator_words(effect: pd.DataFrame, *, denominator: str) -> str:
 
 
 # --- tables for the page (compact: they fit a 1,400 px window) --------------------------------------------
-def _range(lo: float, hi: float) -> str:
-    return "–" if not (np.isfinite(lo) and np.isfinite(hi)) else f"{lo:.0f}–{hi:.0f}"
-
-
 def clean_table(clean: pd.DataFrame) -> pd.DataFrame:
     if clean.empty:
         return pd.DataFrame()
     return pd.DataFrame({
         "pair (hardware · framework · scope · spec decoding)": [compare.pair_label(r, PAIR_BY)
                                                                for _, r in clean.iterrows()],
-        "shared tok/s/user": [_range(a, b) for a, b in zip(clean["overlap_tok_s_per_user_lo"],
+        "shared tok/s/user": [span(a, b) for a, b in zip(clean["overlap_tok_s_per_user_lo"],
                                                            clean["overlap_tok_s_per_user_hi"])],
         f"{LOW}/{HIGH} median": clean["ratio_median"].to_numpy(),
         "min": clean["ratio_min"].to_numpy(), "max": clean["ratio_max"].to_numpy(),
@@ -261,7 +250,7 @@ def envelope_table(envelope: pd.DataFrame, targets: Sequence[float]) -> pd.DataF
         return pd.DataFrame()
     out = pd.DataFrame({
         "envelope (hardware · scope)": [compare.pair_label(r, ENVELOPE_BY) for _, r in envelope.iterrows()],
-        "shared tok/s/user": [_range(a, b) for a, b in zip(envelope["overlap_tok_s_per_user_lo"],
+        "shared tok/s/user": [span(a, b) for a, b in zip(envelope["overlap_tok_s_per_user_lo"],
                                                            envelope["overlap_tok_s_per_user_hi"])],
         "median": envelope["ratio_median"].to_numpy(), "min": envelope["ratio_min"].to_numpy(),
         "max": envelope["ratio_max"].to_numpy(),
@@ -489,7 +478,8 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
                            by=["hardware", "precision", "scope", "label"]) if len(table) else pd.DataFrame()
     if len(cap):
         cap = cap[cap.groupby("label")["precision"].transform("nunique") > 1]
-    bar_targets, bar_note = compare.plotted_targets(cap, targets=targets, min_share=min_measured_share)
+    bar_targets, bar_left_out = compare.plotted_targets(cap, targets=targets, min_share=min_measured_share)
+    bar_note = compare_words.left_out_note(bar_left_out)
 
     steps = compare.step_precision_pairs(points if step_points is None else step_points)
     step_summary = compare.summarize_step_pairs(steps) if len(steps) else pd.DataFrame()
@@ -497,7 +487,8 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
     scope_cap = compare.scope_capacity(sel, targets=targets, denominator=denominator)
     scope_cmp = compare.scope_comparison(scope_cap)
     fams = compare.scope_bars_table(scope_cap, families=SCOPE_FAMILIES)
-    scope_targets, scope_note = compare.plotted_targets(fams, targets=targets, min_share=min_measured_share)
+    scope_targets, scope_left_out = compare.plotted_targets(fams, targets=targets, min_share=min_measured_share)
+    scope_note = compare_words.left_out_note(scope_left_out)
     fams, empty = compare.drop_unmeasured(fams, x="where", targets=scope_targets)
     if empty:
         levels = " or ".join(f"{t:g}" for t in scope_targets)
@@ -516,7 +507,7 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
         step_summary=step_summary, scope_capacity=scope_cap, scope_comparison=scope_cmp, scope_bars=fams,
         scope_targets=scope_targets, scope_note=scope_note, denominator_effect=effect)
     page.md = _sentences(page, text.esc)
-    page.plain = _sentences(page, _plain)
+    page.plain = _sentences(page, text.clean)
     return page
 
 

@@ -61,8 +61,14 @@ class SuiteHistoryPage:
         }
 
 
-def build(reports_dir: str | Path) -> SuiteHistoryPage:
-    """The page for the suite-history store under ``reports_dir`` (``reports_dir/history``)."""
+def rows_read(points: pd.DataFrame) -> pd.DataFrame:
+    """No row: this page reads the suite-history store, not the points table."""
+    return points.iloc[0:0]
+
+
+def build(points: pd.DataFrame | None = None, *, reports_dir: str | Path) -> SuiteHistoryPage:
+    """The page for the suite-history store under ``reports_dir`` (``reports_dir/history``); ``points`` is not
+    read (the page contract's first argument)."""
     store = Path(reports_dir) / "history"
     suite = history.load_suite_history(store)
     return SuiteHistoryPage(suite=suite, runs=history.runs(suite), moves=history.suite_changes(suite), store=store)

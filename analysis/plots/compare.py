@@ -16,15 +16,10 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from analysis.plots.frontier import PRECISION_COLORS, USER_LABEL, gpu_label
+from analysis.plots.frontier import PRECISION_COLORS, USER_LABEL, gpu_label, tick_label
+from analysis.text import plain, sig, times
 
 LOG = " (log scale)"
-
-
-def _wrap(label: str, width: int = 8) -> str:
-    """One line per `` · `` part, long parts broken at spaces: tick labels that fit under a bar pair unrotated."""
-    return "\n".join(textwrap.fill(part, width, break_on_hyphens=False, break_long_words=False)
-                     for part in str(label).split(" · "))
 
 
 NICE_TICKS = [1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000]
@@ -38,7 +33,7 @@ def _plain_log_ticks(ax, values: np.ndarray) -> None:
     lo, hi = values.min(), values.max()
     ticks = [t for t in NICE_TICKS if lo / 1.05 <= t <= hi * 1.05] or [round(lo), round(hi)]
     ax.set_xticks(ticks)
-    ax.set_xticklabels([f"{t:g}" for t in ticks])
+    ax.set_xticklabels([plain(t) for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
@@ -55,7 +50,7 @@ def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low:
         ax.plot(grp["tok_s_per_user"], grp["ratio"], color=color, marker="o", markersize=3, label=str(label))
         if label in bytes_ratios and np.isfinite(bytes_ratios[label]):
             ax.axhline(bytes_ratios[label], color=color, linestyle="--", linewidth=1.0,
-                       label=f"roofline bytes ratio {bytes_ratios[label]:.2f}× ({label.split(' · ')[0]})")
+                       label=f"roofline bytes ratio {times(bytes_ratios[label])} ({label.split(' · ')[0]})")
     ax.axhline(1.0, color="#555555", linewidth=0.8, label=f"1×: {low} and {high} equal")
     ax.set_xscale("log")
     _plain_log_ticks(ax, curves["tok_s_per_user"].to_numpy(float))
@@ -124,13 +119,13 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
                 pd.Series(False, index=table.index)
             for p, rv, top, wide in zip(pos, r, tops, rough):
                 if np.isfinite(rv):
-                    ax.annotate(f"{'~' if wide else ''}{rv:.2g}×", (p, top), textcoords="offset points",
+                    ax.annotate(f"{'~' if wide else ''}{sig(rv, 2)}×", (p, top), textcoords="offset points",
                                 xytext=(0, 3), ha="center", fontsize=7, fontstyle="italic", color="#555555")
         ax.set_yscale("log")
         ax.set_xticks(pos)
-        ax.set_xticklabels([_wrap(label) for label in labels], fontsize=7.5)
+        ax.set_xticklabels([tick_label(label) for label in labels], fontsize=7.5)
         ax.set_xlim(-0.6, len(labels) - 0.4)
-        ax.set_title(f"at {t:g} tok/s/user", fontsize=10)
+        ax.set_title(f"at {plain(t)} tok/s/user", fontsize=10)
         ax.grid(True, axis="y", which="major", alpha=0.3)
     axes[0, 0].set_ylabel(gpu_label(denominator) + LOG)
     handles, texts = axes[0, -1].get_legend_handles_labels()
@@ -158,7 +153,7 @@ def step_ratio(pairs: pd.DataFrame, *, low: str = "fp8", high: str = "bf16", ax=
     for (model, framework, ctx), grp in pairs.groupby(["model", "framework", "context_len"], sort=True):
         grp = grp.sort_values("batch_size")
         ax.plot(grp["batch_size"], grp["ratio"], marker="o", markersize=4,
-                linestyle="-" if "cudagraph" in framework else "--", label=f"{model} · {framework} · ctx {ctx:g}")
+                linestyle="-" if "cudagraph" in framework else "--", label=f"{model} · {framework} · ctx {plain(ctx)}")
     ax.axhline(1.0, color="#555555", linewidth=0.8, label=f"1×: {low} as fast as {high}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch size (sequences per decode step)" + LOG)

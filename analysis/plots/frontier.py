@@ -17,6 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from analysis.frontier import DENOMINATOR_TEXT, TTFT_LIMIT_S
+from analysis.text import leading_digit, missing, plain, whole
 
 PRECISION_COLORS = {"fp4": "#d95f02", "fp8": "#1b63a5", "bf16": "#1b9e77", "fp16": "#7570b3", "int8": "#e7298a",
                     "int4": "#66a61e", "mixed": "#a6761d", "unknown": "#666666"}
@@ -31,15 +32,13 @@ def gpu_label(denominator: str) -> str:
 
 
 def _concurrency_text(value) -> str:
-    if value is None or not np.isfinite(value):
-        return ""
-    return f"{value:.0f}"
+    return "" if missing(value) else whole(value, grouped=False)
 
 
 def _point_label(concurrency, n_gpus, with_gpus: bool) -> str:
     text = _concurrency_text(concurrency)
     if with_gpus and n_gpus is not None and np.isfinite(n_gpus):
-        text += f"/{n_gpus:.0f}g"
+        text += f"/{whole(n_gpus, grouped=False)}g"
     return text
 
 
@@ -131,7 +130,7 @@ def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_bet
         color, marker = f"C{j}", LEVEL_MARKERS[j % len(LEVEL_MARKERS)]
         y = at["label"].map(ypos).to_numpy(float) + (j - (len(levels) - 1) / 2) * 0.22
         value, bound = at["value"].to_numpy(float), at["bound"].to_numpy(float)
-        ax.scatter(value, y, color=color, marker=marker, s=36, zorder=3, label=f"at {level:g} tok/s/user")
+        ax.scatter(value, y, color=color, marker=marker, s=36, zorder=3, label=f"at {plain(level)} tok/s/user")
         ax.scatter(bound, y, facecolors="white", edgecolors=color, marker=marker, s=36, zorder=3)
         for v, b, yy, r in zip(value, bound, y, at["reading"]):
             if np.isfinite(b) and not np.isfinite(v):
@@ -144,9 +143,9 @@ def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_bet
     ax.set_yticklabels(order, fontsize=8)
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: plain(v)))
     # a range within one decade would show one or no major tick: label the 2s and 5s as well
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: plain(v) if leading_digit(v) in (2, 5) else ""))
     ax.set_xlabel(xlabel + " (log scale)")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     handles, texts = ax.get_legend_handles_labels()
@@ -211,10 +210,10 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
         ax.set_yscale("log")
         ax.set_title(str(name), fontsize=10, pad=12)
         ax.grid(True, which="major", alpha=0.3)
-    legend[f"hollow marker: TTFT p50 > {ttft_limit_s:g} s"] = Line2D(
+    legend[f"hollow marker: TTFT p50 > {plain(ttft_limit_s)} s"] = Line2D(
         [], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#444444")
     if targets:
-        legend[f"dotted: {', '.join(f'{t:g}' for t in targets)} tok/s/user"] = Line2D(
+        legend[f"dotted: {', '.join(plain(t) for t in targets)} tok/s/user"] = Line2D(
             [], [], color="#999999", linestyle=":")
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
@@ -223,7 +222,7 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
     for ax in axes[:, 0]:
         ax.set_ylabel(log_gpu_label(denominator))
     fig.suptitle(title or "Pareto frontiers: numbers next to points are client concurrency (/Ng: GPU count where it "
-                          f"varies); hollow: median TTFT > {ttft_limit_s:g} s; dotted lines mark target tok/s/user",
+                          f"varies); hollow: median TTFT > {plain(ttft_limit_s)} s; dotted lines mark target tok/s/user",
                  fontsize=11)
     fig.legend(list(legend.values()), list(legend.keys()), loc="lower center", ncol=min(4, len(legend)),
                fontsize=8, frameon=False, bbox_to_anchor=(0.5, 0.0))
@@ -235,14 +234,14 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
         lo, hi = ax.get_xlim()
         for t in targets:
             if lo <= t <= hi:
-                ax.text(t, 1.005, f"{t:g}", transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                ax.text(t, 1.005, plain(t), transform=ax.get_xaxis_transform(), ha="center", va="bottom",
                         fontsize=7, color="#777777", gid=GUIDE_GID)
         boxes = [b for xs, ys in pending[ax]["points"] for b in _marker_boxes(ax, xs, ys)]
         place_labels(ax, pending[ax]["labels"], obstacles=boxes)
     return axes
 
 
-def _wrap(label: str, width: int = 8) -> str:
+def tick_label(label: str, width: int = 8) -> str:
     """One line per `` · `` part, long parts broken at spaces: tick labels that fit under a bar pair unrotated."""
     return "\n".join(textwrap.fill(part, width, break_on_hyphens=False, break_long_words=False)
                      for part in str(label).split(" · "))

@@ -10,6 +10,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
+
+from analysis.text import fixed, pct, plain, signed, whole
 
 
 def _axes(ax, n=1, width=11.0, height=4.2):
@@ -21,7 +24,7 @@ def _axes(ax, n=1, width=11.0, height=4.2):
 
 def _gpu_text(fit_row) -> str:
     n = fit_row.get("n_gpus_denominator", np.nan)
-    return f"per GPU, {n:g} GPU{'s' if n != 1 else ''}" if np.isfinite(n) else "per GPU (GPU count unknown)"
+    return f"per GPU, {plain(n)} GPU{'s' if n != 1 else ''}" if np.isfinite(n) else "per GPU (GPU count unknown)"
 
 
 def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd.Series, *, ax=None):
@@ -36,7 +39,7 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
     markers = ["o", "s", "^", "D", "v"]
     for i, ctx in enumerate(contexts):
         m = measured[measured["context"] == ctx] if np.isfinite(ctx) else measured
-        label = f"measured, context {ctx:,.0f}" if np.isfinite(ctx) else "measured"
+        label = f"measured, context {whole(ctx)}" if np.isfinite(ctx) else "measured"
         left.plot(m["batch"], m["tok_s_per_user"], markers[i % 5], color=f"C{i}", label=label, zorder=3)
         right.plot(m["batch"], m["tok_s"] / n_gpus if n_gpus > 0 else np.nan * m["tok_s"], markers[i % 5],
                    color=f"C{i}", zorder=3)
@@ -52,7 +55,7 @@ def throughput_vs_batch(measured: pd.DataFrame, curve: pd.DataFrame, fit_row: pd
             a.fill_between(b, cv[f"{col}_lo"] / scale, cv[f"{col}_hi"] / scale, color=color, alpha=0.18, lw=0,
                            label="95% bootstrap band" if j == 0 else None)
             a.plot(b.where(inside), cv[col].where(inside) / scale, "-", color=color,
-                   label=f"{fit_row['variant']} model, context {ctx:,.0f}")
+                   label=f"{fit_row['variant']} model, context {whole(ctx)}")
             for k, part in enumerate((b <= b_lo, b >= b_hi)):
                 if part.sum() > 1:
                     a.plot(b[part], cv[col][part] / scale, "--", color=color,
@@ -85,20 +88,32 @@ def speed_figures(figures) -> list:
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
 
 
+def _group_styles(groups) -> tuple[dict, dict]:
+    """A colour and a marker per group, no two groups alike up to 20 (tab20: the dark shades first, then the light;
+    ten markers, so two groups sharing a marker differ in colour)."""
+    colours = sns.color_palette("tab20", 20)
+    order = [2 * i % 20 if i < 10 else (2 * i + 1) % 20 for i in range(len(groups))]
+    return ({g: colours[k] for g, k in zip(groups, order)},
+            {g: _MARKERS[i % len(_MARKERS)] for i, g in enumerate(groups)})
+
+
 def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
     """Relative error of the fitted step time at every measured point, by group, against batch (log x).
 
-    Each group has its own colour and marker (tab20 colours, ten markers: no two groups alike up to 20 groups).
-    The y axis always includes the worst residual, which is annotated with its value and group.
+    seaborn draws one line per group and context (``units``: a group fitted at several contexts is several
+    curves, never joined), each group with its own colour and marker (one legend entry per group). The y axis
+    always includes the worst residual, which is annotated with its value and group.
     """
     if ax is None:  # legend below the axes: beside them, a dozen long group names squeeze the plot to a stamp
         _, ax = plt.subplots(figsize=(11.0, 7.0), constrained_layout=True)
-    colours = plt.get_cmap("tab20").colors
-    for i, (group, g) in enumerate(resid.groupby("group", sort=True)):
-        for j, (_, gc) in enumerate(g.sort_values("batch").groupby("context", dropna=False)):
-            ax.plot(gc["batch"], 100 * gc["rel_error"], "-", marker=_MARKERS[i % len(_MARKERS)], ms=4.5, lw=0.8,
-                    color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20], label=group if j == 0 else None)
-    ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{band:.0%}")
+    groups = sorted(resid["group"].unique())
+    palette, markers = _group_styles(groups)
+    shown = resid.assign(error_pct=100 * resid["rel_error"], curve=resid["context"].fillna(-1.0))
+    if len(shown):
+        sns.lineplot(data=shown, x="batch", y="error_pct", hue="group", style="group", units="curve",
+                     estimator=None, sort=True, hue_order=groups, style_order=groups, palette=palette,
+                     markers=markers, dashes=False, markersize=4.5, linewidth=0.8, markeredgewidth=0, ax=ax)
+    ax.axhspan(-100 * band, 100 * band, color="0.85", alpha=0.5, lw=0, label=f"±{pct(band)}")
     ax.axhline(0, color="k", lw=0.8)
     if len(resid):
         worst = resid.loc[resid["rel_error"].abs().idxmax()]
@@ -107,14 +122,15 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
         pad = 0.08 * (hi - lo)
         ax.set_ylim(lo - pad, hi + pad)
         name = worst["group"].split(" | ")[0]
-        ax.annotate(f"worst {100 * worst['rel_error']:+.1f}% at B={worst['batch']:.0f}\n{name}",
+        ax.annotate(f"worst {signed(100 * worst['rel_error'])}% at B={whole(worst['batch'], grouped=False)}\n{name}",
                     (worst["batch"], 100 * worst["rel_error"]), xytext=(12, 0), textcoords="offset points",
                     fontsize=8, va="center", arrowprops=dict(arrowstyle="-", lw=0.6))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch size B")
     ax.set_ylabel("fit − measured step time (% of measured)")
     ax.set_title("Residuals of the batch model at every measured point")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     return ax
 
 
@@ -124,13 +140,13 @@ def launch_overhead(table: pd.DataFrame, *, ax=None):
     if table is None or not len(table):
         return None
     ax = _axes(ax, width=8.0)
-    labels = [f"{r.model}\n{r.precision}, ctx {r.context:,.0f}" for r in table.itertuples()]
+    labels = [f"{r.model}\n{r.precision}, ctx {whole(r.context)}" for r in table.itertuples()]
     x = np.arange(len(table))
     ax.bar(x - 0.2, table["tok_s_per_user_cudagraph"], 0.4, label="CUDA graph (one launch per step)")
     ax.bar(x + 0.2, table["tok_s_per_user_eager"], 0.4, label="eager (every kernel launched from Python)")
     # Above the eager bar in dark text: inside a narrow bar the label overflows onto the white background.
     for xi, ratio, top in zip(x, table["eager_over_cudagraph"], table["tok_s_per_user_eager"]):
-        ax.annotate(f"×{ratio:.1f} slower", (xi + 0.2, top), xytext=(0, 3), textcoords="offset points",
+        ax.annotate(f"×{fixed(ratio, 1)} slower", (xi + 0.2, top), xytext=(0, 3), textcoords="offset points",
                     ha="center", va="bottom", fontsize=8, color="0.15")
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("tok/s/user at batch 1")

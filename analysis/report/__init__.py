@@ -3,7 +3,7 @@
 * :mod:`.suite` reads ``notebooks/suite.yml`` into jobs; :mod:`.fingerprint` hashes what each job depends on;
 * :mod:`.execute` runs one notebook (papermill kernel, or in process) and exports it with the offline template;
 * :mod:`.runner` runs the suite (lock, cache, parallel workers, atomic files, dated runs, ``latest/``);
-* :mod:`.pages` writes the index; :mod:`.history` the append-only store of every run's key numbers;
+* :mod:`.index_page` writes the index; :mod:`.history` the append-only store of every run's key numbers;
   :mod:`.share` one self-contained file of the newest run;
 * :mod:`.tables` and :mod:`.results` are what notebooks call (``show_table``, ``save_results``).
 
@@ -24,7 +24,7 @@ _LAZY = {
     "load_suite": "suite", "read_suite": "suite", "Job": "suite",
     "render_notebook": "execute", "to_html": "execute", "quiet_kernel_stderr": "execute", "NotebookError": "execute",
     "TEMPLATE_DIR": "execute",
-    "load_suite_history": "history", "write_share": "share", "write_index": "pages", "GLOSSARY": "pages",
+    "load_suite_history": "history", "write_share": "share", "write_index": "index_page", "GLOSSARY": "index_page",
 }
 
 

@@ -83,11 +83,13 @@ def code_hash() -> str:
 
 
 def version() -> str:
-    try:
-        from importlib.metadata import version as _v
+    """The installed package's version; the source's ``__version__`` when it runs uninstalled (from a checkout)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
 
-        return _v("perfclaims")
-    except Exception:
+    try:
+        return installed("perfclaims")
+    except PackageNotFoundError:
         from analysis import __version__
 
         return __version__

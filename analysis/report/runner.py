@@ -31,13 +31,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from analysis import config
-from analysis.report import fingerprint, pages, runs
+from analysis.report import fingerprint, index_page, runs
 from analysis.report.history import FOLDER as HISTORY_FOLDER
 from analysis.report.history import append_history, history_rows
 from analysis.report.results import load_results
 from analysis.report.runs import OutputError, RunLocked  # noqa: F401  (re-exported for callers)
 from analysis.report.suite import EXECUTORS, Job, read_suite
 from analysis.report.views import ViewHasher
+from analysis.text import whole
 
 OK = ("ok", "unchanged", "kept")
 
@@ -109,7 +110,7 @@ def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORT
     failed = [j for j in selected if j.status not in OK]
     say(f"{len(selected) - len(failed)} of {len(selected)} reports ok "
         f"({sum(j.status == 'unchanged' for j in selected)} unchanged, not re-executed) in "
-        f"{time.monotonic() - started:.0f} s; index: {out / 'index.html'}")
+        f"{whole(time.monotonic() - started, grouped=False)} s; index: {out / 'index.html'}")
     return 1 if failed else 0
 
 
@@ -174,9 +175,9 @@ def _carry_over(others: list[Job], run_dir: Path, previous) -> list[Job]:
 def _command(job: Job, suite, date: str, out: Path) -> str:
     parts = ["perfclaims", "report"]
     if Path(suite.path).resolve() != Path(config.SUITE_FILE).resolve():
-        parts += ["--config", pages.shown_path(suite.path)]
+        parts += ["--config", index_page.shown_path(suite.path)]
     if Path(out).resolve() != Path(config.REPORTS_DIR).resolve():
-        parts += ["--out", pages.shown_path(out)]
+        parts += ["--out", index_page.shown_path(out)]
     parts += ["--only", job.name, "--date", date, "--force"]
     return shlex.join(parts)
 
@@ -222,7 +223,7 @@ def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_wo
     def finished(job: Job, result: dict) -> None:
         _place(job, result, run_dir, Path(specs[job.name]["work"]), stamp["run_date"])
         progress["done"] += 1
-        say(f"[{progress['done']}/{len(jobs)}] {job.name} {job.status} ({job.seconds:.0f} s)"
+        say(f"[{progress['done']}/{len(jobs)}] {job.name} {job.status} ({whole(job.seconds, grouped=False)} s)"
             + (f"  {job.error}" if job.error else ""))
 
     lost = _pool_run(ordered, specs, n_workers, method, run_job_spec, finished)
@@ -294,14 +295,14 @@ def write_indexes(out: Path) -> None:
         manifest = runs.read_manifest(run_dir)
         results = _results_of(run_dir, manifest)
         present = {rec["slug"] for rec in manifest.get("jobs", []) if (run_dir / f"{rec['slug']}.html").is_file()}
-        others = [(d.name, f"../{d.name}/index.html", pages.run_summary(runs.read_manifest(d)))
+        others = [(d.name, f"../{d.name}/index.html", index_page.run_summary(runs.read_manifest(d)))
                   for d in reversed(dirs) if d != run_dir]
-        write_atomic(run_dir / "index.html", pages.index_page(
+        write_atomic(run_dir / "index.html", index_page.index_page(
             manifest, results, href=lambda s, present=present: f"{s}.html" if s in present else None, runs=others,
             up_href="../index.html"))
         if run_dir == dirs[-1]:
-            earlier = [(d.name, f"{d.name}/index.html", pages.run_summary(runs.read_manifest(d)))
+            earlier = [(d.name, f"{d.name}/index.html", index_page.run_summary(runs.read_manifest(d)))
                        for d in reversed(dirs[:-1])]
-            write_atomic(Path(out) / "index.html", pages.index_page(
+            write_atomic(Path(out) / "index.html", index_page.index_page(
                 manifest, results, runs=earlier,
                 href=lambda s, run_dir=run_dir, present=present: f"{run_dir.name}/{s}.html" if s in present else None))

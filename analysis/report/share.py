@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from analysis.report import pages, runs
+from analysis.report import index_page, runs
 from analysis.report.results import write_atomic
 
 _STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S | re.I)
@@ -59,12 +59,12 @@ def write_share(reports_dir: str | Path, out_file: str | Path | None = None) -> 
                 styles.append(style)
         body = _MAIN.search(rest)
         inner = (body.group(1) if body else rest).replace('href="index.html"', 'href="#index"')
-        sections.append(f'<section class="pc-report" id="r-{pages.e(slug)}">{inner}</section>')
-    index_doc = pages.index_page(manifest, results, href=lambda s: f"#r-{s}" if s in present else None)
+        sections.append(f'<section class="pc-report" id="r-{index_page.e(slug)}">{inner}</section>')
+    index_doc = index_page.index_page(manifest, results, href=lambda s: f"#r-{s}" if s in present else None)
     index_body = _MAIN.search(index_doc).group(1)
     title = f"{manifest.get('suite_title') or 'perfclaims reports'}: run {run_dir.name}"
-    doc = (f'<!DOCTYPE html><html lang="en"><head>{pages.HEAD}<title>{pages.e(title)}</title>'
-           + "".join(styles) + f"<style>{_scoped(pages.INDEX_CSS, '#index')}</style>{_SHARE_CSS}</head>"
+    doc = (f'<!DOCTYPE html><html lang="en"><head>{index_page.HEAD}<title>{index_page.e(title)}</title>'
+           + "".join(styles) + f"<style>{_scoped(index_page.INDEX_CSS, '#index')}</style>{_SHARE_CSS}</head>"
            '<body class="jp-Notebook" data-jp-theme-light="true" data-jp-theme-name="JupyterLab Light">'
            f'<section id="index">{index_body}</section>{"".join(sections)}</body></html>')
     out_file.parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,10 @@ file; default ``notebooks/``); ``parameters`` given to every notebook whose para
 ``reports`` has ``notebook``, and optionally ``title``, ``slug``, ``parameters``, ``inputs``, ``executor``
 (``papermill``: one kernel per report; or ``inprocess``: run in a worker process of the pool, whose imports are
 already loaded; a top-level ``executor`` sets the default, else ``papermill``) and
-``foreach: claims`` (one report per registry claim), and ``points`` (a view: which rows of the points table the report
-reads, see :mod:`analysis.report.views`; its cache key then hashes those rows instead of the whole table).
+``foreach: claims`` (one report per registry claim), and ``page`` (the module of ``analysis/pages`` it shows; default:
+the notebook's name without its number, ``20-frontier`` -> ``frontier``, when that module exists). The page's
+``rows_read`` says which rows of the points table the report reads (:mod:`analysis.report.views`); its cache key hashes
+those rows, not the file (a notebook without a page module: the whole file).
 ``{out}`` in an input or a parameter stands for the output folder of the run (``reports/`` by default): the history
 report reads the suite-history store ``{out}/history``, and such a report runs after this run's numbers are recorded.
 In a ``foreach: claims`` entry, ``{claim}`` in an input path stands for each claim's id, so editing one claim
@@ -43,7 +45,8 @@ class Job:
     executor: str = "papermill"
     inputs: list = field(default_factory=list)
     notebook_dir: Path | None = None
-    view: str = ""                   # rows of the points table it reads (analysis.report.views), "" for all
+    view: str = ""                   # its page (analysis/pages/<view>.py), whose rows_read gives the rows it reads;
+    #                                  "" (no page module): the whole points table
     defaults: dict = field(default_factory=dict)  # the notebook's own parameter defaults (literals only)
     status: str = "pending"          # ok | failed | unchanged (cache hit) | kept (not selected by --only)
     error: str = ""
@@ -131,7 +134,12 @@ def read_suite(path: Path, *, out: Path | None = None) -> Suite:
         params.update(_resolve_paths({k: _fill(v, {"out": out_text}) if isinstance(v, str) else v
                                       for k, v in dict(entry.get("parameters") or {}).items()}, here))
         raw_inputs = [_fill(p, {"out": out_text}) for p in entry["inputs"]] if "inputs" in entry else None
-        view = views.check_view(str(entry["points"]), f"{path}: reports[{i}]: ") if entry.get("points") else ""
+        if "points" in entry:
+            raise ValueError(f"{path}: reports[{i}]: 'points' is gone: the rows a report reads come from its page's "
+                             "rows_read (name the page with 'page:' when it is not the notebook's name)")
+        # the page it shows: named, else the notebook's own (a notebook with no page module reads the whole table)
+        view = (views.check_page(str(entry["page"]), f"{path}: reports[{i}]: ") if entry.get("page")
+                else views.page_of(notebook) if views.has_page(views.page_of(notebook)) else "")
         title = str(entry.get("title", notebook))
         if entry.get("foreach") == "claims":
             expanded = [(f"{notebook}-{c}", title.replace("{claim}", c), {**params, "claim": c}, {"claim": c})

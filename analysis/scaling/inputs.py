@@ -6,12 +6,10 @@ else ``concurrency·(e2e − ttft)/e2e``: the share of each request's life spent
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
-from analysis import schema
+from analysis import schema, text
 
 # Configuration columns that define one model instance; context is not among them: the model handles it via L.
 DEFAULT_BY = ["model", "hardware", "precision", "framework", "scope", "n_gpus", "tp", "ep", "disagg",
@@ -69,26 +67,9 @@ def prepare(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_label(keys: dict) -> str:
-    """One configuration in words: ``llama-3.1-8b | H200 SXM | bf16 | … | 1 GPU | TP1`` (unknowns left out)."""
-    parts = []
-    for k, v in keys.items():
-        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) or v == schema.UNKNOWN:
-            continue
-        if k == "n_gpus":
-            parts.append(f"{v:g} GPU" if isinstance(v, float) else f"{v} GPU")
-        elif k in ("tp", "ep"):
-            parts.append(f"{k.upper()}{v:g}")
-        elif k in ("isl", "osl"):
-            parts.append(f"{k.upper()} {v:g}")
-        elif k == "disagg":
-            if v is True:
-                parts.append("disagg")
-        elif k == "spec_decode":
-            if v not in ("none", schema.UNKNOWN):
-                parts.append(str(v))
-        else:
-            parts.append(str(v))
-    return " | ".join(parts) or "all points"
+    """One configuration in words (:func:`analysis.text.group_label`, parts joined by ``|``):
+    ``llama-3.1-8b | H200 SXM | bf16 | … | 1 GPU | TP1`` (unknowns left out; ``all points`` when no key)."""
+    return text.group_label(keys, sep=" | ", empty="all points")
 
 
 def key_columns(prepared: pd.DataFrame, by: list[str] | None = None) -> list[str]:

@@ -13,9 +13,10 @@ from analysis.scaling.tables import headline_numbers, shard_models
 
 
 def _n(x, digits=0) -> str:
+    """A fitted number: ``unbounded`` when infinite (B½ of a flat curve), else :func:`analysis.text.fixed`."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return "unbounded" if not np.isfinite(x) else f"{x:,.{digits}f}"
+        return text.MISSING
+    return "unbounded" if not np.isfinite(x) else text.fixed(x, digits)
 
 
 def _name(value, markdown: bool) -> str:

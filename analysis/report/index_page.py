@@ -7,6 +7,7 @@ import html
 from pathlib import Path
 
 from analysis import config
+from analysis.text import whole
 
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; "
        "form-action 'none'")
@@ -95,7 +96,7 @@ def index_page(manifest: dict, results: dict[str, dict], *, href, runs: list[tup
         rows.append(
             f"<tr><td>{link}{mh}<br><small>{headline}</small></td>"
             f"<td><code>{e(str(rec.get('notebook', '')))}</code></td><td><code>{e(param_text)}</code></td>"
-            + status_cell(rec) + f"<td>{float(rec.get('seconds') or 0):.0f} s</td></tr>")
+            + status_cell(rec) + f"<td>{whole(float(rec.get('seconds') or 0), grouped=False)} s</td></tr>")
     n_ok = sum(r.get("status") in ("ok", "unchanged", "kept") for r in jobs)
     n_same = sum(r.get("status") == "unchanged" for r in jobs)
     inputs = manifest.get("inputs") or {}

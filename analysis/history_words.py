@@ -1,0 +1,43 @@
+"""Sentences about results over time: what :mod:`analysis.history` found (noise, changes, what differs), in words.
+
+:mod:`analysis.history` returns facts (``Noise``, ``Difference`` records); this module writes them for a reader,
+every number through :mod:`analysis.text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from analysis.text import fixed, plain
+
+
+def difference_text(d) -> str:
+    """One :class:`analysis.history.Difference` in words: ``image a → b``, ``run r0 → r9``, ``10 days apart``."""
+    if d.what in ("image", "framework version"):
+        return f"{d.what} {d.before} → {d.after}"
+    if d.what == "image not recorded":
+        return "image not recorded for " + " and ".join(d.before)
+    if d.what == "run":
+        return f"run {','.join(d.before) or '?'} → {','.join(d.after) or '?'}"
+    if d.what in ("GPUs", "decode GPUs"):
+        return f"{d.what} {','.join(map(plain, d.before))} → {','.join(map(plain, d.after))}"
+    if d.what == "concurrency":
+        return "read between concurrency " + "–".join(map(plain, d.before)) + " → " + "–".join(map(plain, d.after))
+    if d.what == "days apart":
+        return f"{d.before} days apart"
+    raise ValueError(f"a difference of kind {d.what!r} has no words")
+
+
+def differences_text(differences: Iterable) -> list[str]:
+    """Each difference of a change in words, in order."""
+    return [difference_text(d) for d in differences]
+
+
+def noise_text(noise) -> str:
+    """The noise estimate of one quantity (:class:`analysis.history.Noise`) and the threshold it gives."""
+    name = "tok/s/user" if noise.quantity == "user" else "tok/s/GPU"
+    if not noise.n_pairs:
+        return f"{name}: no pairs of like points, so no noise estimate and no changes."
+    return (f"{name}: {noise.n_pairs:,} pairs ({noise.basis}); robust spread σ = 1.4826 × median |log ratio| = "
+            f"{fixed(100 * noise.sigma, 2)}%; a change must exceed {plain(noise.k_sigma)}σ, a ratio beyond "
+            f"×{fixed(noise.threshold_ratio, 3)} or ÷{fixed(noise.threshold_ratio, 3)}.")

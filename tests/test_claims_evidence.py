@@ -100,7 +100,7 @@ def test_the_check_table_is_keyed_by_kind_and_axis():
 
 
 def test_differences_are_facts_and_read_as_words():
-    from analysis.claims.words_checks import difference_text
+    from analysis.claims.check_words import difference_text
 
     assert difference_text(Difference("hardware", "B200", "GB200")) == "hardware: B200 instead of GB200"
     assert difference_text(Difference("lengths", "ISL 1,024 / OSL 1,024", "8k/1k")) == \

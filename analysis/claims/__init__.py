@@ -14,7 +14,7 @@ Modules, in import order: ``registry`` (reading claims, a part's unit and compar
 ``selection`` (the one :class:`ClaimEvidence` per claim: every later module reads it and selects nothing) →
 ``checks`` (each number against the frontier, as facts; the check table :data:`CHECKS` keyed by part kind and
 ratio axis) → ``pairs`` (A/B pairs and their confounders) → ``answers`` (the five answers as facts) → the words
-modules (``words_checks``, ``words_answers``, ``words``: every sentence) → ``jsonform`` → ``card`` (assembly,
+modules (``check_words``, ``answer_words``, ``words``: every sentence) → ``jsonform`` → ``card`` (assembly,
 ``results()``, the JSON form). Rendering a card to HTML is the command line's job (``perfclaims claim``
 executes ``notebooks/50-claim-card.ipynb``); nothing here prints or draws.
 """

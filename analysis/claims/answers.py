@@ -4,7 +4,7 @@ or not stated.
 Each question is one fact function here (``batch_fact`` … ``precision_fact``): it reads the claim, the claim's
 :class:`analysis.claims.selection.ClaimEvidence` and the roofline table, and returns an :class:`Answer` whose
 ``fact`` is data (the rule that fired, the numbers, the evidence point). The sentences are written from that fact
-by :mod:`analysis.claims.words_answers`, so a rule is tested on its fact and a wording change touches one place.
+by :mod:`analysis.claims.answer_words`, so a rule is tested on its fact and a wording change touches one place.
 Another model's points are *proxy* evidence and the fact says so; the speed, batch and latency answers rest on one
 point: the measured point nearest the claim's per-user speed (:func:`speed_point`).
 """
@@ -349,12 +349,12 @@ def answer_facts(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] 
 
 def five_answers(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list] = ([], [])) -> dict[str, Answer]:
     """The five questions of DESIGN.md answered from the evidence, the roofline and the clean precision pairs:
-    each a fact (:func:`answer_facts`) and its words (:mod:`analysis.claims.words_answers`)."""
-    from analysis.claims import words_answers
+    each a fact (:func:`answer_facts`) and its words (:mod:`analysis.claims.answer_words`)."""
+    from analysis.claims import answer_words
 
     out = {}
     for key, fact in answer_facts(ev, sol, pairs).items():
-        long, short, context = words_answers.SENTENCES[key](ev.claim, fact)
+        long, short, context = answer_words.SENTENCES[key](ev.claim, fact)
         evidence = _evidence_of(key, fact)
         point = fact.get("point") if key != "spec_decode" else (fact["evidence"] or {}).get("point")
         rows = [e["source"] for e in evidence] if key == "precision" else ([point["row"]] if evidence else [])

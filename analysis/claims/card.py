@@ -20,6 +20,7 @@ from analysis.claims.selection import ClaimEvidence, select_evidence
 from analysis.claims.sol import sol_for_claim
 from analysis.claims.words import (
     bottom_line,
+    headline_text,
     check_statements,
     kinds_text,
     match_label,
@@ -27,7 +28,7 @@ from analysis.claims.words import (
     sol_statements,
     verdict,
 )
-from analysis.claims.words_checks import checked_on_text, worded
+from analysis.claims.check_words import checked_on_text, worded
 
 # --- 5. the card -----------------------------------------------------------------------------------
 
@@ -104,31 +105,8 @@ class ClaimCard:
 
     @property
     def headline(self) -> str:
-        """One line for the report index: the claim, its kind, and the first part's check with its match tier
-        (a percentage of the claim only from direct or same-model evidence at the claim's lengths)."""
-        text = f"{self.claim.id}: {claim_title(self.claim)} — {kinds_text(self.claim)}"
-        rows = self.checks[self.checks["measured_all"].notna()] if len(self.checks) else self.checks
-        if len(rows):
-            r = rows.iloc[0]
-            v = r["measured_all"]
-            what = f"{v:.1f}×" if r["kind"] == "ratio" else f"{v:,.0f} {r['unit']}" if v >= 1000 else \
-                f"{v:,.1f} {r['unit']}"
-            dec = r.get("measured_decode")
-            if r["kind"] == "per-GPU" and pd.notna(dec) and abs(dec - v) > 0.005 * abs(v):
-                # both denominators where they differ, the claim's first when it names decode GPUs
-                if "decode" in str(self.claim.unit).lower():
-                    what = f"{num_text(dec)} tok/s per decode GPU, the claim's denominator ({num_text(v)} over all GPUs)"
-                else:
-                    what = f"{num_text(v)} {r['unit']} over all GPUs ({num_text(dec)} per decode GPU)"
-            at = ""
-            if r["kind"] in ("per-GPU", "per-system") and pd.notna(r["tok_s_per_user"]):
-                ttft = r.get("ttft_ms_p99")
-                at = (f" at {r['tok_s_per_user']:,.1f} tok/s/user"
-                      + (f", TTFT p99 {ttft / 1000:,.1f} s" if pd.notna(ttft) else ""))
-            vs = (f" = {share(r['measured_over_claimed'])} of the claim" if pd.notna(r["measured_over_claimed"])
-                  else "; no percentage of the claim")
-            text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}"
-        return text + "."
+        """One line for the report index (:func:`analysis.claims.words.headline_text`)."""
+        return headline_text(self.claim, self.checks, self.evidence_tier)
 
 
 def card_from_evidence(ev: ClaimEvidence) -> ClaimCard:

@@ -5,10 +5,10 @@ facts: every row carries ``match`` (``direct``: same model, hardware and precisi
 speculative decoding and latency limits; ``same-model``: the same model with the differing conditions in
 ``differs``; ``proxy``: another model, its own speed, never a percentage of the claim; ``none``), ``differs`` as
 :class:`Difference` facts, and ``reading``: the rule that produced the number and the points it rests on, as data.
-The sentences (``how``, the differences in words) are written by :mod:`analysis.claims.words_checks`.
+The sentences (``how``, the differences in words) are written by :mod:`analysis.claims.check_words`.
 
 Which check runs is decided by :data:`CHECKS`, keyed by (part kind, ratio axis): a new check is one function there,
-one sentence rule in ``words_checks`` and one test.
+one sentence rule in ``check_words`` and one test.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from analysis.claims.registry import Claim, ClaimPart, is_stated
 from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
 from analysis.schema import scope_for
+from analysis.text import plain
 
 CHECK_BY = ["hardware", "precision", "scope", "isl", "osl"]
 # Ratio claims on tok/s/GPU that name no interactivity are compared at this per-user speed (stated on the card).
@@ -223,8 +224,8 @@ class _Context:
         gpus = sorted({float(r["n_gpus"]) for r in rows if pd.notna(r.get("n_gpus"))})
         inside = any(str(r.get("scope")) in ("rack", "multi-node") for r in rows)
         if gpus and max(gpus) < domain and not inside:
-            return [Difference("NVLink domain", f"{', '.join(f'{g:g}' for g in gpus)} GPUs",
-                               f"the {domain:g}-GPU domain the claim names (GPU count not stated)")]
+            return [Difference("NVLink domain", f"{', '.join(plain(g) for g in gpus)} GPUs",
+                               f"the {plain(domain)}-GPU domain the claim names (GPU count not stated)")]
         return []
 
     def deployment_differs(self, used) -> list[Difference]:
@@ -239,14 +240,14 @@ class _Context:
         stated = self.part.scope or scope_in_text(self.claim.scope)
         # a claim that names a multi-node deployment counts its GPUs as a denominator (per node), not a size
         if gpus and gpus != [float(n)] and stated != "multi-node":
-            out.append(Difference("GPU count", ", ".join(f"{g:g}" for g in gpus), f"{n:g}"))
+            out.append(Difference("GPU count", ", ".join(plain(g) for g in gpus), plain(n)))
         want = stated or scope_for(n, 8 if n <= 8 else n)
         scopes = sorted({str(r.get("scope")) for r in rows if str(r.get("scope")) not in ("unknown", "nan", "None")})
         if scopes and scopes != [want]:
             out.append(Difference("scope", ", ".join(scopes), want))
         split = sorted({bool(r.get("disagg")) for r in rows if pd.notna(r.get("disagg"))})
         if want in ("single-gpu", "node") and True in split:
-            out.append(Difference("disaggregation", "prefill/decode disaggregated", f"one {n:g}-GPU deployment"))
+            out.append(Difference("disaggregation", "prefill/decode disaggregated", f"one {plain(n)}-GPU deployment"))
         return out
 
     def tail(self, rows) -> dict:

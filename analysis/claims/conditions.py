@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.claims.labels import lengths_text
 from analysis.claims.registry import NOT_STATED, STATED, Claim, is_stated
+from analysis.text import plain, whole
 
 DEFAULT_CONTEXT = 1024
 
@@ -27,25 +28,25 @@ def restate(claim: Claim) -> pd.DataFrame:
     if claim.kind == "per-user":
         add("tok/s/user", v, STATED)
         if not math.isnan(b) and not math.isnan(n):
-            add("tok/s/GPU", v * b / n, f"computed: {v:,.0f} × batch {b:g} / {n:g} GPUs")
-            add("tok/s per system", v * b, f"computed: {v:,.0f} × batch {b:g}")
+            add("tok/s/GPU", v * b / n, f"computed: {whole(v)} × batch {plain(b)} / {plain(n)} GPUs")
+            add("tok/s per system", v * b, f"computed: {whole(v)} × batch {plain(b)}")
         else:
             lacking = " and ".join(x for x, y in (("batch", b), ("GPU count", n)) if math.isnan(y))
             add("tok/s/GPU", math.nan, f"not possible: {lacking} not stated")
             add("tok/s per system", v * b if not math.isnan(b) else math.nan,
-                f"computed: {v:,.0f} × batch {b:g}" if not math.isnan(b) else "not possible: batch not stated")
+                f"computed: {whole(v)} × batch {plain(b)}" if not math.isnan(b) else "not possible: batch not stated")
     elif claim.kind == "per-GPU":
         add("tok/s/GPU", v, STATED)
         add("tok/s/user", at_user, STATED if not math.isnan(at_user) else "not stated")
         add("tok/s per system", v * n if not math.isnan(n) else math.nan,
-            f"computed: {v:,.0f} × {n:g} GPUs" if not math.isnan(n) else "not possible: GPU count not stated")
+            f"computed: {whole(v)} × {plain(n)} GPUs" if not math.isnan(n) else "not possible: GPU count not stated")
     elif claim.kind == "per-system":
         add("tok/s per system", v, STATED)
         add("tok/s/GPU", v / n if not math.isnan(n) else math.nan,
-            f"computed: {v:,.0f} / {n:g} GPUs" if not math.isnan(n) else "not possible: GPU count not stated")
+            f"computed: {whole(v)} / {plain(n)} GPUs" if not math.isnan(n) else "not possible: GPU count not stated")
         per_user = at_user if not math.isnan(at_user) else (v / b if not math.isnan(b) else math.nan)
         add("tok/s/user", per_user, STATED if not math.isnan(at_user) else (
-            f"computed: {v:,.0f} / batch {b:g}" if not math.isnan(b) else "not possible: batch not stated"))
+            f"computed: {whole(v)} / batch {plain(b)}" if not math.isnan(b) else "not possible: batch not stated"))
     else:
         add(claim.unit, v, STATED)
         add("tok/s/GPU", math.nan, f"not possible: a {claim.kind} is not a throughput")
@@ -72,7 +73,7 @@ def context_for(claim: Claim) -> tuple[int, str]:
     lengths = stated_lengths(claim)
     if lengths:
         isl, osl = lengths
-        return int(isl + osl / 2), f"ISL {isl:,.0f} + OSL/2 {osl / 2:,.0f} (from the stated lengths)"
+        return int(isl + osl / 2), f"ISL {whole(isl)} + OSL/2 {whole(osl / 2)} (from the stated lengths)"
     return DEFAULT_CONTEXT, f"{DEFAULT_CONTEXT} tokens assumed (lengths not stated)"
 
 
@@ -154,7 +155,7 @@ class LatencyLimit:
 
     @property
     def text(self) -> str:
-        value = f"{self.max_ms / 1000:g} s" if self.max_ms >= 1000 else f"{self.max_ms:g} ms"
+        value = f"{plain(self.max_ms / 1000)} s" if self.max_ms >= 1000 else f"{plain(self.max_ms)} ms"
         return f"{self.metric.upper()} {self.stat} ≤ {value}"
 
 

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from analysis import roofline
+from analysis.text import fixed, num, pct, whole
 
 
 def precision_label(precision: str) -> str:
@@ -18,24 +19,24 @@ def precision_label(precision: str) -> str:
 
 
 def num_text(v: float) -> str:
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+    return num(v)
 
 
 def share(f: float) -> str:
-    return f"{f:.0%}" if f >= 0.01 else f"{f:.2%}"
+    return pct(f) if f >= 0.01 else pct(f, 2)
 
 
 def fmt_num(x, digits=0) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
-    return f"{x:,.{digits}f}"
+    return fixed(x, digits)
 
 
 def lengths_text(isl, osl) -> str:
     """``ISL 1,024 / OSL 8,192`` (``ISL/OSL n/a`` when the point has none)."""
     if isl is None or osl is None or pd.isna(isl) or pd.isna(osl):
         return "ISL/OSL n/a"
-    return f"ISL {isl:,.0f} / OSL {osl:,.0f}"
+    return f"ISL {whole(isl)} / OSL {whole(osl)}"
 
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import specs
 from analysis.claims.evidence import evidence_object, own_sol
+from analysis.text import plain, whole
 
 HELD_EQUAL = {"spec_decode": "speculative decoding", "framework": "framework", "disagg": "disaggregation"}
 # Two points measured further apart than this may differ in image and software as much as in precision.
@@ -99,10 +100,10 @@ def _unmatched(a: dict, b: dict) -> list[str]:
     out = []
     ca, cb = a.get("concurrency"), b.get("concurrency")
     if pd.notna(ca) and pd.notna(cb) and float(ca) != float(cb):
-        out.append(f"concurrency ({float(ca):,.0f} against {float(cb):,.0f})")
+        out.append(f"concurrency ({whole(float(ca))} against {whole(float(cb))})")
     days = _days(a.get("date"), b.get("date"))
     if not math.isnan(days) and days > DATE_WINDOW_DAYS:
-        out.append(f"dates {days:g} days apart")
+        out.append(f"dates {plain(days)} days apart")
     return out
 
 

@@ -11,6 +11,7 @@ from analysis import roofline, specs
 from analysis.claims.conditions import context_for, per_user_value
 from analysis.claims.labels import share
 from analysis.claims.registry import NOT_STATED, Claim
+from analysis.text import pct, plain, times
 
 ASSUMED_TAU = 2.5
 ASSUMED_VERIFY_TOKENS = 4.0
@@ -49,11 +50,11 @@ def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
     if math.isnan(tau) and not math.isnan(accepted):
         draft = claim.number("draft_tokens")
         verify = {accepted: draft + 1.0} if not math.isnan(draft) else {}
-        return sorted({1.0, accepted}), verify, (f"τ = {accepted:g} (acceptance length stated by the source"
-                                                 + (f", {draft:g} drafted + 1 verified per step" if verify else "")
+        return sorted({1.0, accepted}), verify, (f"τ = {plain(accepted)} (acceptance length stated by the source"
+                                                 + (f", {plain(draft)} drafted + 1 verified per step" if verify else "")
                                                  + ")")
     if not math.isnan(tau):
-        return sorted({1.0, tau}), {}, f"τ = {tau:g} stated"
+        return sorted({1.0, tau}), {}, f"τ = {plain(tau)} stated"
     if str(claim.spec_decode).lower() == "none":
         return [1.0], {}, "no speculative decoding (stated)"
     return [1.0, ASSUMED_TAU], {ASSUMED_TAU: ASSUMED_VERIFY_TOKENS}, ASSUMED_TAU_TEXT
@@ -66,14 +67,14 @@ def reading_for(row: pd.Series) -> str:
     if not row["fits"]:
         return "does not fit in HBM"
     tight = row["hbm_needed_gb"] > 0.95 * row["hbm_available_gb"]
-    suffix = f"; weights fill {row['hbm_needed_gb'] / row['hbm_available_gb']:.0%} of HBM" if tight else ""
+    suffix = f"; weights fill {pct(row['hbm_needed_gb'] / row['hbm_available_gb'])} of HBM" if tight else ""
     if math.isnan(user):
         return "no per-user number to compare" + suffix
     bw, comm, ach = row["sol_tok_s_per_user"], row["sol_tok_s_per_user_comm"], row["sol_tok_s_per_user_achievable_comm"]
     if user > bw:
-        return f"impossible ({user / bw:.1f}× the bandwidth bound){suffix}"
+        return f"impossible ({times(user / bw, 1)} the bandwidth bound){suffix}"
     if user > comm:
-        return (f"impossible with communication ({user / comm:.1f}× the bound with the communication floor; "
+        return (f"impossible with communication ({times(user / comm, 1)} the bound with the communication floor; "
                 f"bandwidth alone would allow it){suffix}")
     if user > ach:
         return (f"above the achievable line: possible only at near-peak bandwidth ({share(user / comm)} of SOL, "

@@ -9,7 +9,8 @@ import pandas as pd
 from analysis import specs
 from analysis.claims.checks import GAP_FACTOR, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
-from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, precision_label, share
+from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
+from analysis.text import fixed, times, whole
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
 
@@ -299,3 +300,32 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
     return head + found + (tail[1:] if found.endswith("?") else tail)
+
+
+def headline_text(claim: Claim, checks: pd.DataFrame, tier: str) -> str:
+    """One line for the report index, led by the evidence tier: the claim, its kind, and the first part's check
+    with its match (a percentage of the claim only from direct or same-model evidence at the claim's lengths)."""
+    text = f"[{tier} evidence] {claim.id}: {claim_title(claim)} — {kinds_text(claim)}"
+    rows = checks[checks["measured_all"].notna()] if len(checks) else checks
+    if len(rows):
+        r = rows.iloc[0]
+        v = r["measured_all"]
+        mark = "~" if r.get("rough") else ""
+        what = (mark + times(v, 1) if r["kind"] == "ratio" else
+                f"{mark}{whole(v) if v >= 1000 else fixed(v, 1)} {r['unit']}")
+        dec = r.get("measured_decode")
+        if r["kind"] == "per-GPU" and pd.notna(dec) and abs(dec - v) > 0.005 * abs(v):
+            # both denominators where they differ, the claim's first when it names decode GPUs
+            if "decode" in str(claim.unit).lower():
+                what = f"{num_text(dec)} tok/s per decode GPU, the claim's denominator ({num_text(v)} over all GPUs)"
+            else:
+                what = f"{num_text(v)} {r['unit']} over all GPUs ({num_text(dec)} per decode GPU)"
+        at = ""
+        if r["kind"] in ("per-GPU", "per-system") and pd.notna(r["tok_s_per_user"]):
+            ttft = r.get("ttft_ms_p99")
+            at = (f" at {fixed(r['tok_s_per_user'], 1)} tok/s/user"
+                  + (f", TTFT p99 {fixed(ttft / 1000, 1)} s" if pd.notna(ttft) else ""))
+        vs = (f" = {share(r['measured_over_claimed'])} of the claim" if pd.notna(r["measured_over_claimed"])
+              else "; no percentage of the claim")
+        text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}" + gap_text(r)
+    return text + ("" if text.endswith("?") else ".")

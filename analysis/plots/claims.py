@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from analysis.plots.frontier import PRECISION_COLORS
+from analysis.text import plain, whole
+from analysis.text import tokens as text_tokens
 
 CLAIM_COLOR = "#c62828"
 SOL_COLOR = "#555555"
@@ -28,7 +30,7 @@ def _color(precision: str) -> str:
 
 
 def _k(tokens: float) -> str:
-    return f"{tokens / 1024:g}k" if tokens >= 1024 and tokens % 1024 == 0 else f"{tokens:g}"
+    return text_tokens(tokens)
 
 
 NO_LENGTHS = ("no fixed", "lengths")   # the style key of points with no fixed ISL/OSL (agentic traces)
@@ -46,9 +48,9 @@ def _lengths_label(isl, osl, workload=None) -> str:
 
 def _part_label(card, part) -> str:
     unit, value = part.unit, part.compared_value
-    at = f" @ {part.at_tok_s_per_user:g} tok/s/user" if np.isfinite(part.at_tok_s_per_user) else ""
+    at = f" @ {plain(part.at_tok_s_per_user)} tok/s/user" if np.isfinite(part.at_tok_s_per_user) else ""
     hw = f" ({part.hardware})" if part.hardware else ""
-    return f"claim {card.claim.id}: {value:,.0f} {unit}{at}{hw}"
+    return f"claim {card.claim.id}: {whole(value)} {unit}{at}{hw}"
 
 
 def claim_on_frontier(card, *, ax=None, title: str | None = None):
@@ -144,7 +146,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=styles.get(int(g), "--"),
                            lw=1.1, alpha=0.9,
                            label=f"batch-1 SOL of {sol_model}, {r['scope']}, {precs}: "
-                                 f"{r['sol_tok_s_per_user_comm']:,.0f}")
+                                 f"{whole(r['sol_tok_s_per_user_comm'])}")
                 xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")
     ax.set_yscale("log")

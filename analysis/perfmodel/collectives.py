@@ -43,6 +43,12 @@ def _table(path: str) -> pd.DataFrame:
     return t
 
 
+@lru_cache(maxsize=4)
+def _split(path: str) -> dict:
+    """The table's rows per (collective, interconnect), split once."""
+    return {k: g for k, g in _table(path).groupby(["collective", "interconnect"])}
+
+
 def table(path: Path | None = None) -> pd.DataFrame:
     """The collectives table as shipped (one row per measurement or labelled assumption)."""
     return _table(str(path or COLLECTIVES_FILE)).copy()
@@ -77,31 +83,60 @@ def _loglog(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
     return float(np.exp(np.interp(math.log(x), np.log(xs), np.log(ys))))
 
 
-def _in_group(rows: pd.DataFrame, nbytes: float, link_gb_s: float) -> tuple[float, float, bool, str]:
-    """(best latency, slowest library's latency, extrapolated?, library) at ``nbytes`` within one group's rows."""
-    sized = rows.dropna(subset=["message_bytes"])
-    if sized.empty:  # a measurement whose message size the source did not state
-        r = rows.sort_values("latency_us").iloc[0]
-        return float(r["latency_us"]), float(rows["latency_us"].max()), True, str(r["library"])
-    per_lib = []
-    for (lib, _hw), g in sized.groupby(["library", "hardware"], sort=True):
-        bw = g.sort_values("message_bytes")["bandwidth_gb_s"].iloc[-1]
-        g = g.groupby("message_bytes", as_index=False)["latency_us"].median().sort_values("message_bytes")
-        xs, ys = g["message_bytes"].to_numpy(float), g["latency_us"].to_numpy(float)
-        x = max(float(nbytes), 1.0)
-        if x > xs[-1]:  # beyond the largest message: the edge plus the extra bytes at the last rate (or the link's)
-            rate = float(bw) if bw == bw and bw > 0 else link_gb_s
-            y = ys[-1] + (x - xs[-1]) / (rate * 1e3)
-        elif x < xs[0]:  # below the smallest: a small collective is latency-bound, keep the edge
-            y = ys[0]
-        elif x in xs:  # a measured size: the measurement itself
-            y = float(ys[np.flatnonzero(xs == x)[0]])
-        else:
-            y = _loglog(x, xs, ys) if len(xs) > 1 else ys[0]
-        per_lib.append((y, lib, not (xs[0] <= x <= xs[-1])))
-    per_lib.sort()
-    best, lib, extra = per_lib[0]
-    return best, per_lib[-1][0], extra, str(lib)
+@dataclass(frozen=True)
+class _Curve:
+    """One library's measurements on one part at one group size, sorted by message size (NaN size: unstated)."""
+
+    library: str
+    xs: np.ndarray
+    ys: np.ndarray
+    bandwidth_gb_s: float
+    url: str
+
+
+@lru_cache(maxsize=256)
+def _curves(path: str, collective: str, interconnect: str, hardware: str | None) -> dict:
+    """group size -> curves of the measured rows (of ``hardware`` where it has rows), built once."""
+    rows = _split(path).get((collective, interconnect))
+    if rows is None:
+        return {}
+    measured = rows[(rows["basis"] == "measured") & rows["latency_us"].notna()]
+    if hardware is not None:
+        own = measured[measured["hardware"].map(specs.normalize_name) == specs.normalize_name(hardware)]
+        measured = own if len(own) else measured
+    out: dict = {}
+    for (group, lib, _hw), g in measured.groupby(["group_size", "library", "hardware"], sort=True):
+        g = g.sort_values("message_bytes")
+        bw = g["bandwidth_gb_s"].iloc[-1] if g["message_bytes"].notna().any() else math.nan
+        med = g.groupby("message_bytes", dropna=False, sort=True)["latency_us"].median()
+        out.setdefault(int(group), []).append(_Curve(str(lib), med.index.to_numpy(float), med.to_numpy(float),
+                                                     float(bw), str(g["source_url"].iloc[0])))
+    return out
+
+
+def _at(curve: _Curve, nbytes: float, link_gb_s: float) -> tuple[float, bool]:
+    """(latency, extrapolated?) of one curve at ``nbytes``."""
+    xs, ys = curve.xs, curve.ys
+    if np.isnan(xs).all():  # a measurement whose message size the source did not state
+        return float(ys[0]), True
+    x = max(float(nbytes), 1.0)
+    if x > xs[-1]:  # beyond the largest message: the edge plus the extra bytes at the last rate (or the link's)
+        rate = curve.bandwidth_gb_s if curve.bandwidth_gb_s == curve.bandwidth_gb_s and curve.bandwidth_gb_s > 0 \
+            else link_gb_s
+        return float(ys[-1] + (x - xs[-1]) / (rate * 1e3)), True
+    if x < xs[0]:  # below the smallest: a small collective is latency-bound, keep the edge
+        return float(ys[0]), True
+    hit = np.flatnonzero(xs == x)
+    if len(hit):  # a measured size: the measurement itself
+        return float(ys[hit[0]]), False
+    return _loglog(x, xs, ys), False
+
+
+def _in_group(curves: list, nbytes: float, link_gb_s: float) -> tuple[float, float, bool, str, bool]:
+    """(best latency, slowest library's, extrapolated?, best library, exact?) within one group's curves."""
+    vals = sorted((*_at(c, nbytes, link_gb_s), c.library, bool(np.any(c.xs == nbytes))) for c in curves)
+    best, extra, lib, exact = vals[0]
+    return best, vals[-1][0], extra, lib, exact
 
 
 def latency(collective: str, interconnect: str, *, group_size: int, message_bytes: float,
@@ -119,14 +154,11 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
         raise ValueError(f"unknown collective {collective!r}; known: {', '.join(COLLECTIVES)}")
     if interconnect not in INTERCONNECTS:
         raise ValueError(f"unknown interconnect {interconnect!r}; known: {', '.join(INTERCONNECTS)}")
-    t = table(path)
-    rows = t[(t["collective"] == collective) & (t["interconnect"] == interconnect)]
-    measured = rows[(rows["basis"] == "measured") & rows["latency_us"].notna()]
-    if hardware is not None:
-        key = specs.normalize_name(hardware)
-        own = measured[measured["hardware"].map(specs.normalize_name) == key]
-        measured = own if len(own) else measured
-    if measured.empty:
+    p = str(path or COLLECTIVES_FILE)
+    t = _table(p)
+    curves = _curves(p, collective, interconnect, hardware)
+    if not curves:
+        rows = _split(p).get((collective, interconnect), t.iloc[0:0])
         assumed = rows[rows["basis"] == "assumption"]
         if len(assumed):
             r = assumed.iloc[0]
@@ -137,32 +169,34 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
         return CollectiveLatency(collective, interconnect, int(group_size), float(message_bytes), math.nan,
                                  float(every["latency_us"].min()), float(every["latency_us"].max()),
                                  "no measurement", (), (), tuple(sorted(set(every["source_url"]))), "")
-    groups = np.array(sorted(measured["group_size"].unique()), dtype=float)
-    sized = measured["message_bytes"].dropna()
-    size_range = (float(sized.min()), float(sized.max())) if len(sized) else ()
+    link = LINK_GB_S[interconnect]
+    groups = np.array(sorted(curves), dtype=float)
+    sizes = np.concatenate([c.xs for cs in curves.values() for c in cs])
+    sizes = sizes[~np.isnan(sizes)]
+    size_range = (float(sizes.min()), float(sizes.max())) if len(sizes) else ()
     g = float(group_size)
     if g <= groups[0] or g >= groups[-1] or g in groups:
-        pick = groups[np.argmin(np.abs(groups - g))]
-        best, high, extra, lib = _in_group(measured[measured["group_size"] == pick], message_bytes, LINK_GB_S[interconnect])
+        pick = int(groups[np.argmin(np.abs(groups - g))])
+        best, high, extra, lib, exact = _in_group(curves[pick], message_bytes, link)
         extra = extra or pick != g
-        used = measured[measured["group_size"] == pick]
+        used = curves[pick]
     else:
-        lo_g, hi_g = groups[groups < g].max(), groups[groups > g].min()
-        b1, h1, e1, lib = _in_group(measured[measured["group_size"] == lo_g], message_bytes, LINK_GB_S[interconnect])
-        b2, h2, e2, _ = _in_group(measured[measured["group_size"] == hi_g], message_bytes, LINK_GB_S[interconnect])
+        lo_g, hi_g = int(groups[groups < g].max()), int(groups[groups > g].min())
+        b1, h1, e1, lib, _ = _in_group(curves[lo_g], message_bytes, link)
+        b2, h2, e2, _, _ = _in_group(curves[hi_g], message_bytes, link)
         w = (math.log(g) - math.log(lo_g)) / (math.log(hi_g) - math.log(lo_g))
         best = math.exp((1 - w) * math.log(b1) + w * math.log(b2))
         high = math.exp((1 - w) * math.log(h1) + w * math.log(h2))
-        extra = e1 or e2
-        used = measured[measured["group_size"].isin([lo_g, hi_g])]
-    exact = (not extra) and bool(((used["group_size"] == g) & (used["message_bytes"] == message_bytes)).any())
+        extra, exact = e1 or e2, False
+        used = curves[lo_g] + curves[hi_g]
     status = "extrapolated" if extra else ("measured" if exact else "interpolated")
     low = best
     if extra:  # the range an extrapolation can honestly claim: every measured reading of this interconnect
-        low, high = min(best, float(measured["latency_us"].min())), max(high, best)
+        floor = min(float(c.ys.min()) for cs in curves.values() for c in cs)
+        low, high = min(best, floor), max(high, best)
     return CollectiveLatency(collective, interconnect, int(group_size), float(message_bytes), float(best),
                              float(low), float(high), status, tuple(int(x) for x in groups), size_range,
-                             tuple(sorted(set(used["source_url"]))), lib)
+                             tuple(sorted({c.url for c in used})), lib)
 
 
 def interconnect_for(hardware, group_size: int) -> str | None:

@@ -120,37 +120,53 @@ def _eff(x) -> st.Efficiency:
     return st.Efficiency(*[float(v) for v in x[:5]])
 
 
-def _tau(rows: pd.DataFrame, tau_spec: float) -> np.ndarray:
-    tau = np.where(rows["spec"].to_numpy(), tau_spec, 1.0)
-    measured = rows["tau_measured"].to_numpy(float)
+_ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
+                  "mem_per_seq_ms", "verify", "compute_ms", "collectives_ms", "layers", "measured_ms_per_token")
+
+
+class _Arrays(dict):
+    """The training columns a residual reads, as numpy arrays (a DataFrame column read costs more than the math),
+    plus each row's group code."""
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame) -> _Arrays:
+        a = cls({c: rows[c].to_numpy() for c in _ARRAY_COLUMNS})
+        a["group"] = pd.factorize(rows["group_id"])[0]
+        return a
+
+
+def _tau(rows, tau_spec: float) -> np.ndarray:
+    tau = np.where(rows["spec"].astype(bool), tau_spec, 1.0)
+    measured = rows["tau_measured"].astype(float)
     return np.where(measured == measured, measured, tau)
 
 
-def _memory(rows: pd.DataFrame, routing: float) -> np.ndarray:
+def _memory(rows, routing: float) -> np.ndarray:
     """The rows' HBM time at ``routing`` (step.memory_ms from the stored pieces, vectorised over rows)."""
-    e, k, t = rows["n_experts"].to_numpy(float), rows["top_k"].to_numpy(float), rows["tokens"].to_numpy(float)
+    e, k, t = rows["n_experts"].astype(float), rows["top_k"].astype(float), rows["tokens"].astype(float)
     touched = np.where(e > 0, np.maximum(physics.expert_coverage(t * routing, np.where(e > 0, e, 1.0), k), k), 0.0)
-    fixed = rows["mem_fixed_ms"].to_numpy() - np.where(e > 0, np.minimum(k, e), 0.0) * rows["mem_expert_ms"].to_numpy()
-    return fixed + touched * rows["mem_expert_ms"].to_numpy() + rows["mem_per_seq_ms"].to_numpy() * t / np.maximum(
-        rows["verify"].to_numpy(float), 1.0)
+    fixed = rows["mem_fixed_ms"] - np.where(e > 0, np.minimum(k, e), 0.0) * rows["mem_expert_ms"]
+    return fixed + touched * rows["mem_expert_ms"] + rows["mem_per_seq_ms"] * t / np.maximum(
+        rows["verify"].astype(float), 1.0)
 
 
 def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     eff = _eff(x)
     tau = _tau(rows, x[5] if tau_spec is None else tau_spec)
     rho = x[6] if routing is None else routing
-    pred = st.step_time(_memory(rows, rho), rows["compute_ms"].to_numpy(),
-                        rows["collectives_ms"].to_numpy(), eff, rows["layers"].to_numpy())["step_ms"] / tau
-    r = weights * np.log(pred / rows["measured_ms_per_token"].to_numpy())
+    pred = st.step_time(_memory(rows, rho), rows["compute_ms"], rows["collectives_ms"], eff,
+                        rows["layers"])["step_ms"] / tau
+    r = weights * np.log(pred / rows["measured_ms_per_token"])
     if prior is not None:
         d = _prior_units(x) - _prior_units(prior)
         r = np.concatenate([r, [d[i] / PRIOR_SCALE[p] for i, p in enumerate(PARAMS)]])
     return r
 
 
-def _weights(rows: pd.DataFrame) -> np.ndarray:
-    n = rows.groupby("group_id")["group_id"].transform("size").to_numpy(float)
-    return 1.0 / np.sqrt(n)
+def _weights(rows) -> np.ndarray:
+    """1/√(points of the row's group): every configuration group weighs the same."""
+    counts = np.bincount(rows["group"])
+    return 1.0 / np.sqrt(counts[rows["group"]].astype(float))
 
 
 def _bounds(with_tau: bool):
@@ -200,6 +216,7 @@ class Calibration:
 
 
 def _fit_level(rows, start, prior, routing):
+    rows = _Arrays.of(rows)
     x0 = _clip(np.asarray(start, float), False)
     res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[5], prior, routing),
                         method="trf", x_scale="jac", max_nfev=200)
@@ -213,7 +230,8 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
-    res = least_squares(_residuals, x0, bounds=_bounds(True), args=(train, _weights(train)), method="trf",
+    arrays = _Arrays.of(train)
+    res = least_squares(_residuals, x0, bounds=_bounds(True), args=(arrays, _weights(arrays)), method="trf",
                         x_scale="jac", max_nfev=300)
     cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[5]), routing=float(res.x[6]),
                       groups=int(train["group_id"].nunique()))
@@ -243,18 +261,19 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     return cal
 
 
-def bootstrap(train: pd.DataFrame, base: Calibration, *, n_boot: int = 20, seed: int = 0) -> list[Calibration]:
-    """Calibrations on configuration groups resampled with replacement (warm-started from ``base``)."""
+def bootstrap(train: pd.DataFrame, base: Calibration, *, n_boot: int = 20, seed: int = 0,
+              only: tuple[str, str] | None = None) -> list[Calibration]:
+    """Calibrations on configuration groups resampled with replacement (warm-started from ``base``; ``only`` as in
+    :func:`calibrate`: the one cell a prediction reads)."""
     rng = np.random.default_rng(seed)
     ids = train["group_id"].unique()
-    by_group = {g: idx for g, idx in train.groupby("group_id").indices.items()}
+    by_group = train.groupby("group_id").indices
     draws = []
     for _ in range(n_boot):
         pick = rng.choice(ids, size=len(ids), replace=True)
-        parts = []
-        for k, g in enumerate(pick):
-            part = train.iloc[by_group[g]].copy()
-            part["group_id"] = f"{g}#{k}"
-            parts.append(part)
-        draws.append(calibrate(pd.concat(parts, ignore_index=True), warm=base))
+        idx = np.concatenate([by_group[g] for g in pick])
+        labels = np.repeat(np.arange(len(pick)), [len(by_group[g]) for g in pick])
+        sample = train.iloc[idx].reset_index(drop=True)
+        sample["group_id"] = labels.astype(str)  # a group drawn twice counts as two groups
+        draws.append(calibrate(sample, warm=base, only=only))
     return draws

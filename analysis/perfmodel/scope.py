@@ -1,0 +1,69 @@
+"""What each interconnect scope needs and what was measured: the facts the claim card's scope answer cites.
+
+For a per-user speed claimed at τ tokens per step, a batch-1 step must last at most ``1000·τ / claim`` ms. With
+``n`` collectives per step (TP all-reduces and EP dispatch + combine, per layer, as :func:`analysis.perfmodel.step
+.geometry` counts them for that scope) the budget left for collectives after the HBM read at the calibrated
+bandwidth share and the per-layer overhead gives the latency each collective may take; beside it the measured
+latency at that scope (``data/specs/collectives.csv``), its range and sources. Scopes: 1 GPU, a 4-GPU tray, an
+8-GPU node, the 72-GPU domain.
+"""
+
+from __future__ import annotations
+
+import math
+
+from analysis import specs
+from analysis.perfmodel import calibrate as cb
+from analysis.perfmodel import collectives as co
+from analysis.perfmodel import step as st
+
+SCOPES = {1: "1 GPU", 4: "4-GPU tray", 8: "8-GPU node", 72: "72-GPU domain"}
+
+
+def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: float = 1.0,
+                precision: str = "native", context: float = 1024.0, cal: cb.Calibration | None = None,
+                framework: str = "unknown", scopes=tuple(SCOPES)) -> list[dict]:
+    """One dict per scope: the step budget, the collectives per step and the latency each may take, the measured
+    latency per collective (EP dispatch + combine, or all-reduce) with its range, status and sources, and whether
+    the weights fit."""
+    out = []
+    budget_ms = 1000.0 * tau / claim_tok_s_per_user
+    family = specs.hardware(hardware).family
+    eff = cal.efficiency(family, framework)[0] if cal else st.Efficiency(bw_share=1.0, flop_share=1.0)
+    routing = cal.routing if cal else 1.0
+    for g in scopes:
+        moe = specs.model(model).is_moe
+        dep = st.Deployment(model=model, hardware=hardware, n_gpus=g, tp=1 if (moe and g > 1) else g,
+                            ep=g if moe else 1, dp=g if (moe and g > 1) else 1, precision=precision,
+                            context_len=context)
+        verify = max(tau, 1.0)
+        geo = st.geometry(dep, verify=verify)
+        t = st.terms(geo, 1.0, routing=routing)
+        hbm_ms = float(t["memory_ms"][0]) / eff.bw_share
+        overhead_ms = eff.overhead_ms_per_layer * geo.layers
+        n_coll = sum(c[3] for c in geo.comm)
+        left = budget_ms - hbm_ms - overhead_ms
+        need_us = (left * 1000.0 / n_coll) if n_coll else math.nan
+        measured = []
+        for coll, where, group, count, divisor in geo.comm:
+            r = co.latency(coll, where, group_size=group, message_bytes=geo.hidden * 2.0 * verify / divisor
+                           if divisor == 1 else geo.hidden * 2.0, hardware=geo.hardware)
+            measured.append({"collective": coll, "interconnect": where, "group": group, "per_step": count,
+                             **{k: v for k, v in r.to_dict().items() if k not in ("collective", "interconnect")}})
+        per_coll = [m["latency_us"] for m in measured]
+        mean_measured = (sum(m["latency_us"] * m["per_step"] for m in measured) / n_coll) if n_coll else math.nan
+        fits = st.min_worker_gpus(specs.match_model_name(model) or model, hardware,
+                                  st.recipes.recipe(model, precision).text) <= g
+        out.append({
+            "gpus": g, "scope": SCOPES.get(g, f"{g} GPUs"), "fits": bool(fits), "step_budget_ms": budget_ms,
+            "hbm_ms": hbm_ms, "overhead_ms": overhead_ms, "collectives_per_step": int(n_coll),
+            "needs_us_per_collective": need_us,
+            "measured_us_per_collective": mean_measured,
+            "measured_dispatch_plus_combine_us": (sum(per_coll) if moe and len(per_coll) == 2 else math.nan),
+            "measured": measured,
+            "verdict": ("no collectives" if not n_coll else
+                        "HBM and overhead alone exceed the budget" if left <= 0 else
+                        "measured latency within budget" if mean_measured <= need_us else
+                        "measured latency exceeds budget"),
+        })
+    return out

@@ -227,7 +227,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
 
 
 @lru_cache(maxsize=1024)
-def min_worker_gpus(model: str, hardware: str, recipe_text: str, usable_share: float = 0.9) -> int:
+def min_worker_gpus(model: str, hardware: str, recipe_text: str, usable_share: float = 0.95) -> int:
     """The fewest GPUs (a power of two) whose HBM holds the model's weights with ``usable_share`` of it."""
     m, hw = specs.model(model), specs.hardware(hardware)
     r = roofline.parse_precision(recipe_text, model=m)
@@ -261,7 +261,8 @@ def parallelism(dep: Deployment) -> Parallelism:
     need = min_worker_gpus(name, dep.hardware, rc.text)
     note = ""
     tp, ep, dp = int(dep.tp or g), int(dep.ep or 1), int(dep.dp or 1)
-    if g < need and need <= dep.decode_gpus:
+    need = min(need, dep.decode_gpus)
+    if g < need:
         note = f"TP{tp}/EP{ep}/DP{dp} cannot hold the weights: worker taken as {need} GPUs (TP{need})"
         g, tp = need, need
     workers = float(dep.n_workers) if dep.n_workers == dep.n_workers and dep.n_workers > 0 else \

@@ -4,7 +4,6 @@ calibration within physical bounds, leave-one-group-out validation, the scope fa
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd

@@ -16,7 +16,7 @@ import pandas as pd
 from analysis.scaling import derived as dv
 from analysis.scaling import workers
 from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group_steps, warn_degenerate
-from analysis.scaling.estimator import COEFS, run_many
+from analysis.scaling.estimator import COEFS, run_many, step_time
 from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
 
 LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
@@ -187,7 +187,7 @@ def _row(gf: GroupFit, g: Rows, *, levels, seed: int) -> dict:
                                                                  float(batch.min()), float(batch.max()))
 
     cov = coverage(batch, gf.experts, gf.top_k, taus) if gf.variant == "moe" else 0.0
-    pred = gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(context) + gf.coef[3] * cov
+    pred = step_time(gf.coef, batch, context, cov * np.ones_like(batch))
     step = np.asarray(g["step_ms"], float)
     rel = (pred - step) / step
     row["max_abs_rel_error"] = float(np.max(np.abs(rel)))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis.scaling.configuration import coverage
 from analysis.scaling.derived import step_at
-from analysis.scaling.estimator import COEFS
+from analysis.scaling.estimator import COEFS, step_time
 from analysis.scaling.inputs import DEFAULT_BY, group_label, groups, prepare
 
 PREDICT_COLUMNS = ["group", "variant", "batch", "context", "step_ms", "tok_s_per_user", "tok_s", "tok_s_per_gpu",
@@ -129,7 +129,7 @@ def residuals(points: pd.DataFrame, fits: pd.DataFrame, *, by: list[str] | None 
         b = g["batch"].to_numpy(float)
         cov = (coverage(b, row["moe_experts"], row["moe_top_k"], g["tau"].to_numpy(float))
                if row["variant"] == "moe" else np.zeros(len(g)))
-        pred = coef[0] + coef[1] * b + coef[2] * b * np.nan_to_num(g["context"].to_numpy(float)) + coef[3] * cov
+        pred = step_time(coef, b, g["context"].to_numpy(float), cov)
         meas = g["step_ms"].to_numpy(float)
         out.append(pd.DataFrame({"group": row["group"], "batch": b, "context": g["context"].to_numpy(float),
                                  "step_ms": meas, "step_ms_model": pred, "rel_error": pred / meas - 1.0,

@@ -35,10 +35,12 @@ def group_keys(row) -> dict:
 
 
 def draws_by_group(draws: pd.DataFrame | None) -> dict:
-    """``{group: (D, 4) array}`` from the long draws table."""
+    """``{group_id: (D, 4) array}`` from the long draws table (``{group label: …}`` for tables written before
+    draws carried the group's id)."""
     if draws is None or not len(draws):
         return {}
-    return {g: d[list(COEFS)].to_numpy(float) for g, d in draws.groupby("group", sort=False)}
+    key = "group_id" if "group_id" in draws.columns else "group"
+    return {g: d[list(COEFS)].to_numpy(float) for g, d in draws.groupby(key, sort=False)}
 
 
 def predict(fits: pd.DataFrame, *, batch, context=None, draws: pd.DataFrame | dict | None = None) -> pd.DataFrame:
@@ -68,7 +70,8 @@ def predict(fits: pd.DataFrame, *, batch, context=None, draws: pd.DataFrame | di
                              "tok_s_per_gpu": batches * u / n_gpus if n_gpus > 0 else np.nan,
                              "extrapolated": (batches < row["batch_min"] - 1e-9) | (batches > row["batch_max"] + 1e-9)
                              | bool(outside_ctx)})
-        d = boot.get(row["group"])
+        gid = row.get("group_id")
+        d = boot.get(gid) if isinstance(gid, str) and gid in boot else boot.get(row["group"])
         if d is not None and len(d) > 1:
             steps = np.column_stack([step_at(d, b, ctx, experts, top_k, tau) for b in batches])  # (D, n)
             uu = 1000.0 * tau / steps

@@ -150,6 +150,9 @@ def _memory(rows, routing: float) -> np.ndarray:
         rows["verify"].astype(float), 1.0)
 
 
+TAU_PRIOR_SCALE = 0.3  # log units: a cell's τ within about ±35% of its family's unless its data say otherwise
+
+
 def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     eff = _eff(x)
     tau = _tau(rows, x[5] if tau_spec is None else tau_spec)
@@ -160,6 +163,8 @@ def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     if prior is not None:
         d = _prior_units(x) - _prior_units(prior)
         r = np.concatenate([r, [d[i] / PRIOR_SCALE[p] for i, p in enumerate(PARAMS)]])
+        if tau_spec is None:
+            r = np.concatenate([r, [math.log(x[5] / prior[5]) / TAU_PRIOR_SCALE]])
     return r
 
 
@@ -188,6 +193,7 @@ class Calibration:
     global_: st.Efficiency
     tau_spec: float
     routing: float = 1.0
+    taus: dict = field(default_factory=dict)         # level key -> τ of speculation without an acceptance length
     families: dict = field(default_factory=dict)     # family -> Efficiency
     cells: dict = field(default_factory=dict)        # "family · framework" -> Efficiency
     duty: dict = field(default_factory=dict)         # level key -> median decode duty
@@ -202,6 +208,13 @@ class Calibration:
             return self.families[family], f"{family} (any framework)"
         return self.global_, "all hardware"
 
+    def tau_for(self, family: str, framework: str) -> float:
+        """The calibrated τ for speculation without a measured acceptance length at the cell, family or all."""
+        for k in (f"{family} · {framework}", family):
+            if k in self.taus:
+                return self.taus[k]
+        return self.tau_spec
+
     def decode_duty(self, family: str, framework: str) -> float:
         for k in (f"{family} · {framework}", family, "all"):
             if k in self.duty:
@@ -212,15 +225,25 @@ class Calibration:
         return {"global": self.global_.to_dict(), "tau_spec_assumed": self.tau_spec, "routing": self.routing,
                 "families": {k: v.to_dict() for k, v in self.families.items()},
                 "cells": {k: v.to_dict() for k, v in self.cells.items()},
-                "duty": self.duty, "rows": self.rows, "groups": self.groups}
+                "taus": self.taus, "duty": self.duty, "rows": self.rows, "groups": self.groups}
 
 
-def _fit_level(rows, start, prior, routing):
+def _fit_level(rows, start, prior, routing, tau_start):
+    """One level's efficiency and (where it has speculative rows) its τ, pulled towards ``prior``."""
+    spec = bool(rows["spec"].any() and rows["tau_measured"].isna().any())
     rows = _Arrays.of(rows)
-    x0 = _clip(np.asarray(start, float), False)
-    res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[5], prior, routing),
-                        method="trf", x_scale="jac", max_nfev=200)
-    return _eff(res.x)
+    if not spec:
+        x0 = _clip(np.asarray(start, float), False)
+        res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[5], prior,
+                                                                         routing), method="trf", x_scale="jac",
+                            max_nfev=200)
+        return _eff(res.x), float(prior[5])
+    lo, hi = _bounds(False)
+    x0 = np.clip(np.concatenate([start, [tau_start]]), np.asarray(lo + [TAU_BOUNDS[0]]) + 1e-9,
+                 np.asarray(hi + [TAU_BOUNDS[1]]) - 1e-9)
+    res = least_squares(_residuals, x0, bounds=(lo + [TAU_BOUNDS[0]], hi + [TAU_BOUNDS[1]]),
+                        args=(rows, _weights(rows), None, prior, routing), method="trf", x_scale="jac", max_nfev=200)
+    return _eff(res.x), float(res.x[5])
 
 
 def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tuple[str, str] | None = None
@@ -242,16 +265,18 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
         if fr.empty:
             continue
         start = list((warm.families.get(fam, cal.global_) if warm else cal.global_).to_dict().values())
-        cal.families[fam] = _fit_level(fr, start, prior0, cal.routing)
+        tau0 = warm.tau_for(fam, "") if warm else cal.tau_spec
+        cal.families[fam], cal.taus[fam] = _fit_level(fr, start, prior0, cal.routing, tau0)
         cal.rows[fam] = int(len(fr))
-        prior_f = np.concatenate([list(cal.families[fam].to_dict().values()), [cal.tau_spec]])
+        prior_f = np.concatenate([list(cal.families[fam].to_dict().values()), [cal.taus[fam]]])
         cells = [f"{only[0]} · {only[1]}"] if only else sorted(fr["cell"].unique())
         for cell in cells:
             cr = fr[fr["cell"] == cell]
             if cr.empty:
                 continue
             start = list((warm.cells.get(cell, cal.families[fam]) if warm else cal.families[fam]).to_dict().values())
-            cal.cells[cell] = _fit_level(cr, start, prior_f, cal.routing)
+            tau0 = warm.taus.get(cell, cal.taus[fam]) if warm else cal.taus[fam]
+            cal.cells[cell], cal.taus[cell] = _fit_level(cr, start, prior_f, cal.routing, tau0)
             cal.rows[cell] = int(len(cr))
     serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0)]
     cal.duty["all"] = float(serving["duty"].median()) if len(serving) else 1.0

@@ -31,7 +31,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     family = specs.hardware(dep.hardware).family
     eff, level = cal.efficiency(family, dep.framework)
     duty = cal.decode_duty(family, dep.framework) if serving else 1.0
-    tau, verify, tau_source = st.speculation(dep, assumed_tau=cal.tau_spec)
+    tau, verify, tau_source = st.speculation(dep, assumed_tau=cal.tau_for(family, dep.framework))
     geo = st.geometry(dep, verify=verify)
     par = st.parallelism(dep)
     batch = np.maximum(conc * duty / par.workers, 1e-9)
@@ -81,6 +81,7 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
               "tau": base["tau"], "tau_source": base["tau_source"], "verify_tokens": base["verify"],
               "parallelism_note": par.note}
     calibration = {"level": base["level"], "efficiency": base["eff"].to_dict(), "decode_duty": base["duty"],
-                   "tau_spec_assumed": cal.tau_spec, "routing": cal.routing, "bootstrap_draws": len(draws or []),
+                   "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
+                   "routing": cal.routing, "bootstrap_draws": len(draws or []),
                    "collectives": base["status"], "groups": cal.groups}
     return Prediction(rows, config, calibration)

@@ -61,7 +61,9 @@ def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: 
             "measured_us_per_collective": mean_measured,
             "measured_dispatch_plus_combine_us": (sum(per_coll) if moe and len(per_coll) == 2 else math.nan),
             "measured": measured,
-            "verdict": ("no collectives" if not n_coll else
+            "reading": "calibrated" if cal else "bound (datasheet bandwidth, no overhead)",
+            "verdict": (("no collectives; HBM and overhead within budget" if left > 0 else
+                         "no collectives; HBM and overhead alone exceed the budget") if not n_coll else
                         "HBM and overhead alone exceed the budget" if left <= 0 else
                         "measured latency within budget" if mean_measured <= need_us else
                         "measured latency exceeds budget"),

@@ -21,6 +21,7 @@ from scipy.optimize import least_squares
 
 from analysis import physics, specs
 from analysis.perfmodel import step as st
+from analysis.perfmodel import words
 from analysis.scaling.inputs import DEFAULT_BY, prepare
 
 PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale")
@@ -205,8 +206,8 @@ class Calibration:
         if cell in self.cells:
             return self.cells[cell], cell
         if family in self.families:
-            return self.families[family], f"{family} (any framework)"
-        return self.global_, "all hardware"
+            return self.families[family], words.ANY_FRAMEWORK.format(family=family)
+        return self.global_, words.ALL_HARDWARE
 
     def tau_for(self, family: str, framework: str) -> float:
         """The calibrated τ for speculation without a measured acceptance length at the cell, family or all."""

@@ -16,6 +16,7 @@ from analysis import specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import collectives as co
 from analysis.perfmodel import step as st
+from analysis.perfmodel import words
 
 SCOPES = {1: "1 GPU", 4: "4-GPU tray", 8: "8-GPU node", 72: "72-GPU domain"}
 
@@ -55,17 +56,14 @@ def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: 
         fits = st.min_worker_gpus(specs.match_model_name(model) or model, hardware,
                                   st.recipes.recipe(model, precision).text) <= g
         out.append({
-            "gpus": g, "scope": SCOPES.get(g, f"{g} GPUs"), "fits": bool(fits), "step_budget_ms": budget_ms,
+            "gpus": g, "scope": words.scope_name(g, SCOPES), "fits": bool(fits), "step_budget_ms": budget_ms,
             "hbm_ms": hbm_ms, "overhead_ms": overhead_ms, "collectives_per_step": int(n_coll),
             "needs_us_per_collective": need_us,
             "measured_us_per_collective": mean_measured,
             "measured_dispatch_plus_combine_us": (sum(per_coll) if moe and len(per_coll) == 2 else math.nan),
             "measured": measured,
-            "reading": "calibrated" if cal else "bound (datasheet bandwidth, no overhead)",
-            "verdict": (("no collectives; HBM and overhead within budget" if left > 0 else
-                         "no collectives; HBM and overhead alone exceed the budget") if not n_coll else
-                        "HBM and overhead alone exceed the budget" if left <= 0 else
-                        "measured latency within budget" if mean_measured <= need_us else
-                        "measured latency exceeds budget"),
+            "reading": words.READING_CALIBRATED if cal else words.READING_BOUND,
+            "verdict": words.VERDICTS[("alone-fits" if left > 0 else "alone-exceeds") if not n_coll else
+                                      "exceeds" if left <= 0 else "within" if mean_measured <= need_us else "over"],
         })
     return out

@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from analysis import physics, roofline, specs
-from analysis.perfmodel import collectives, recipes
+from analysis.perfmodel import collectives, recipes, words
 
 TERMS = ("overhead_ms", "memory_ms", "compute_ms", "collectives_ms")
 DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts when the points table gives none (an assumption, labelled as such)
@@ -140,11 +140,11 @@ def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, s
     """(τ tokens emitted per step, verify tokens per step, where τ came from) for one deployment."""
     method = str(dep.spec_method or "none").lower()
     if method in ("none", "", "unknown", "nan"):
-        return 1.0, 1.0, "none (τ = 1)"
+        return 1.0, 1.0, words.TAU_NONE
     drafts = dep.draft_tokens if dep.draft_tokens == dep.draft_tokens else DEFAULT_DRAFT_TOKENS
     if dep.acceptance_length == dep.acceptance_length and dep.acceptance_length >= 1:
-        return float(dep.acceptance_length), float(drafts) + 1.0, "acceptance_length (measured)"
-    return float(assumed_tau), float(drafts) + 1.0, f"assumed τ = {assumed_tau:.2f} ({method}, no acceptance length)"
+        return float(dep.acceptance_length), float(drafts) + 1.0, words.TAU_MEASURED
+    return float(assumed_tau), float(drafts) + 1.0, words.tau_assumed(assumed_tau, method)
 
 
 # --- the physical terms ---------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
             comm.append(("all-reduce", where, tp, m.n_moe_layers, 1))
     notes = []
     if not comm_timed:
-        notes.append("one GPU's slice timed alone: no collectives")
+        notes.append(words.SHARD_NOTE)
     return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms,
                     hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
                     m.n_layers, tuple(notes))
@@ -263,7 +263,7 @@ def parallelism(dep: Deployment) -> Parallelism:
     tp, ep, dp = int(dep.tp or g), int(dep.ep or 1), int(dep.dp or 1)
     need = min(need, dep.decode_gpus)
     if g < need:
-        note = f"TP{tp}/EP{ep}/DP{dp} cannot hold the weights: worker taken as {need} GPUs (TP{need})"
+        note = words.widened(tp, ep, dp, need)
         g, tp = need, need
     workers = float(dep.n_workers) if dep.n_workers == dep.n_workers and dep.n_workers > 0 else \
         max(dep.decode_gpus / g, 1.0)
@@ -322,6 +322,6 @@ def terms(geo: Geometry, batch, routing: float = 1.0) -> dict:
             comm[i] += count * mid / 1e3
             low[i] += count * lo / 1e3
             high[i] += count * hi / 1e3
-            statuses.add(f"{coll} {where} ×{group}: {status}")
+            statuses.add(words.collective_status(coll, where, int(group), status))
     return {"memory_ms": memory, "compute_ms": compute, "collectives_ms": comm, "collectives_low_ms": low,
             "collectives_high_ms": high, "collective_status": sorted(statuses), "bytes_per_gpu": nbytes}

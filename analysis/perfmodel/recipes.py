@@ -1,7 +1,8 @@
 """The precision of each weight component a model ships or is served in (``data/specs/recipes.csv``).
 
 A row is (model, recipe, component, precision, basis, source): ``recipe`` is ``native`` (the published checkpoint)
-or a precision label the points table uses (``fp4``) for a serving recipe; ``basis`` says whether the precision is
+or a precision label the points table uses (``fp4``) for a serving recipe; a label equal to the shipped experts'
+precision is the shipped checkpoint; ``basis`` says whether the precision is
 ``published`` (read from the model's config.json copy), ``inferred`` from it, or an ``assumption``. Models and
 recipes with no rows fall back to the precision applied to every component (``roofline.parse_precision``), and the
 answer says so.
@@ -20,6 +21,9 @@ from analysis import config, roofline, specs
 RECIPES_FILE = config.SPECS_DIR / "recipes.csv"
 _RECIPE_COMPONENT = {"routed_experts": "routed_experts", "shared_experts": "shared_experts", "attention": "attention",
                      "dense_ffn": "dense_ffn", "router": "router", "lm_head": "lm_head", "embedding": "embedding"}
+
+
+_FP4 = {"fp4", "nvfp4", "mxfp4"}  # one label for the 4-bit float formats, as the points table writes them
 
 
 @lru_cache(maxsize=4)
@@ -54,9 +58,12 @@ def _recipe(model_name: str, precision: str, path: str) -> RecipeChoice:
     mine = t[t["model"].map(specs.normalize_name) == key]
     rows = mine[mine["recipe"] == str(precision).lower()]
     native = mine[mine["recipe"] == "native"]
-    if rows.empty and len(native) and native.loc[native["component"] == "attention", "precision"].eq(
-            str(precision).lower()).any():
-        rows = native  # the precision asked for is the shipped checkpoint's: serve it as shipped
+    experts = native.loc[native["component"] == "routed_experts", "precision"]
+    same = {str(precision).lower()} | (_FP4 if str(precision).lower() in _FP4 else set())
+    if rows.empty and len(native) and experts.isin(same).any():
+        # A serving label names the experts' precision (InferenceX's "dsr1-fp8", "dsv4-fp4"): when it is the
+        # shipped checkpoint's, the checkpoint is served as shipped.
+        rows = native
     if rows.empty:
         if str(precision).lower() == "native":
             m = specs.model(name)

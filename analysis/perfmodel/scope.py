@@ -67,3 +67,29 @@ def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: 
                                       "exceeds" if left <= 0 else "within" if mean_measured <= need_us else "over"],
         })
     return out
+
+
+def precision_facts(model: str, hardware: str, *, n_gpus: int = 1, concurrency: float = 1.0,
+                    cal: cb.Calibration, framework: str = "unknown", tau: float | None = None,
+                    isl: float = 1024.0, osl: float = 1024.0, precisions=("native", "fp8", "fp4")) -> list[dict]:
+    """Predicted tok/s/user at each precision recipe (``native`` is the shipped recipe of data/specs/recipes.csv;
+    ``fp8`` / ``fp4`` that precision on every component, or the serving recipe the table has for it), with the
+    ratio to FP8 and the HBM bytes per step that decide it."""
+    from analysis.perfmodel import predict as pr
+
+    moe = specs.model(model).is_moe
+    out = []
+    for prec in precisions:
+        spec = {} if tau is None or tau <= 1 else {"spec_method": "mtp", "acceptance_length": float(tau)}
+        dep = st.Deployment(model=model, hardware=hardware, n_gpus=n_gpus, tp=1 if (moe and n_gpus > 1) else n_gpus,
+                            ep=n_gpus if moe else 1, dp=n_gpus if (moe and n_gpus > 1) else 1, precision=prec,
+                            framework=framework, isl=isl, osl=osl, **spec)
+        p = pr.predict(dep, [concurrency], cal, serving=True)
+        row = p.rows[0]
+        out.append({"precision": prec, "recipe": p.config["recipe"], "tok_s_per_user": row["tok_s_per_user"],
+                    "step_ms": row["step_ms"], "terms": row["terms"], "dominant": row["dominant"],
+                    "tau": p.config["tau"], "tau_source": p.config["tau_source"]})
+    fp8 = next((r["tok_s_per_user"] for r in out if r["precision"] == "fp8"), math.nan)
+    for r in out:
+        r["vs_fp8"] = r["tok_s_per_user"] / fp8 if fp8 == fp8 else math.nan
+    return out

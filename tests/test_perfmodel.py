@@ -256,3 +256,15 @@ def test_cli_model_errors_are_one_line(tmp_path, capsys):
     assert err.startswith("perfclaims model: ") and "unknown hardware 'Abacus 9000'" in err and "\n" not in err
     assert cli.main(["model"]) == 2
     assert "exactly one of --config CONFIG or --validate" in capsys.readouterr().err
+
+
+def test_batch_scaling_validation_section(points):
+    from analysis.pages.batch_scaling import model_validation_section
+
+    sec = model_validation_section(points)
+    rep = sec["report"]
+    assert sec["by_family"]["groups"].sum() == rep["n_groups"]
+    assert set(sec["by_family"]["family"]) >= {"H200", "MI355X", "B300"}
+    assert sec["worst"]["group"].iloc[0] == rep["groups"][0]["group"] and len(sec["worst"]) == 5
+    assert len(sec["points"]) == sum(len(g["points"]) for g in rep["groups"])
+    assert f"{100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user" in sec["text"]

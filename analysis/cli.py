@@ -109,6 +109,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tokens-per-step", type=float, default=1.0)
     s.add_argument("--list", action="store_true", help="list known model and hardware names")
 
+    s = sub.add_parser("model", help="predict tok/s/user and tok/s/GPU for a configuration nobody measured "
+                                     "(--config), or validate the performance model group by group (--validate)")
+    s.add_argument("--config", type=Path, metavar="CONFIG",
+                   help="YAML or JSON file of points-table columns (model, hardware, n_gpus, tp, ep, dp, precision "
+                        "or recipe: native, spec_method, acceptance_length, isl, osl, framework, disagg, "
+                        "n_prefill_gpus, n_decode_gpus); missing keys take the defaults in the README")
+    s.add_argument("--validate", action="store_true",
+                   help="leave each configuration group out, calibrate on the rest, predict it; errors per group, "
+                        "median and p90")
+    s.add_argument("--points", type=Path, default=None,
+                   help="calibrate on this points table (parquet or CSV, or a folder of raw logs; default: "
+                        "data/processed/points.parquet)")
+    s.add_argument("--concurrency", type=_floats, default=None, metavar="C1,C2,...",
+                   help="concurrencies to predict (default: 1,2,4,...,256)")
+    s.add_argument("--n-boot", type=int, default=20, metavar="N",
+                   help="bootstrap calibrations behind the intervals (default: %(default)s; 0 for none)")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+
     s = sub.add_parser("claim", help="a claim card: HTML (default), or its content as JSON (--json)")
     s.add_argument("claim", help="a claim id from data/claims/, or a claim file (YAML, or CSV with file.csv#ID)")
     s.add_argument("--points", type=Path, default=None,
@@ -181,6 +199,11 @@ def _dispatch(args) -> int:
             model=args.model, hardware=args.hardware, precision=args.precision, gpus=args.gpus,
             batch=args.batch, context=args.context, tokens_per_step=args.tokens_per_step, list_names=args.list,
         )
+    if args.command == "model":
+        from analysis import commands
+
+        return commands.cli_model(config_path=args.config, validate=args.validate, points_path=args.points,
+                                  concurrency=args.concurrency, n_boot=args.n_boot, as_json=args.json)
     if args.command == "claim":
         return _claim(args)
     if args.command == "report":

@@ -1,5 +1,6 @@
-"""What ``perfclaims frontier`` and ``perfclaims sol`` print: the command line's output, kept out of the domain
-modules (``analysis.frontier``, ``analysis.roofline``), which compute and never print."""
+"""What ``perfclaims frontier``, ``perfclaims sol`` and ``perfclaims model`` print: the command line's output,
+kept out of the domain modules (``analysis.frontier``, ``analysis.roofline``, ``analysis.perfmodel``), which compute
+and never print."""
 
 from __future__ import annotations
 
@@ -119,3 +120,74 @@ def _fmt(x: float, digits: int = 4) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "nan"
     return f"{x:,.{digits}g}" if abs(x) < 1e5 else f"{x:,.0f}"
+
+
+def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | None, concurrency=None,
+              n_boot: int = 20, as_json: bool = False) -> int:
+    """``perfclaims model``: a configuration's predicted speeds (``--config``) or the leave-one-group-out
+    validation (``--validate``), as a table or JSON; 0 on success, 2 (one line on stderr) when the input is wrong."""
+    import json
+
+    from analysis.perfmodel import configfile, run
+
+    if bool(config_path) == bool(validate):
+        print("perfclaims model: give exactly one of --config CONFIG or --validate", file=sys.stderr)
+        return 2
+    if config_path:
+        dep = configfile.load(config_path)  # ValueError/KeyError: one line, exit 2 (analysis.cli.main)
+    points = data.load_points(points_path)
+    if validate:
+        rep = run.validation_report(points)
+        if as_json:
+            print(json.dumps(rep, indent=1, default=_json_default))
+            return 0
+        print(f"{'error tok/s/GPU':>16s}{'error tok/s/user':>17s}  points  group")
+        for g in rep["groups"]:
+            eg = g["error_tok_s_per_gpu"]
+            print(f"{'' if eg is None else f'{eg:.1%}':>16s}{g['error_tok_s_per_user']:>17.1%}  "
+                  f"{len(g['points']):>6d}  {g['group']}")
+        print(f"median: {_pct(rep['median_error_tok_s_per_gpu'])} tok/s/GPU, "
+              f"{_pct(rep['median_error_tok_s_per_user'])} tok/s/user; p90: {_pct(rep['p90_error_tok_s_per_gpu'])} "
+              f"tok/s/GPU, {_pct(rep['p90_error_tok_s_per_user'])} tok/s/user over {rep['n_groups']} groups with "
+              f"at least {rep['min_concurrencies']} concurrencies")
+        return 0
+    rep = run.model_report(dep, points, concurrency=concurrency or run.DEFAULT_CONCURRENCY, n_boot=n_boot)
+    if as_json:
+        print(json.dumps(rep, indent=1, default=_json_default))
+        return 0
+    c, cal = rep["config"], rep["calibration"]
+    print(f"{c['model']} on {c['n_gpus']} x {c['hardware']} ({c['workers']:g} worker(s) of {c['worker_gpus']} GPUs), "
+          f"{c['recipe']}, {c['framework']}, ISL {c['isl']:g} / OSL {c['osl']:g}; tau {c['tau']:.2f} "
+          f"({c['tau_source']})")
+    print(f"calibration: {cal['level']}, {cal['bootstrap_draws']} bootstrap draws; "
+          + ", ".join(f"{k} {v:.3g}" for k, v in cal["efficiency"].items()))
+    print(f"{'concurrency':>11s}{'tok/s/user':>12s}{'interval':>18s}{'tok/s/GPU':>11s}{'interval':>20s}"
+          f"{'step ms':>9s}{'overhead':>9s}{'memory':>8s}{'compute':>8s}{'collect.':>9s}  dominant")
+    for r in rep["rows"]:
+        t = r["terms"]
+        print(f"{r['concurrency']:>11g}{r['tok_s_per_user']:>12,.1f}"
+              f"{r['tok_s_per_user_lo']:>9,.0f}–{r['tok_s_per_user_hi']:<8,.0f}{r['tok_s_per_gpu']:>11,.1f}"
+              f"{r['tok_s_per_gpu_lo']:>10,.0f}–{r['tok_s_per_gpu_hi']:<9,.0f}{r['step_ms']:>9.3f}"
+              f"{t['overhead_ms']:>9.3f}{t['memory_ms']:>8.3f}{t['compute_ms']:>8.3f}{t['collectives_ms']:>9.3f}"
+              f"  {r['dominant']}")
+    if c.get("parallelism_note"):
+        print(f"note: {c['parallelism_note']}")
+    for s in cal["collectives"]:
+        print(f"collectives: {s}")
+    return 0
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if np.isnan(o) else float(o)
+    if isinstance(o, (np.bool_,)):
+        return bool(o)
+    return str(o)

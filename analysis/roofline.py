@@ -206,10 +206,9 @@ class Ceiling:
 
 
 ACHIEVABLE_FACTOR = 0.8  # aiconfigurator mem_bw_empirical_scaling_factor (ROOFLINE.md section 1.4)
-# Measured elsewhere and quoted in shared/specs/claims.csv C20 (Azure ND GB200 v6): 7.35 TB/s, 2,744 TF FP8 GEMM.
-_GB200_MEASURED = {"bandwidth_tb_s": 7.35, "fp8_tflops": 2744.0,
-                   "source": "Azure ND GB200 v6 measurement (claims C20): 7.35 TB/s, 2,744 TF FP8 GEMM"}
 H200_COPY_TB_S = 4.26  # data/raw/h200 README, used when no calibration record is found
+# Families whose own calibration records ship with the data (the records win over the table's rounded copy).
+CALIBRATION_RECORDS = {"H200": config.RAW_DATA_DIR / "h200"}
 
 
 @lru_cache(maxsize=8)
@@ -217,7 +216,7 @@ def h200_calibration(path: str | None = None) -> dict:
     """The H200 sweep's measured ceilings (median over its calibration records): copy TB/s, matmul TF/s."""
     from analysis import data
 
-    table = data.load_calibration(Path(path) if path else config.RAW_DATA_DIR / "h200")
+    table = data.load_calibration(Path(path) if path else CALIBRATION_RECORDS["H200"])
     recs = (table[table["kind"] == "calibration"].to_dict(orient="records") if "kind" in table.columns else [])
     recs = [{k: v for k, v in r.items() if v == v} for r in recs]  # NaN: a field this record does not have
     pick = lambda what, key: float(np.median([r[key] for r in recs if r.get("what") == what and key in r])) \
@@ -230,23 +229,31 @@ def h200_calibration(path: str | None = None) -> dict:
     return out
 
 
+def _measured_rates(peak_rates: dict, measured: dict) -> dict:
+    """Measured dense rates where measured; the other precisions at the measured share of their peak (FP8's share
+    first, else BF16's); a precision the part lacks stays NaN."""
+    share = next((measured[p] / peak_rates[p] for p in ("fp8", "bf16")
+                  if measured.get(p) == measured.get(p) and peak_rates.get(p)), 1.0)
+    return {p: (measured[p] if measured.get(p) == measured.get(p) and p in measured else v * share)
+            for p, v in peak_rates.items()}
+
+
 def ceilings(hw: specs.Hardware, which: str = "datasheet") -> Ceiling:
-    """The datasheet peak, or the achievable line (measured where measured, else 0.8 × datasheet)."""
+    """The datasheet peak, or the achievable line: measured where hardware.csv (``achievable_*`` columns) or the
+    family's calibration records hold a measurement, else 0.8 × datasheet, labelled as assumed."""
     peak_rates = dict(hw.dense_tflops)
     if which == "datasheet":
         return Ceiling("datasheet", hw.hbm_bandwidth_tb_s, peak_rates,
                        f"datasheet peak ({hw.short_name}: {hw.hbm_bandwidth_tb_s:g} TB/s per GPU)")
     if which != "achievable":
         raise ValueError(f"ceiling must be 'datasheet' or 'achievable', got {which!r}")
-    key = specs.normalize_name(hw.short_name)
-    if key.startswith("h200"):
+    if hw.family in CALIBRATION_RECORDS:
         cal = h200_calibration()
         rates = {p: (cal[p] if not math.isnan(cal[p]) else peak_rates[p]) for p in peak_rates}
         return Ceiling("achievable", cal["bandwidth_tb_s"], rates, cal["source"])
-    if key == "gb200":
-        frac = _GB200_MEASURED["fp8_tflops"] / peak_rates["fp8"]
-        return Ceiling("achievable", _GB200_MEASURED["bandwidth_tb_s"], {p: v * frac for p, v in peak_rates.items()},
-                       _GB200_MEASURED["source"])
+    if hw.achievable_basis == "measured" and not math.isnan(hw.achievable_bandwidth_tb_s):
+        return Ceiling("achievable", hw.achievable_bandwidth_tb_s, _measured_rates(peak_rates, hw.achievable_tflops),
+                       hw.achievable_source)
     return Ceiling("achievable", hw.hbm_bandwidth_tb_s * ACHIEVABLE_FACTOR,
                    {p: v * ACHIEVABLE_FACTOR for p, v in peak_rates.items()},
                    f"assumed {ACHIEVABLE_FACTOR:g} x datasheet (aiconfigurator's empirical factor; not measured)")

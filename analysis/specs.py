@@ -73,6 +73,18 @@ class Hardware:
     source: str
     notes: str
     rack_gpus: int | None = None    # set when the name asked for was a rack ("GB300 NVL72")
+    family: str = ""                # the die: GB200 is a B200 family part, GB300 a B300 (hardware.csv ``family``)
+    generation: str = ""            # "hopper", "blackwell", "cdna3", "cdna4"; "" where the table has none
+    fp4_format: str = ""            # "nvfp4", "mxfp4" or "" (no FP4 tensor cores)
+    achievable_bandwidth_tb_s: float = math.nan   # measured (``achievable_basis`` "measured") or NaN
+    achievable_tflops: dict = field(default_factory=dict)  # measured dense rates per precision, NaN where none
+    achievable_basis: str = "assumption"
+    achievable_source: str = ""
+
+    @property
+    def achievable_bandwidth_share(self) -> float:
+        """Measured HBM bandwidth over the datasheet peak (≤ 1), NaN where nothing was measured."""
+        return self.achievable_bandwidth_tb_s / self.hbm_bandwidth_tb_s
 
     @property
     def label(self) -> str:
@@ -102,7 +114,29 @@ def _hardware_record(row: pd.Series) -> Hardware:
         dense_tflops={p: peak(row[f"dense_{p}_tflops"]) for p in ("bf16", "fp8", "fp4")},
         scale_up_domain_gpus=peak(row["scale_up_domain_gpus"]),
         confidence=row["confidence"], source=row["source"], notes=row["notes"],
+        family=row.get("family", "") or _short(row["name"]), generation=row.get("generation", ""),
+        fp4_format=row.get("fp4_format", ""),
+        achievable_bandwidth_tb_s=peak(row.get("achievable_bandwidth_tb_s", "")),
+        achievable_tflops={p: peak(row.get(f"achievable_{p}_tflops", "")) for p in ("bf16", "fp8")},
+        achievable_basis=row.get("achievable_basis", "assumption") or "assumption",
+        achievable_source=row.get("achievable_source", ""),
     )
+
+
+def hardware_family(name: str) -> str | None:
+    """The die family of a hardware name ("GB200 NVL72" -> "B200"), None when the table does not know it."""
+    try:
+        return hardware(name).family
+    except KeyError:
+        return None
+
+
+def generation(name: str) -> str | None:
+    """The architecture generation of a hardware name ("H200" -> "hopper"), None when unknown or not recorded."""
+    try:
+        return hardware(name).generation or None
+    except KeyError:
+        return None
 
 
 # Names used by vendors, logs and claims that the table's own names do not contain.

@@ -6,8 +6,10 @@
 Sections (each is also a script of its own in bench/): ``ingest_speed.py`` (a ~200 MB AIPerf JSONL read by
 perfclaims, pandas, msgspec and polars), ``scale.py`` (fit on 1,000 and 10,000 synthetic groups, frontier on
 100,000 points), ``suite_speed.py`` (``perfclaims report`` cold, warm, after one raw file changed, one by one and
-with ``--jobs 1``; ``perfclaims claim C00``; ``perfclaims --help``), ``tests_speed.py`` (``make test`` beside the
-test suite of an earlier commit; not with ``--quick``). Exit code 1 if any target is missed.
+with ``--jobs 1``; ``perfclaims claim C00``; ``perfclaims --help``), ``perfmodel_speed.py`` (the performance
+model's calibration, bootstrap and leave-one-group-out validation on the shipped points), ``tests_speed.py``
+(``make test`` beside the test suite of an earlier commit; not with ``--quick``). Exit code 1 if any target is
+missed.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and two notebooks, to try the bench")
     parser.add_argument("--skip", default="", help="comma-separated sections to leave out: ingest, scale, suite, "
-                                                  "tests (tests never run with --quick)")
+                                                  "perfmodel, tests (tests never run with --quick)")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args(argv)
     size = SIZES["quick" if args.quick else "full"]
@@ -116,6 +118,15 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("perfclaims claim C00", f"{v['claim_s']:.2f} s", f"<= {suite.CLAIM_TARGET_S:g} s",
                      v["claim_ok"]))
         rows.append(("perfclaims --help", f"{v['help_s']:.3f} s", f"<= {suite.HELP_TARGET_S:g} s", v["help_ok"]))
+
+    if "perfmodel" not in skip:
+        perfmodel = _load("perfmodel_speed")
+        _section("perfmodel: calibration, bootstrap and leave-one-group-out validation on the shipped points")
+        res = perfmodel.run()
+        ok = perfmodel.print_report(res)
+        figures["perfmodel"] = res
+        rows.append((f"perfmodel fit + validation ({res['groups']} groups)", f"{res['total_wall_s']:.1f} s",
+                     f"<= {perfmodel.TARGET_S:g} s", ok))
 
     if "tests" not in skip and not args.quick:
         tests = _load("tests_speed")

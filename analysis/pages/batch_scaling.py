@@ -584,3 +584,35 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
                           curves[curves["group"] == row["group"]], row, title))
     return out
 
+
+
+# --- the performance model's validation (a section of its own; the notebook can show it beside the fits) ---------
+def model_validation_section(points: pd.DataFrame, *, worst: int = 5) -> dict:
+    """Predicted against measured for every left-out configuration group of ``perfclaims model --validate``:
+    ``by_family`` (groups, median and p90 error of tok/s/user and tok/s/GPU per hardware family), ``worst`` (the
+    ``worst`` groups by tok/s/GPU error, named), ``points`` (every predicted and measured point with its family, the
+    data of a predicted-against-measured figure) and ``text`` (the summary sentence, escaped)."""
+    from analysis.perfmodel import validate
+
+    rep = validate.validate(points)
+    groups = pd.DataFrame([{"group": g["group"], "family": g["family"], "framework": g["framework"],
+                            "points": len(g["points"]), "error tok/s/user %": 100 * g["error_tok_s_per_user"],
+                            "error tok/s/GPU %": (100 * g["error_tok_s_per_gpu"]
+                                                  if g["error_tok_s_per_gpu"] is not None else np.nan)}
+                           for g in rep["groups"]])
+    if groups.empty:
+        return {"by_family": groups, "worst": groups, "points": pd.DataFrame(), "text": "", "report": rep}
+    by_family = (groups.groupby("family", sort=True)
+                 .agg(groups=("group", "size"), median_user=("error tok/s/user %", "median"),
+                      p90_user=("error tok/s/user %", lambda s: float(np.percentile(s, 90))),
+                      median_gpu=("error tok/s/GPU %", "median"))
+                 .reset_index()
+                 .rename(columns={"median_user": "median error tok/s/user %", "p90_user": "p90 error tok/s/user %",
+                                  "median_gpu": "median error tok/s/GPU %"}))
+    pts = pd.DataFrame([{**p, "group": g["group"], "family": g["family"]} for g in rep["groups"] for p in g["points"]])
+    text_ = (f"Left out one at a time, {rep['n_groups']} configuration groups are predicted with a median error of "
+             f"{100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user and "
+             f"{100 * rep['median_error_tok_s_per_gpu']:.1f}% in tok/s/GPU (p90 "
+             f"{100 * rep['p90_error_tok_s_per_user']:.1f}% and {100 * rep['p90_error_tok_s_per_gpu']:.1f}%); the "
+             f"worst: {text.esc(rep['groups'][0]['group'])}.")
+    return {"by_family": by_family, "worst": groups.head(worst), "points": pts, "text": text_, "report": rep}

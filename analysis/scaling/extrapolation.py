@@ -7,9 +7,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from analysis.scaling import roofline_form
 from analysis.scaling.configuration import VARIANTS, coverage, fit_group
-from analysis.scaling.estimator import ScalingWarning
-from analysis.scaling.inputs import MIN_BATCHES, groups, prepare
+from analysis.scaling.estimator import ScalingWarning, step_time
+from analysis.scaling.inputs import MIN_BATCHES, group_label, groups, prepare
 
 CHECK_COLUMNS = ["group", "variant", "fit_max_batch", "batch", "context", "step_ms", "step_ms_predicted",
                  "rel_error"]
@@ -17,19 +18,40 @@ CHECK_COLUMNS = ["group", "variant", "fit_max_batch", "batch", "context", "step_
 
 def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: list[str] | None = None,
                         variants=VARIANTS, model_table: dict | None = None,
-                        coverage_source: str = "uniform", floors: dict | None = None) -> pd.DataFrame:
+                        coverage_source: str = "uniform", floors: dict | None = None,
+                        form: str = "linear") -> pd.DataFrame:
     """Fit each group on batches ≤ ``fit_max_batch`` only, predict its larger batches; one row per held-out point.
 
     ``rel_error`` = predicted/measured step time − 1. Groups without at least three small batches and one larger
     one are left out. ``floors`` as in :func:`analysis.scaling.fit`; each row names the bound used
     (``t1_floor_ms``, ``floor_source``) and, in ``degenerate``, a coefficient the small batches left on its bound.
+    ``form="roofline"`` fits the roofline-shaped batch term instead (:mod:`analysis.scaling.roofline_form`: the
+    performance model's equation, overhead and bandwidth share fitted per group); groups whose model or hardware
+    the spec tables do not know are left out of that form.
     """
+    if form not in ("linear", "roofline"):
+        raise ValueError(f"form must be 'linear' or 'roofline', got {form!r}")
     prepared = prepare(points)
     out = []
     for keys, g in groups(prepared, by):
         small = g[g["batch"] <= fit_max_batch]
         large = g[g["batch"] > fit_max_batch]
         if large.empty or len(np.unique(small["batch"])) < MIN_BATCHES:
+            continue
+        if form == "roofline":
+            if not roofline_form.known(g):
+                continue
+            rf, _ = roofline_form.fit(small)
+            pred = roofline_form.predict(rf, large)
+            meas = large["step_ms"].to_numpy(float)
+            b = large["batch"].to_numpy(float)
+            out.append(pd.DataFrame({
+                **{k: [v] * len(large) for k, v in keys.items()}, "group": group_label(keys), "variant": "roofline",
+                "fit_max_batch": float(fit_max_batch), "n_fit_batches": len(np.unique(small["batch"])),
+                "bw_share": rf.efficiency.bw_share, "overhead_ms_per_layer": rf.efficiency.overhead_ms_per_layer,
+                "flop_share": rf.efficiency.flop_share, "flop_share_source": rf.flop_share_source,
+                "batch": b, "context": large["context"].to_numpy(float), "step_ms": meas,
+                "step_ms_predicted": pred, "rel_error": pred / meas - 1.0}))
             continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ScalingWarning)
@@ -39,7 +61,7 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
         b = large["batch"].to_numpy(float)
         cov = coverage(b, gf.experts, gf.top_k, tau) if gf.variant == "moe" else 0.0
         c = gf.coef
-        pred = c[0] + c[1] * b + c[2] * b * np.nan_to_num(large["context"].to_numpy(float)) + c[3] * cov
+        pred = step_time(c, b, large["context"].to_numpy(float), cov * np.ones_like(b))
         meas = large["step_ms"].to_numpy(float)
         out.append(pd.DataFrame({
             **{k: [v] * len(large) for k, v in keys.items()}, "group": gf.label, "variant": gf.variant,

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.perfmodel.step import group_id
 from analysis.scaling import derived as dv
 from analysis.scaling import workers
 from analysis.scaling.configuration import VARIANTS, GroupFit, coverage, fit_group_steps, warn_degenerate
-from analysis.scaling.estimator import COEFS, run_many
+from analysis.scaling.estimator import COEFS, run_many, step_time
 from analysis.scaling.inputs import Rows, group_rows, key_columns, prepare
 
 LEVELS_TOK_S_PER_USER = (100.0, 50.0, 20.0)
@@ -58,8 +59,10 @@ def fit_with_draws(points: pd.DataFrame, *, by: list[str] | None = None, variant
                    coverage_source=coverage_source, floors=floors)
     fitted = workers.run(fit_groups, list(group_rows(prepared, by, columns=FIT_COLUMNS)), options, jobs=jobs)
     group_by = ",".join(by_cols)
-    return Fits(pd.DataFrame([{**row, "group_by": group_by} for row, _ in fitted]),
-                draws_table([(row["group"], boot) for row, boot in fitted if len(boot)]))
+    table = pd.DataFrame([{**row, "group_by": group_by} for row, _ in fitted])
+    draws = draws_table([(row["group"], boot) for row, boot in fitted if len(boot)],
+                        ids=[row["group_id"] for row, boot in fitted if len(boot)])
+    return Fits(table, draws)
 
 
 def fit_groups(groups: list[tuple[dict, Rows]], *, variants, n_boot: int, seed: int, levels, model_table,
@@ -97,17 +100,22 @@ def _batches(order: list[int], sizes: list[int]) -> list[list[int]]:
     return batches + [current] if current else batches
 
 
-def draws_table(fitted: list[tuple[str, np.ndarray]]) -> pd.DataFrame:
-    """``(group label, draws (n, 4))`` pairs as one long table: ``group``, ``draw`` (0, 1, … per group), coefficients."""
+def draws_table(fitted: list[tuple[str, np.ndarray]], ids: list[str] | None = None) -> pd.DataFrame:
+    """``(group label, draws (n, 4))`` pairs as one long table: ``group``, ``draw`` (0, 1, … per group), coefficients;
+    with ``ids`` (one per pair) also ``group_id``, the stable hash of the group's key columns."""
     if not fitted:
-        return pd.DataFrame(columns=["group", "draw", *COEFS])
+        return pd.DataFrame(columns=["group", "draw", *COEFS] + (["group_id"] if ids is not None else []))
     sizes = [len(boot) for _, boot in fitted]
     coefs = np.concatenate([boot for _, boot in fitted])
     # Each label converted to the string column type once, then repeated (200 draws a group: 2 million at 10,000).
     labels = pd.Series(np.array([label for label, _ in fitted], dtype=object))
-    return pd.DataFrame({"group": labels.take(np.repeat(np.arange(len(fitted)), sizes)).reset_index(drop=True),
-                         "draw": np.concatenate([np.arange(n) for n in sizes]),
-                         **{c: coefs[:, j] for j, c in enumerate(COEFS)}})
+    which = np.repeat(np.arange(len(fitted)), sizes)
+    out = pd.DataFrame({"group": labels.take(which).reset_index(drop=True),
+                        "draw": np.concatenate([np.arange(n) for n in sizes]),
+                        **{c: coefs[:, j] for j, c in enumerate(COEFS)}})
+    if ids is not None:
+        out["group_id"] = pd.Series(np.array(ids, dtype=object)).take(which).reset_index(drop=True)
+    return out
 
 
 def fit(points: pd.DataFrame, **kwargs) -> pd.DataFrame:
@@ -140,7 +148,7 @@ def _mode_min(values: np.ndarray) -> float:
 def _row(gf: GroupFit, g: Rows, *, levels, seed: int) -> dict:
     batch = np.asarray(g["batch"], float)
     context = np.asarray(g["context"], float)
-    row = {**gf.keys, "group": gf.label, "status": gf.status, "n_points": len(g),
+    row = {**gf.keys, "group": gf.label, "group_id": group_id(gf.keys), "status": gf.status, "n_points": len(g),
            "n_batches": len(np.unique(np.round(batch, 6))) if len(g) else 0,
            "batch_min": float(batch.min()) if len(g) else math.nan,
            "batch_max": float(batch.max()) if len(g) else math.nan,
@@ -187,7 +195,7 @@ def _row(gf: GroupFit, g: Rows, *, levels, seed: int) -> dict:
                                                                  float(batch.min()), float(batch.max()))
 
     cov = coverage(batch, gf.experts, gf.top_k, taus) if gf.variant == "moe" else 0.0
-    pred = gf.coef[0] + gf.coef[1] * batch + gf.coef[2] * batch * np.nan_to_num(context) + gf.coef[3] * cov
+    pred = step_time(gf.coef, batch, context, cov * np.ones_like(batch))
     step = np.asarray(g["step_ms"], float)
     rel = (pred - step) / step
     row["max_abs_rel_error"] = float(np.max(np.abs(rel)))

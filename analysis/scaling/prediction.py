@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis.scaling.configuration import coverage
 from analysis.scaling.derived import step_at
-from analysis.scaling.estimator import COEFS
+from analysis.scaling.estimator import COEFS, step_time
 from analysis.scaling.inputs import DEFAULT_BY, group_label, groups, prepare
 
 PREDICT_COLUMNS = ["group", "variant", "batch", "context", "step_ms", "tok_s_per_user", "tok_s", "tok_s_per_gpu",
@@ -35,10 +35,12 @@ def group_keys(row) -> dict:
 
 
 def draws_by_group(draws: pd.DataFrame | None) -> dict:
-    """``{group: (D, 4) array}`` from the long draws table."""
+    """``{group_id: (D, 4) array}`` from the long draws table (``{group label: …}`` for tables written before
+    draws carried the group's id)."""
     if draws is None or not len(draws):
         return {}
-    return {g: d[list(COEFS)].to_numpy(float) for g, d in draws.groupby("group", sort=False)}
+    key = "group_id" if "group_id" in draws.columns else "group"
+    return {g: d[list(COEFS)].to_numpy(float) for g, d in draws.groupby(key, sort=False)}
 
 
 def predict(fits: pd.DataFrame, *, batch, context=None, draws: pd.DataFrame | dict | None = None) -> pd.DataFrame:
@@ -68,7 +70,8 @@ def predict(fits: pd.DataFrame, *, batch, context=None, draws: pd.DataFrame | di
                              "tok_s_per_gpu": batches * u / n_gpus if n_gpus > 0 else np.nan,
                              "extrapolated": (batches < row["batch_min"] - 1e-9) | (batches > row["batch_max"] + 1e-9)
                              | bool(outside_ctx)})
-        d = boot.get(row["group"])
+        gid = row.get("group_id")
+        d = boot.get(gid) if isinstance(gid, str) and gid in boot else boot.get(row["group"])
         if d is not None and len(d) > 1:
             steps = np.column_stack([step_at(d, b, ctx, experts, top_k, tau) for b in batches])  # (D, n)
             uu = 1000.0 * tau / steps
@@ -129,7 +132,7 @@ def residuals(points: pd.DataFrame, fits: pd.DataFrame, *, by: list[str] | None 
         b = g["batch"].to_numpy(float)
         cov = (coverage(b, row["moe_experts"], row["moe_top_k"], g["tau"].to_numpy(float))
                if row["variant"] == "moe" else np.zeros(len(g)))
-        pred = coef[0] + coef[1] * b + coef[2] * b * np.nan_to_num(g["context"].to_numpy(float)) + coef[3] * cov
+        pred = step_time(coef, b, g["context"].to_numpy(float), cov)
         meas = g["step_ms"].to_numpy(float)
         out.append(pd.DataFrame({"group": row["group"], "batch": b, "context": g["context"].to_numpy(float),
                                  "step_ms": meas, "step_ms_model": pred, "rel_error": pred / meas - 1.0,

@@ -1,0 +1,305 @@
+"""Calibrating the step-time model's efficiency parameters on measured points, with bootstrap intervals.
+
+Each usable point (``analysis.scaling.inputs.prepare``: batch, step time) whose model and hardware the spec tables
+know becomes one training row: its deployment, τ and verify tokens, the physical terms at its measured decode batch
+per worker, and its measured time per output token. Parameters are fitted in two stages, by least squares on
+``log(predicted / measured)`` with every configuration group weighted equally: first one set for all rows (with the
+τ of speculative decoding where the table has no acceptance length), then one set per hardware family × framework
+cell and per family, each pulled towards the level above by a prior, within :data:`analysis.perfmodel.step.BOUNDS`.
+The decode duty (the share of a serving run's time its requests spend decoding, which turns tok/s/user into
+tok/s/GPU) is the median of each cell's measured points. The bootstrap resamples configuration groups.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from analysis import physics, specs
+from analysis.perfmodel import step as st
+from analysis.perfmodel import words
+from analysis.scaling.inputs import DEFAULT_BY, prepare
+
+PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale")
+TAU_BOUNDS = (1.0, 4.0)
+ROUTING_BOUNDS = (0.05, 1.0)
+# The prior pulls a cell towards the level above in log units (shares, overhead, comm scale: a factor e per unit) and
+# overlap in its own units.
+PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": 1.0, "overlap": 1.0, "comm_scale": 1.0}
+_LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05}
+
+
+def _prior_units(x) -> np.ndarray:
+    return np.array([x[i] if _LOG_OFFSET[p] is None else math.log(x[i] + _LOG_OFFSET[p])
+                     for i, p in enumerate(PARAMS)])
+START = st.Efficiency(bw_share=0.6, flop_share=0.4, overhead_ms_per_layer=0.05, overlap=1.0, comm_scale=1.0)
+MIN_CONCURRENCIES = 3
+
+
+def _num(v, default=math.nan) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return default
+    return f if f == f else default
+
+
+def deployment(row: dict) -> st.Deployment:
+    """A :class:`~analysis.perfmodel.step.Deployment` from a points row (its own column names)."""
+    flags = str(row.get("flags") or "")
+    n = _num(row.get("n_gpus"), 1.0)
+    return st.Deployment(
+        model=str(row["model"]), hardware=str(row["hardware"]), n_gpus=int(n), tp=int(_num(row.get("tp"), 0)),
+        ep=int(_num(row.get("ep"), 1)), dp=int(_num(row.get("dp"), 1)), precision=str(row.get("precision") or "native"),
+        spec_method=str(row.get("spec_method") or "none"), acceptance_length=_num(row.get("acceptance_length")),
+        draft_tokens=_num(row.get("draft_tokens")), isl=_num(row.get("isl"), 1024.0), osl=_num(row.get("osl"), 1024.0),
+        context_len=_num(row.get("context_len")), framework=str(row.get("framework") or "unknown"),
+        disagg=bool(row.get("disagg") is True), n_prefill_gpus=_num(row.get("n_prefill_gpus")),
+        n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
+        kv_dtype=str(row.get("kv_dtype") or ""), comm_timed="shard-measured" not in flags)
+
+
+def known(model, hardware) -> bool:
+    try:
+        specs.model(str(model))
+        specs.hardware(str(hardware))
+    except KeyError:
+        return False
+    return True
+
+
+def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
+    """One row per usable point with its group, cell, τ/verify source and the terms at its measured batch."""
+    p = prepare(points)
+    by = [c for c in (by or DEFAULT_BY) if c in p.columns]
+    ok = [known(m, h) for m, h in zip(p["model"], p["hardware"])]
+    p = p.loc[ok].copy()
+    if p.empty:
+        return p
+    keys = p[by].astype(object).where(p[by].notna(), None)
+    p["group_id"] = [st.group_id(dict(zip(by, vals))) for vals in keys.itertuples(index=False, name=None)]
+    rows = []
+    for rec in p.to_dict(orient="records"):
+        dep = deployment(rec)
+        spec = str(dep.spec_method).lower() not in ("none", "", "unknown", "nan")
+        measured_tau = dep.acceptance_length == dep.acceptance_length
+        _, verify, _ = st.speculation(dep, assumed_tau=2.0)
+        geo = st.geometry(dep, verify=verify)
+        par = st.parallelism(dep)
+        batch_w = float(rec["batch"]) / par.workers
+        t = st.terms(geo, batch_w)
+        serving = rec.get("step_source") == "tpot"
+        conc = _num(rec.get("concurrency"), float(rec["batch"]))
+        tps_gpu = _num(rec.get("tok_s_per_gpu"))
+        duty = tps_gpu * dep.n_gpus / (conc * _num(rec.get("tok_s_per_user"))) if serving else 1.0
+        rows.append({
+            "memory_ms": float(t["memory_ms"][0]), "compute_ms": float(t["compute_ms"][0]),
+            "mem_fixed_ms": float(st.memory_ms(geo, 0.0)[0]),
+            "mem_expert_ms": geo.expert_bytes / (geo.bandwidth_tb_s * 1e12) * 1e3,
+            "mem_per_seq_ms": (geo.kv_bytes_per_seq + geo.verify * geo.bytes_per_token)
+            / (geo.bandwidth_tb_s * 1e12) * 1e3, "tokens": batch_w * verify, "n_experts": geo.n_experts,
+            "top_k": geo.top_k,
+            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers, "batch_per_worker": batch_w,
+            "workers": par.workers,
+            "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,
+            "spec": spec, "tau_measured": dep.acceptance_length if measured_tau else math.nan,
+            "verify": verify, "serving": serving, "duty": duty, "concurrency_nominal": conc,
+            "measured_ms_per_token": float(rec["step_ms"]) / float(rec.get("tau") or 1.0),
+        })
+    out = pd.concat([p.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+    out["cell"] = out["family"] + " · " + out["framework"].astype(str)
+    return out[out["measured_ms_per_token"] > 0].reset_index(drop=True)
+
+
+# --- fitting ----------------------------------------------------------------------------------------
+
+def _eff(x) -> st.Efficiency:
+    return st.Efficiency(*[float(v) for v in x[:5]])
+
+
+_ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
+                  "mem_per_seq_ms", "verify", "compute_ms", "collectives_ms", "layers", "measured_ms_per_token")
+
+
+class _Arrays(dict):
+    """The training columns a residual reads, as numpy arrays (a DataFrame column read costs more than the math),
+    plus each row's group code."""
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame) -> _Arrays:
+        a = cls({c: rows[c].to_numpy() for c in _ARRAY_COLUMNS})
+        a["group"] = pd.factorize(rows["group_id"])[0]
+        return a
+
+
+def _tau(rows, tau_spec: float) -> np.ndarray:
+    tau = np.where(rows["spec"].astype(bool), tau_spec, 1.0)
+    measured = rows["tau_measured"].astype(float)
+    return np.where(measured == measured, measured, tau)
+
+
+def _memory(rows, routing: float) -> np.ndarray:
+    """The rows' HBM time at ``routing`` (step.memory_ms from the stored pieces, vectorised over rows)."""
+    e, k, t = rows["n_experts"].astype(float), rows["top_k"].astype(float), rows["tokens"].astype(float)
+    touched = np.where(e > 0, np.maximum(physics.expert_coverage(t * routing, np.where(e > 0, e, 1.0), k), k), 0.0)
+    fixed = rows["mem_fixed_ms"] - np.where(e > 0, np.minimum(k, e), 0.0) * rows["mem_expert_ms"]
+    return fixed + touched * rows["mem_expert_ms"] + rows["mem_per_seq_ms"] * t / np.maximum(
+        rows["verify"].astype(float), 1.0)
+
+
+TAU_PRIOR_SCALE = 0.3  # log units: a cell's τ within about ±35% of its family's unless its data say otherwise
+
+
+def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
+    eff = _eff(x)
+    tau = _tau(rows, x[5] if tau_spec is None else tau_spec)
+    rho = x[6] if routing is None else routing
+    pred = st.step_time(_memory(rows, rho), rows["compute_ms"], rows["collectives_ms"], eff,
+                        rows["layers"])["step_ms"] / tau
+    r = weights * np.log(pred / rows["measured_ms_per_token"])
+    if prior is not None:
+        d = _prior_units(x) - _prior_units(prior)
+        r = np.concatenate([r, [d[i] / PRIOR_SCALE[p] for i, p in enumerate(PARAMS)]])
+        if tau_spec is None:
+            r = np.concatenate([r, [math.log(x[5] / prior[5]) / TAU_PRIOR_SCALE]])
+    return r
+
+
+def _weights(rows) -> np.ndarray:
+    """1/√(points of the row's group): every configuration group weighs the same."""
+    counts = np.bincount(rows["group"])
+    return 1.0 / np.sqrt(counts[rows["group"]].astype(float))
+
+
+def _bounds(with_tau: bool):
+    lo = [st.BOUNDS[p][0] for p in PARAMS] + ([TAU_BOUNDS[0], ROUTING_BOUNDS[0]] if with_tau else [])
+    hi = [st.BOUNDS[p][1] for p in PARAMS] + ([TAU_BOUNDS[1], ROUTING_BOUNDS[1]] if with_tau else [])
+    return lo, hi
+
+
+def _clip(x, with_tau):
+    lo, hi = _bounds(with_tau)
+    return np.clip(np.asarray(x, float), np.asarray(lo) + 1e-9, np.asarray(hi) - 1e-9)
+
+
+@dataclass
+class Calibration:
+    """Fitted parameters: global, per family, per family × framework cell, the τ for speculation without an
+    acceptance length, the decode duty per level, and what each was fitted on."""
+
+    global_: st.Efficiency
+    tau_spec: float
+    routing: float = 1.0
+    taus: dict = field(default_factory=dict)         # level key -> τ of speculation without an acceptance length
+    families: dict = field(default_factory=dict)     # family -> Efficiency
+    cells: dict = field(default_factory=dict)        # "family · framework" -> Efficiency
+    duty: dict = field(default_factory=dict)         # level key -> median decode duty
+    rows: dict = field(default_factory=dict)         # level key -> training rows
+    groups: int = 0
+
+    def efficiency(self, family: str, framework: str) -> tuple[st.Efficiency, str]:
+        cell = f"{family} · {framework}"
+        if cell in self.cells:
+            return self.cells[cell], cell
+        if family in self.families:
+            return self.families[family], words.ANY_FRAMEWORK.format(family=family)
+        return self.global_, words.ALL_HARDWARE
+
+    def tau_for(self, family: str, framework: str) -> float:
+        """The calibrated τ for speculation without a measured acceptance length at the cell, family or all."""
+        for k in (f"{family} · {framework}", family):
+            if k in self.taus:
+                return self.taus[k]
+        return self.tau_spec
+
+    def decode_duty(self, family: str, framework: str) -> float:
+        for k in (f"{family} · {framework}", family, "all"):
+            if k in self.duty:
+                return self.duty[k]
+        return 1.0
+
+    def to_dict(self) -> dict:
+        return {"global": self.global_.to_dict(), "tau_spec_assumed": self.tau_spec, "routing": self.routing,
+                "families": {k: v.to_dict() for k, v in self.families.items()},
+                "cells": {k: v.to_dict() for k, v in self.cells.items()},
+                "taus": self.taus, "duty": self.duty, "rows": self.rows, "groups": self.groups}
+
+
+def _fit_level(rows, start, prior, routing, tau_start):
+    """One level's efficiency and (where it has speculative rows) its τ, pulled towards ``prior``."""
+    spec = bool(rows["spec"].any() and rows["tau_measured"].isna().any())
+    rows = _Arrays.of(rows)
+    if not spec:
+        x0 = _clip(np.asarray(start, float), False)
+        res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[5], prior,
+                                                                         routing), method="trf", x_scale="jac",
+                            max_nfev=200)
+        return _eff(res.x), float(prior[5])
+    lo, hi = _bounds(False)
+    x0 = np.clip(np.concatenate([start, [tau_start]]), np.asarray(lo + [TAU_BOUNDS[0]]) + 1e-9,
+                 np.asarray(hi + [TAU_BOUNDS[1]]) - 1e-9)
+    res = least_squares(_residuals, x0, bounds=(lo + [TAU_BOUNDS[0]], hi + [TAU_BOUNDS[1]]),
+                        args=(rows, _weights(rows), None, prior, routing), method="trf", x_scale="jac", max_nfev=200)
+    return _eff(res.x), float(res.x[5])
+
+
+def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tuple[str, str] | None = None
+              ) -> Calibration:
+    """Fit :class:`Calibration` on ``train`` (:func:`training_table` rows). ``only`` = (family, framework): fit just
+    that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
+    an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
+    g0 = warm.global_ if warm else START
+    x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
+    arrays = _Arrays.of(train)
+    res = least_squares(_residuals, x0, bounds=_bounds(True), args=(arrays, _weights(arrays)), method="trf",
+                        x_scale="jac", max_nfev=300)
+    cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[5]), routing=float(res.x[6]),
+                      groups=int(train["group_id"].nunique()))
+    prior0 = np.concatenate([res.x[:5], [cal.tau_spec]])
+    fams = [only[0]] if only else sorted(train["family"].unique())
+    for fam in fams:
+        fr = train[train["family"] == fam]
+        if fr.empty:
+            continue
+        start = list((warm.families.get(fam, cal.global_) if warm else cal.global_).to_dict().values())
+        tau0 = warm.tau_for(fam, "") if warm else cal.tau_spec
+        cal.families[fam], cal.taus[fam] = _fit_level(fr, start, prior0, cal.routing, tau0)
+        cal.rows[fam] = int(len(fr))
+        prior_f = np.concatenate([list(cal.families[fam].to_dict().values()), [cal.taus[fam]]])
+        cells = [f"{only[0]} · {only[1]}"] if only else sorted(fr["cell"].unique())
+        for cell in cells:
+            cr = fr[fr["cell"] == cell]
+            if cr.empty:
+                continue
+            start = list((warm.cells.get(cell, cal.families[fam]) if warm else cal.families[fam]).to_dict().values())
+            tau0 = warm.taus.get(cell, cal.taus[fam]) if warm else cal.taus[fam]
+            cal.cells[cell], cal.taus[cell] = _fit_level(cr, start, prior_f, cal.routing, tau0)
+            cal.rows[cell] = int(len(cr))
+    serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0)]
+    cal.duty["all"] = float(serving["duty"].median()) if len(serving) else 1.0
+    for col in ("family", "cell"):
+        for k, g in serving.groupby(col):
+            cal.duty[k] = float(g["duty"].median())
+    return cal
+
+
+def bootstrap(train: pd.DataFrame, base: Calibration, *, n_boot: int = 20, seed: int = 0,
+              only: tuple[str, str] | None = None) -> list[Calibration]:
+    """Calibrations on configuration groups resampled with replacement (warm-started from ``base``; ``only`` as in
+    :func:`calibrate`: the one cell a prediction reads)."""
+    rng = np.random.default_rng(seed)
+    ids = train["group_id"].unique()
+    by_group = train.groupby("group_id").indices
+    draws = []
+    for _ in range(n_boot):
+        pick = rng.choice(ids, size=len(ids), replace=True)
+        idx = np.concatenate([by_group[g] for g in pick])
+        labels = np.repeat(np.arange(len(pick)), [len(by_group[g]) for g in pick])
+        sample = train.iloc[idx].reset_index(drop=True)
+        sample["group_id"] = labels.astype(str)  # a group drawn twice counts as two groups
+        draws.append(calibrate(sample, warm=base, only=only))
+    return draws

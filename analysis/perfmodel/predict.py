@@ -1,0 +1,87 @@
+"""Predictions of tok/s/user and tok/s/GPU for a deployment at given concurrencies, with intervals.
+
+The decode batch per worker is ``concurrency × decode duty ÷ workers`` (the duty calibrated per cell: the share of a
+serving run's time its requests spend decoding; 1 for a step-timing sweep). Per step: :func:`analysis.perfmodel.step
+.step_time` at that batch; tok/s/user = ``1000·τ / step_ms``; tok/s/GPU = tok/s/user × concurrency × duty ÷ all GPUs
+(prefill GPUs included, as the points table's ``gpu_denominator`` "all"). The interval spans the bootstrap
+calibrations (5th to 95th percentile) and the collectives table's low/high latencies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis import specs
+from analysis.perfmodel import calibrate as cb
+from analysis.perfmodel import step as st
+
+
+@dataclass
+class Prediction:
+    rows: list            # one dict per concurrency
+    config: dict
+    calibration: dict
+
+
+def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: bool, collectives: str = "mid"):
+    """tok/s/user, tok/s/GPU, the step's terms and the batch per worker at each concurrency for one calibration."""
+    family = specs.hardware(dep.hardware).family
+    eff, level = cal.efficiency(family, dep.framework)
+    duty = cal.decode_duty(family, dep.framework) if serving else 1.0
+    tau, verify, tau_source = st.speculation(dep, assumed_tau=cal.tau_for(family, dep.framework))
+    geo = st.geometry(dep, verify=verify)
+    par = st.parallelism(dep)
+    batch = np.maximum(conc * duty / par.workers, 1e-9)
+    t = st.terms(geo, batch, routing=cal.routing)
+    comm = {"mid": t["collectives_ms"], "low": t["collectives_low_ms"], "high": t["collectives_high_ms"]}[collectives]
+    parts = st.step_time(t["memory_ms"], t["compute_ms"], comm, eff, geo.layers)
+    user = 1000.0 * tau / parts["step_ms"]
+    gpu = user * conc * duty / max(dep.n_gpus, 1)
+    return {"user": user, "gpu": gpu, "parts": parts, "batch": batch, "tau": tau, "verify": verify,
+            "tau_source": tau_source, "level": level, "duty": duty, "eff": eff, "geo": geo, "par": par,
+            "status": t["collective_status"]}
+
+
+def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list | None = None, *,
+            serving: bool = True) -> Prediction:
+    """Per concurrency: tok/s/user and tok/s/GPU with intervals, the step time split into its terms, the dominant
+    term; the config as read (with defaults) and the calibration it used."""
+    conc = np.asarray(list(concurrencies), dtype=float)
+    base = _one(dep, conc, cal, serving=serving)
+    spread_u, spread_g = [base["user"]], [base["gpu"]]
+    for d in draws or []:
+        o = _one(dep, conc, d, serving=serving)
+        spread_u.append(o["user"])
+        spread_g.append(o["gpu"])
+    for end in ("low", "high"):
+        o = _one(dep, conc, cal, serving=serving, collectives=end)
+        spread_u.append(o["user"])
+        spread_g.append(o["gpu"])
+    su, sg = np.vstack(spread_u), np.vstack(spread_g)
+    rows = []
+    for i, c in enumerate(conc):
+        terms = {k: float(base["parts"][k][i]) for k in st.TERMS}
+        rows.append({
+            "concurrency": float(c), "tok_s_per_user": float(base["user"][i]),
+            "tok_s_per_user_lo": float(min(np.percentile(su[:, i], 5), base["user"][i])),
+            "tok_s_per_user_hi": float(max(np.percentile(su[:, i], 95), base["user"][i])),
+            "tok_s_per_gpu": float(base["gpu"][i]),
+            "tok_s_per_gpu_lo": float(min(np.percentile(sg[:, i], 5), base["gpu"][i])),
+            "tok_s_per_gpu_hi": float(max(np.percentile(sg[:, i], 95), base["gpu"][i])),
+            "step_ms": float(base["parts"]["step_ms"][i]), "terms": terms,
+            "dominant": st.dominant({k: base["parts"][k][i:i + 1] for k in st.TERMS}),
+            "batch_per_worker": float(base["batch"][i]),
+        })
+    par = base["par"]
+    config = {**{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in dep.__dict__.items()},
+              "worker_gpus": par.worker_gpus, "workers": par.workers, "recipe": base["geo"].recipe,
+              "tau": base["tau"], "tau_source": base["tau_source"], "verify_tokens": base["verify"],
+              "parallelism_note": par.note}
+    calibration = {"level": base["level"], "efficiency": base["eff"].to_dict(), "decode_duty": base["duty"],
+                   "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
+                   "routing": cal.routing, "bootstrap_draws": len(draws or []),
+                   "collectives": base["status"], "groups": cal.groups}
+    return Prediction(rows, config, calibration)

@@ -1,0 +1,80 @@
+"""The precision of each weight component a model ships or is served in (``data/specs/recipes.csv``).
+
+A row is (model, recipe, component, precision, basis, source): ``recipe`` is ``native`` (the published checkpoint)
+or a precision label the points table uses (``fp4``) for a serving recipe; a label equal to the shipped experts'
+precision is the shipped checkpoint; ``basis`` says whether the precision is
+``published`` (read from the model's config.json copy), ``inferred`` from it, or an ``assumption``. Models and
+recipes with no rows fall back to the precision applied to every component (``roofline.parse_precision``), and the
+answer says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import config, roofline, specs
+
+RECIPES_FILE = config.SPECS_DIR / "recipes.csv"
+_RECIPE_COMPONENT = {"routed_experts": "routed_experts", "shared_experts": "shared_experts", "attention": "attention",
+                     "dense_ffn": "dense_ffn", "router": "router", "lm_head": "lm_head", "embedding": "embedding"}
+
+
+_FP4 = {"fp4", "nvfp4", "mxfp4"}  # one label for the 4-bit float formats, as the points table writes them
+
+
+@lru_cache(maxsize=4)
+def _rows(path: str) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def table(path: Path | None = None) -> pd.DataFrame:
+    return _rows(str(path or RECIPES_FILE)).copy()
+
+
+@dataclass(frozen=True)
+class RecipeChoice:
+    """The precision text for :func:`analysis.roofline.parse_precision` and where each part came from."""
+
+    text: str          # "fp8,routed_experts=fp4,...,kv=bf16"
+    kv_dtype: str
+    basis: str         # "table" (recipes.csv rows) or "uniform" (no rows: the precision on every component)
+    sources: dict      # component -> (precision, basis, source)
+
+
+def recipe(model_name: str, precision: str = "native", *, path: Path | None = None) -> RecipeChoice:
+    """The recipe of ``model_name`` at ``precision`` (``native`` or a points-table precision such as ``fp4``)."""
+    return _recipe(str(model_name), str(precision), str(path or RECIPES_FILE))
+
+
+@lru_cache(maxsize=1024)
+def _recipe(model_name: str, precision: str, path: str) -> RecipeChoice:
+    t = _rows(path)
+    name = specs.match_model_name(model_name) or str(model_name)
+    key = specs.normalize_name(name)
+    mine = t[t["model"].map(specs.normalize_name) == key]
+    rows = mine[mine["recipe"] == str(precision).lower()]
+    native = mine[mine["recipe"] == "native"]
+    experts = native.loc[native["component"] == "routed_experts", "precision"]
+    same = {str(precision).lower()} | (_FP4 if str(precision).lower() in _FP4 else set())
+    if rows.empty and len(native) and experts.isin(same).any():
+        # A serving label names the experts' precision (InferenceX's "dsr1-fp8", "dsv4-fp4"): when it is the
+        # shipped checkpoint's, the checkpoint is served as shipped.
+        rows = native
+    if rows.empty:
+        if str(precision).lower() == "native":
+            m = specs.model(name)
+            return RecipeChoice(m.native_precision, "bf16", "uniform",
+                                {"all": (m.native_precision, "assumption", "specs native precision (models.csv notes)")})
+        prec = str(precision).lower()
+        return RecipeChoice(prec, "bf16", "uniform", {"all": (prec, "assumption", f"{prec} on every component")})
+    parts = {r["component"]: (r["precision"], r["basis"], r["source"]) for _, r in rows.iterrows()}
+    base = parts.get("attention", parts.get("dense_ffn", next(iter(parts.values()))))[0]
+    items = [base] + [f"{_RECIPE_COMPONENT[c]}={p}" for c, (p, _, _) in parts.items() if c in _RECIPE_COMPONENT]
+    kv = parts.get("kv_cache", ("bf16",))[0]
+    text = ",".join(items)
+    roofline.parse_precision(text)  # a bad cell fails here, naming the precision
+    return RecipeChoice(text, kv, "table", parts)

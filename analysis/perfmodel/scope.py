@@ -1,0 +1,95 @@
+"""What each interconnect scope needs and what was measured: the facts the claim card's scope answer cites.
+
+For a per-user speed claimed at τ tokens per step, a batch-1 step must last at most ``1000·τ / claim`` ms. With
+``n`` collectives per step (TP all-reduces and EP dispatch + combine, per layer, as :func:`analysis.perfmodel.step
+.geometry` counts them for that scope) the budget left for collectives after the HBM read at the calibrated
+bandwidth share and the per-layer overhead gives the latency each collective may take; beside it the measured
+latency at that scope (``data/specs/collectives.csv``), its range and sources. Scopes: 1 GPU, a 4-GPU tray, an
+8-GPU node, the 72-GPU domain.
+"""
+
+from __future__ import annotations
+
+import math
+
+from analysis import specs
+from analysis.perfmodel import calibrate as cb
+from analysis.perfmodel import collectives as co
+from analysis.perfmodel import step as st
+from analysis.perfmodel import words
+
+SCOPES = {1: "1 GPU", 4: "4-GPU tray", 8: "8-GPU node", 72: "72-GPU domain"}
+
+
+def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: float = 1.0,
+                precision: str = "native", context: float = 1024.0, cal: cb.Calibration | None = None,
+                framework: str = "unknown", scopes=tuple(SCOPES)) -> list[dict]:
+    """One dict per scope: the step budget, the collectives per step and the latency each may take, the measured
+    latency per collective (EP dispatch + combine, or all-reduce) with its range, status and sources, and whether
+    the weights fit."""
+    out = []
+    budget_ms = 1000.0 * tau / claim_tok_s_per_user
+    family = specs.hardware(hardware).family
+    eff = cal.efficiency(family, framework)[0] if cal else st.Efficiency(bw_share=1.0, flop_share=1.0)
+    routing = cal.routing if cal else 1.0
+    for g in scopes:
+        moe = specs.model(model).is_moe
+        dep = st.Deployment(model=model, hardware=hardware, n_gpus=g, tp=1 if (moe and g > 1) else g,
+                            ep=g if moe else 1, dp=g if (moe and g > 1) else 1, precision=precision,
+                            context_len=context)
+        verify = max(tau, 1.0)
+        geo = st.geometry(dep, verify=verify)
+        t = st.terms(geo, 1.0, routing=routing)
+        hbm_ms = float(t["memory_ms"][0]) / eff.bw_share
+        overhead_ms = eff.overhead_ms_per_layer * geo.layers
+        n_coll = sum(c[3] for c in geo.comm)
+        left = budget_ms - hbm_ms - overhead_ms
+        need_us = (left * 1000.0 / n_coll) if n_coll else math.nan
+        measured = []
+        for coll, where, group, count, divisor in geo.comm:
+            r = co.latency(coll, where, group_size=group, message_bytes=geo.hidden * 2.0 * verify / divisor
+                           if divisor == 1 else geo.hidden * 2.0, hardware=geo.hardware)
+            measured.append({"collective": coll, "interconnect": where, "group": group, "per_step": count,
+                             **{k: v for k, v in r.to_dict().items() if k not in ("collective", "interconnect")}})
+        per_coll = [m["latency_us"] for m in measured]
+        mean_measured = (sum(m["latency_us"] * m["per_step"] for m in measured) / n_coll) if n_coll else math.nan
+        fits = st.min_worker_gpus(specs.match_model_name(model) or model, hardware,
+                                  st.recipes.recipe(model, precision).text) <= g
+        out.append({
+            "gpus": g, "scope": words.scope_name(g, SCOPES), "fits": bool(fits), "step_budget_ms": budget_ms,
+            "hbm_ms": hbm_ms, "overhead_ms": overhead_ms, "collectives_per_step": int(n_coll),
+            "needs_us_per_collective": need_us,
+            "measured_us_per_collective": mean_measured,
+            "measured_dispatch_plus_combine_us": (sum(per_coll) if moe and len(per_coll) == 2 else math.nan),
+            "measured": measured,
+            "reading": words.READING_CALIBRATED if cal else words.READING_BOUND,
+            "verdict": words.VERDICTS[("alone-fits" if left > 0 else "alone-exceeds") if not n_coll else
+                                      "exceeds" if left <= 0 else "within" if mean_measured <= need_us else "over"],
+        })
+    return out
+
+
+def precision_facts(model: str, hardware: str, *, n_gpus: int = 1, concurrency: float = 1.0,
+                    cal: cb.Calibration, framework: str = "unknown", tau: float | None = None,
+                    isl: float = 1024.0, osl: float = 1024.0, precisions=("native", "fp8", "fp4")) -> list[dict]:
+    """Predicted tok/s/user at each precision recipe (``native`` is the shipped recipe of data/specs/recipes.csv;
+    ``fp8`` / ``fp4`` that precision on every component, or the serving recipe the table has for it), with the
+    ratio to FP8 and the HBM bytes per step that decide it."""
+    from analysis.perfmodel import predict as pr
+
+    moe = specs.model(model).is_moe
+    out = []
+    for prec in precisions:
+        spec = {} if tau is None or tau <= 1 else {"spec_method": "mtp", "acceptance_length": float(tau)}
+        dep = st.Deployment(model=model, hardware=hardware, n_gpus=n_gpus, tp=1 if (moe and n_gpus > 1) else n_gpus,
+                            ep=n_gpus if moe else 1, dp=n_gpus if (moe and n_gpus > 1) else 1, precision=prec,
+                            framework=framework, isl=isl, osl=osl, **spec)
+        p = pr.predict(dep, [concurrency], cal, serving=True)
+        row = p.rows[0]
+        out.append({"precision": prec, "recipe": p.config["recipe"], "tok_s_per_user": row["tok_s_per_user"],
+                    "step_ms": row["step_ms"], "terms": row["terms"], "dominant": row["dominant"],
+                    "tau": p.config["tau"], "tau_source": p.config["tau_source"]})
+    fp8 = next((r["tok_s_per_user"] for r in out if r["precision"] == "fp8"), math.nan)
+    for r in out:
+        r["vs_fp8"] = r["tok_s_per_user"] / fp8 if fp8 == fp8 else math.nan
+    return out

@@ -1,0 +1,327 @@
+"""The step-time model: one equation for every prediction, and the physical terms it takes.
+
+``step_ms = layers·overhead_per_layer + max(memory, compute) + (1 − overlap)·min(memory, compute)
++ comm_scale·collectives``
+
+where ``memory`` is the HBM bytes one GPU of a worker group reads per step over its achieved bandwidth
+(``bw_share`` × datasheet), ``compute`` the FLOPs it runs over its achieved rate (``flop_share`` × dense peak, each
+weight component at its own precision's rate), and ``collectives`` the measured latency of every collective of the
+step (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch
+and combine, per layer, at the step's message size. A decode step emits ``τ`` tokens per sequence (speculative
+decoding) and pushes ``verify`` tokens per sequence through the model. Physics bounds the parameters: shares in
+(0, 1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0. The fixed cost is per layer (kernel launches and
+synchronisation scale with the layers a step runs, not with its bytes).
+
+:func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU
+coefficients (bytes and milliseconds per unit of batch) so that the terms at any batch are :func:`terms`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from analysis import physics, roofline, specs
+from analysis.perfmodel import collectives, recipes, words
+
+TERMS = ("overhead_ms", "memory_ms", "compute_ms", "collectives_ms")
+DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts when the points table gives none (an assumption, labelled as such)
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """The calibrated parameters of :func:`step_time` (see the module note for their bounds)."""
+
+    bw_share: float = 0.8
+    flop_share: float = 0.5
+    overhead_ms_per_layer: float = 0.0
+    overlap: float = 1.0
+    comm_scale: float = 1.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+BOUNDS = {"bw_share": (0.02, 1.0), "flop_share": (0.01, 1.0), "overhead_ms_per_layer": (0.0, 2.0), "overlap": (0.0, 1.0),
+          "comm_scale": (0.0, 5.0)}
+
+
+def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers) -> dict:
+    """THE equation (module note): the step time in ms and its terms as contributed (scalars or arrays)."""
+    mem = np.asarray(memory_ms, dtype=float) / eff.bw_share
+    comp = np.asarray(compute_ms, dtype=float) / eff.flop_share
+    roof = np.maximum(mem, comp) + (1.0 - eff.overlap) * np.minimum(mem, comp)
+    comm = eff.comm_scale * np.asarray(collectives_ms, dtype=float)
+    overhead = eff.overhead_ms_per_layer * np.asarray(layers, dtype=float) + 0.0 * roof
+    total = overhead + roof + comm
+    share_mem = np.where(mem + comp > 0, mem / np.where(mem + comp > 0, mem + comp, 1.0), 0.0)
+    return {"step_ms": total, "overhead_ms": overhead, "memory_ms": roof * share_mem,
+            "compute_ms": roof * (1.0 - share_mem), "collectives_ms": comm}
+
+
+def dominant(parts: dict) -> str:
+    """Which term contributes most to one step (``memory``, ``compute``, ``collectives`` or ``overhead``)."""
+    vals = {t.replace("_ms", ""): float(np.asarray(parts[t]).ravel()[0]) for t in TERMS}
+    return max(vals, key=vals.get)
+
+
+# --- a deployment ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Deployment:
+    """One serving configuration in the points table's own column names (defaults: module :data:`DEFAULTS`)."""
+
+    model: str
+    hardware: str
+    n_gpus: int = 1
+    tp: int = 0              # 0: the worker's GPU count
+    ep: int = 1
+    dp: int = 1
+    precision: str = "native"
+    spec_method: str = "none"
+    acceptance_length: float = math.nan
+    draft_tokens: float = math.nan
+    isl: float = 1024.0
+    osl: float = 1024.0
+    context_len: float = math.nan   # mean context during decode; NaN: isl + osl/2
+    framework: str = "unknown"
+    disagg: bool = False
+    n_prefill_gpus: float = math.nan
+    n_decode_gpus: float = math.nan
+    n_workers: float = math.nan
+    kv_dtype: str = ""
+    comm_timed: bool = True         # False for one GPU's slice of a TP deployment timed alone (shard-measured)
+
+    @property
+    def decode_gpus(self) -> int:
+        if self.n_decode_gpus == self.n_decode_gpus and self.n_decode_gpus > 0:
+            return int(self.n_decode_gpus)
+        if self.disagg and self.n_prefill_gpus == self.n_prefill_gpus:
+            return max(int(self.n_gpus - self.n_prefill_gpus), 1)
+        return int(self.n_gpus)
+
+    @property
+    def worker_gpus(self) -> int:
+        """GPUs of one decode worker (one model instance): the widest of TP, EP and attention DP."""
+        w = max(int(self.tp or 0), int(self.ep or 1), int(self.dp or 1))
+        return w if w > 0 else self.decode_gpus
+
+    @property
+    def workers(self) -> float:
+        if self.n_workers == self.n_workers and self.n_workers > 0:
+            return float(self.n_workers)
+        return max(self.decode_gpus / self.worker_gpus, 1.0)
+
+    @property
+    def context(self) -> float:
+        return float(self.context_len) if self.context_len == self.context_len else self.isl + self.osl / 2.0
+
+    def group_id(self) -> str:
+        return group_id(asdict(self))
+
+
+DEFAULTS = {f.name: f.default for f in Deployment.__dataclass_fields__.values() if f.default is not f.default_factory}
+CONFIG_KEYS = tuple(k for k in Deployment.__dataclass_fields__ if k != "comm_timed")
+
+
+def group_id(keys: dict) -> str:
+    """A stable 12-hex id of a configuration's key columns (sorted, NaN and None spelt alike)."""
+    norm = {str(k): (None if v is None or (isinstance(v, float) and math.isnan(v)) else
+                     (v.item() if hasattr(v, "item") else v)) for k, v in sorted(keys.items())}
+    return hashlib.sha1(json.dumps(norm, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, str]:
+    """(τ tokens emitted per step, verify tokens per step, where τ came from) for one deployment."""
+    method = str(dep.spec_method or "none").lower()
+    if method in ("none", "", "unknown", "nan"):
+        return 1.0, 1.0, words.TAU_NONE
+    drafts = dep.draft_tokens if dep.draft_tokens == dep.draft_tokens else DEFAULT_DRAFT_TOKENS
+    if dep.acceptance_length == dep.acceptance_length and dep.acceptance_length >= 1:
+        return float(dep.acceptance_length), float(drafts) + 1.0, words.TAU_MEASURED
+    return float(assumed_tau), float(drafts) + 1.0, words.tau_assumed(assumed_tau, method)
+
+
+# --- the physical terms ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Geometry:
+    """Per-GPU coefficients of one deployment at one context: the terms at batch ``B`` (sequences per worker) are
+    linear in ``B`` except the routed experts, which follow the expected coverage of ``B·verify`` tokens."""
+
+    fixed_bytes: float          # weights every step reads, per GPU
+    expert_bytes: float         # one touched expert in every MoE layer, per GPU
+    n_experts: int
+    top_k: int
+    kv_bytes_per_seq: float     # per GPU
+    bytes_per_token: float      # embedding rows, per GPU
+    compute_ms_per_token: float  # at the datasheet rates, per GPU
+    bandwidth_tb_s: float       # datasheet, per GPU
+    verify: float
+    hidden: int
+    comm: tuple                 # ((collective, interconnect, group, count, tokens_divisor), ...)
+    hardware: str
+    recipe: str
+    layers: int
+    notes: tuple = field(default_factory=tuple)
+
+
+def _rate(hw: specs.Hardware, math_precision: str) -> float:
+    order = ["fp4", "fp8", "bf16"]
+    for p in order[order.index(math_precision):]:
+        v = hw.dense_tflops.get(p, math.nan)
+        if v and not math.isnan(v):
+            return v
+    return math.nan
+
+
+@lru_cache(maxsize=4096)
+def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int, tp: int, ep: int, dp: int,
+              context: float, verify: float, comm_timed: bool) -> Geometry:
+    m, hw = specs.model(model), specs.hardware(hardware)
+    r = roofline.parse_precision(recipe_text, model=m, kv_dtype=kv_dtype or "bf16")
+    b = {c: roofline.bytes_per_weight(p) for c, p in r.parts.items()}
+    attention_dp = dp > 1
+    fixed = sum(m.params_b[c] * 1e9 * b[c] for c in specs.COMPONENTS if c != "routed_experts")
+    attn = m.params_b["attention"] * 1e9 * b["attention"]
+    fixed_gpu = fixed / g + (attn * (1.0 - 1.0 / g) if attention_dp else 0.0)
+    expert_gpu = m.n_moe_layers * m.expert_params_b * 1e9 * b["routed_experts"] / g if m.is_moe else 0.0
+    kv = roofline.kv_bytes_per_sequence(m, context, kv_dtype=r.kv_dtype)
+    replicas = 1.0 if attention_dp else roofline.kv_replicas(m, max(tp, 1))
+    kv_gpu = kv["read"] * replicas / g
+    # FLOPs per token: 2 per active weight at each component's math rate, attention over the entries read (bf16).
+    active = {c: m.params_b[c] for c in specs.COMPONENTS if c != "routed_experts"}
+    active["routed_experts"] = m.n_moe_layers * m.top_k * m.expert_params_b
+    ms = 0.0
+    for c, p_b in active.items():
+        rate = _rate(hw, roofline.MATH_PRECISION[r.parts[c]])
+        ms += 2.0 * p_b * 1e9 / (g * rate * 1e12) * 1e3 if rate == rate else 0.0
+    d = (2 * m.kv_lora_rank + m.qk_rope_head_dim) if m.attention in ("mla", "dsa") else 2 * m.head_dim
+    bf16 = _rate(hw, "bf16")
+    ms += 2.0 * m.n_heads * d * kv["entries_read"] / (g * bf16 * 1e12) * 1e3 if bf16 == bf16 else 0.0
+    comm = []
+    if comm_timed and g > 1:
+        where = collectives.interconnect_for(hw, g)
+        dense_layers = m.n_layers - m.n_moe_layers
+        if tp > 1 and not attention_dp:
+            comm.append(("all-reduce", collectives.interconnect_for(hw, tp), tp, m.n_layers, 1))  # after attention
+            if dense_layers:
+                comm.append(("all-reduce", collectives.interconnect_for(hw, tp), tp, dense_layers, 1))
+        if m.is_moe and ep > 1:
+            divisor = dp if attention_dp else 1
+            comm.append(("ep-dispatch", collectives.interconnect_for(hw, ep), ep, m.n_moe_layers, divisor))
+            comm.append(("ep-combine", collectives.interconnect_for(hw, ep), ep, m.n_moe_layers, divisor))
+        elif m.is_moe and tp > 1 and not attention_dp:
+            comm.append(("all-reduce", where, tp, m.n_moe_layers, 1))
+    notes = []
+    if not comm_timed:
+        notes.append(words.SHARD_NOTE)
+    return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms,
+                    hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
+                    m.n_layers, tuple(notes))
+
+
+@lru_cache(maxsize=1024)
+def min_worker_gpus(model: str, hardware: str, recipe_text: str, usable_share: float = 0.95) -> int:
+    """The fewest GPUs (a power of two) whose HBM holds the model's weights with ``usable_share`` of it."""
+    m, hw = specs.model(model), specs.hardware(hardware)
+    r = roofline.parse_precision(recipe_text, model=m)
+    stored = sum(m.params_b[c] * 1e9 * roofline.bytes_per_weight(r.parts[c]) for c in specs.COMPONENTS)
+    need = stored / (hw.hbm_gb * 1e9 * usable_share)
+    g = 1
+    while g < need:
+        g *= 2
+    return g
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """GPUs per worker, its TP/EP/attention-DP, workers, and why the recorded columns were overridden."""
+
+    worker_gpus: int
+    tp: int
+    ep: int
+    dp: int
+    workers: float
+    note: str = ""
+
+
+def parallelism(dep: Deployment) -> Parallelism:
+    """The worker layout of ``dep``; a recorded worker too small to hold the weights is widened to the smallest
+    power of two that does (within the decode GPUs), with a note (the points table's TP/EP/DP are then not the
+    decode worker's)."""
+    rc = recipes.recipe(dep.model, dep.precision)
+    name = specs.match_model_name(dep.model) or dep.model
+    g = dep.worker_gpus
+    need = min_worker_gpus(name, dep.hardware, rc.text)
+    note = ""
+    tp, ep, dp = int(dep.tp or g), int(dep.ep or 1), int(dep.dp or 1)
+    need = min(need, dep.decode_gpus)
+    if g < need:
+        note = words.widened(tp, ep, dp, need)
+        g, tp = need, need
+    workers = float(dep.n_workers) if dep.n_workers == dep.n_workers and dep.n_workers > 0 else \
+        max(dep.decode_gpus / g, 1.0)
+    return Parallelism(g, tp, ep, dp, workers, note)
+
+
+def geometry(dep: Deployment, *, verify: float) -> Geometry:
+    """The per-GPU coefficients of ``dep`` at its context (recipe from :mod:`analysis.perfmodel.recipes`)."""
+    rc = recipes.recipe(dep.model, dep.precision)
+    kv = dep.kv_dtype if dep.kv_dtype and dep.kv_dtype != "unknown" else rc.kv_dtype
+    par = parallelism(dep)
+    return _geometry(specs.match_model_name(dep.model) or dep.model, dep.hardware, rc.text, kv, int(par.worker_gpus),
+                     int(par.tp), int(par.ep), int(par.dp), round(float(dep.context), 1),
+                     float(verify), bool(dep.comm_timed))
+
+
+@lru_cache(maxsize=65536)
+def _collective_us(collective: str, interconnect: str, group: int, message_bytes: float, hardware: str
+                   ) -> tuple[float, float, float, str]:
+    r = collectives.latency(collective, interconnect, group_size=group, message_bytes=message_bytes, hardware=hardware)
+    mid = r.latency_us if r.latency_us == r.latency_us else math.sqrt(r.low_us * r.high_us)
+    return mid, r.low_us, r.high_us, r.status
+
+
+def _quantize(x: float) -> float:
+    """Message sizes rounded to a quarter octave, so the latency lookups of nearby batches share a cache entry."""
+    return float(2.0 ** (round(math.log2(max(x, 1.0)) * 4) / 4))
+
+
+def memory_ms(geo: Geometry, batch, routing: float = 1.0) -> np.ndarray:
+    """HBM time per GPU at the datasheet bandwidth for ``batch`` sequences per worker. ``routing`` ≤ 1 shrinks the
+    tokens the expert coverage sees (real routers concentrate on fewer experts than uniform routing would touch:
+    ROOFLINE.md 3.2 caveat (a)); 1 is uniform routing."""
+    B = np.atleast_1d(np.asarray(batch, dtype=float))
+    tokens = B * geo.verify
+    touched = physics.expert_coverage(tokens * routing, geo.n_experts, geo.top_k) if geo.n_experts else 0.0 * B
+    touched = np.maximum(touched, min(geo.top_k, geo.n_experts) if geo.n_experts else 0.0)
+    nbytes = geo.fixed_bytes + touched * geo.expert_bytes + B * geo.kv_bytes_per_seq + tokens * geo.bytes_per_token
+    return nbytes / (geo.bandwidth_tb_s * 1e12) * 1e3
+
+
+def terms(geo: Geometry, batch, routing: float = 1.0) -> dict:
+    """``memory_ms``, ``compute_ms`` at the datasheet ceilings and ``collectives_ms`` (measured latencies, with
+    ``collectives_low_ms`` / ``collectives_high_ms`` from the table's range) for ``batch`` sequences per worker."""
+    B = np.atleast_1d(np.asarray(batch, dtype=float))
+    tokens = B * geo.verify
+    memory = memory_ms(geo, B, routing)
+    nbytes = memory / 1e3 * geo.bandwidth_tb_s * 1e12
+    compute = tokens * geo.compute_ms_per_token
+    comm, low, high = np.zeros_like(B), np.zeros_like(B), np.zeros_like(B)
+    statuses: set = set()
+    for coll, where, group, count, divisor in geo.comm:
+        for i, t in enumerate(tokens):
+            msg = _quantize(max(t / divisor, 1.0) * geo.hidden * 2.0)
+            mid, lo, hi, status = _collective_us(coll, where, int(group), msg, geo.hardware)
+            comm[i] += count * mid / 1e3
+            low[i] += count * lo / 1e3
+            high[i] += count * hi / 1e3
+            statuses.add(words.collective_status(coll, where, int(group), status))
+    return {"memory_ms": memory, "compute_ms": compute, "collectives_ms": comm, "collectives_low_ms": low,
+            "collectives_high_ms": high, "collective_status": sorted(statuses), "bytes_per_gpu": nbytes}

@@ -1,0 +1,66 @@
+"""Leave-one-group-out validation: calibrate without a configuration group, predict its measured points.
+
+For every configuration group (the batch fit's grouping, :data:`analysis.scaling.inputs.DEFAULT_BY`) the whole
+calibration is refitted on the other groups' rows, and the group's points are predicted at their measured
+concurrencies (step-timing sweeps: at their batch sizes). A group's error is mean |predicted / measured − 1| over
+its points, for tok/s/user and tok/s/GPU; the summary is the median and 90th percentile over the groups with at
+least :data:`MIN_CONCURRENCIES` distinct concurrencies. The left-out group's points never enter its calibration
+(the solver starts from the all-data fit, which moves its start point only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.perfmodel import calibrate as cb
+from analysis.perfmodel import predict as pr
+
+MIN_CONCURRENCIES = 3
+
+
+def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES) -> dict:
+    """The JSON-ready validation report (keys as ``perfclaims model --validate --json`` prints them)."""
+    train = cb.training_table(points)
+    full = cb.calibrate(train)
+    groups = []
+    for gid, g in train.groupby("group_id", sort=True):
+        conc_col = np.where(g["serving"], g["concurrency_nominal"], g["batch"])
+        if len(np.unique(conc_col)) < min_concurrencies:
+            continue
+        rest = train[train["group_id"] != gid]
+        first = g.iloc[0]
+        cal = cb.calibrate(rest, warm=full, only=(first["family"], str(first["framework"])))
+        errs_u, errs_g, pts = [], [], []
+        for (_, row), c in zip(g.iterrows(), conc_col):
+            dep = cb.deployment(row.to_dict())
+            p = pr.predict(dep, [c], cal, serving=bool(row["serving"])).rows[0]
+            meas_u = float(row["tok_s_per_user_measured"])
+            meas_g = float(row["tok_s_per_gpu"]) if bool(row["serving"]) else \
+                float(row["tok_s_measured"]) / max(dep.n_gpus, 1)
+            errs_u.append(abs(p["tok_s_per_user"] / meas_u - 1))
+            if meas_g == meas_g and meas_g > 0:
+                errs_g.append(abs(p["tok_s_per_gpu"] / meas_g - 1))
+            pts.append({"concurrency": float(c), "measured_tok_s_per_user": meas_u,
+                        "predicted_tok_s_per_user": p["tok_s_per_user"], "measured_tok_s_per_gpu": meas_g,
+                        "predicted_tok_s_per_gpu": p["tok_s_per_gpu"], "dominant": p["dominant"]})
+        groups.append({
+            "group": " | ".join(str(first[k]) for k in ("model", "hardware", "precision", "framework")) +
+                     f" | {int(first['n_gpus'])} GPU | TP{first['tp']:g} EP{first['ep']:g} DP{first['dp']:g}"
+                     f" | {first['spec_method']} | ISL {first['isl']:g} OSL {first['osl']:g}",
+            "group_id": gid, "family": first["family"], "framework": str(first["framework"]),
+            "config": {k: (None if pd.isna(first[k]) else (first[k].item() if hasattr(first[k], "item") else first[k]))
+                       for k in ("model", "hardware", "n_gpus", "tp", "ep", "dp", "precision", "spec_method",
+                                 "isl", "osl", "framework", "disagg", "n_prefill_gpus", "n_decode_gpus")},
+            "points": pts, "error_tok_s_per_user": float(np.mean(errs_u)),
+            "error_tok_s_per_gpu": float(np.mean(errs_g)) if errs_g else None,
+            "calibrated_on": cal.rows.get(f"{first['family']} · {first['framework']}", 0),
+        })
+    eu = np.array([g["error_tok_s_per_user"] for g in groups])
+    eg = np.array([g["error_tok_s_per_gpu"] for g in groups if g["error_tok_s_per_gpu"] is not None])
+    q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
+    return {"groups": sorted(groups, key=lambda g: -(g["error_tok_s_per_gpu"] or 0)),
+            "median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
+            "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90),
+            "n_groups": len(groups), "min_concurrencies": min_concurrencies,
+            "training_rows": int(len(train)), "training_groups": int(train["group_id"].nunique())}

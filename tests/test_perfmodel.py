@@ -1,0 +1,270 @@
+"""The performance model on the shipped data: the one step-time equation, recipes, the physical terms, the
+calibration within physical bounds, leave-one-group-out validation, the scope facts and `perfclaims model`."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import config, specs
+from analysis.perfmodel import calibrate as cb
+from analysis.perfmodel import configfile, recipes, scope
+from analysis.perfmodel import step as st
+from analysis.perfmodel import validate as va
+
+
+@pytest.fixture(scope="module")
+def points():
+    return pd.read_parquet(config.POINTS_FILE)
+
+
+@pytest.fixture(scope="module")
+def train(points):
+    return cb.training_table(points)
+
+
+@pytest.fixture(scope="module")
+def cal(train):
+    return cb.calibrate(train)
+
+
+@pytest.fixture(scope="module")
+def report(points):
+    return va.validate(points)
+
+
+# --- the equation -------------------------------------------------------------------------------------
+
+def test_step_time_is_overhead_plus_overlapped_roofline_plus_collectives():
+    eff = st.Efficiency(bw_share=0.5, flop_share=0.25, overhead_ms_per_layer=0.1, overlap=0.5, comm_scale=2.0)
+    out = st.step_time(4.0, 1.0, 0.3, eff, 10)
+    # memory 4/0.5 = 8, compute 1/0.25 = 4: max 8 + (1 − 0.5)·4 = 10; overhead 10 × 0.1 = 1; collectives 0.6.
+    assert float(out["step_ms"]) == pytest.approx(1.0 + 10.0 + 0.6)
+    assert float(out["memory_ms"] + out["compute_ms"]) == pytest.approx(10.0)
+    assert st.dominant(out) == "memory"
+    full = st.step_time(4.0, 1.0, 0.0, st.Efficiency(bw_share=1.0, flop_share=1.0, overlap=1.0), 10)
+    assert float(full["step_ms"]) == 4.0  # perfect overlap at the datasheet: the roofline max
+
+
+def test_group_id_is_stable_and_nan_blind():
+    a = st.group_id({"model": "m", "tp": 8.0, "isl": float("nan")})
+    assert a == st.group_id({"isl": None, "tp": 8.0, "model": "m"}) and len(a) == 12
+    assert a != st.group_id({"model": "m", "tp": 4.0, "isl": None})
+
+
+# --- recipes and terms -----------------------------------------------------------------------------------
+
+def test_deepseek_v4_flash_native_recipe_from_its_config():
+    r = recipes.recipe("DeepSeek-V4-Flash", "native")
+    assert r.basis == "table"
+    assert r.sources["routed_experts"][:2] == ("fp4", "published")
+    assert r.sources["attention"][:2] == ("fp8", "published") and r.sources["lm_head"][0] == "bf16"
+    cfg = json.loads((config.SPECS_DIR / "configs" / "deepseek-ai--DeepSeek-V4-Flash_config.json").read_text())
+    assert cfg["expert_dtype"] == "fp4" and cfg["quantization_config"]["quant_method"] == "fp8"
+    # V4.1 Flash is computed as V4 Flash (models.csv alias); DeepSeek-R1 at fp8 is its shipped checkpoint.
+    assert recipes.recipe("DeepSeek-V4.1-Flash", "native").text == r.text
+    assert "lm_head=bf16" in recipes.recipe("DeepSeek-R1-0528", "fp8").text
+    assert recipes.recipe("llama-3.1-8b", "bf16").basis == "uniform"
+    # A serving label names the experts' precision: V4 Flash at "fp4" is its checkpoint, at "fp8" an all-FP8 variant.
+    assert recipes.recipe("DeepSeek-V4-Flash", "fp4").text == r.text
+    assert (recipes.recipe("DeepSeek-V4-Flash", "fp8").basis, recipes.recipe("DeepSeek-V4-Flash", "fp8").text) == \
+        ("uniform", "fp8")
+    assert recipes.recipe("gpt-oss-120b", "fp4").text == recipes.recipe("gpt-oss-120b", "native").text
+
+
+def test_fp4_against_fp8_at_the_shipped_recipe(cal):
+    rows = {r["precision"]: r for r in scope.precision_facts("DeepSeek-V4.1-Flash", "GB300 NVL72", n_gpus=1,
+                                                             concurrency=1, cal=cal, framework="sglang")}
+    assert rows["native"]["recipe"] == rows["fp4"]["recipe"] != rows["fp8"]["recipe"] == "fp8"
+    # At batch 1 on one GPU the shipped FP4-expert recipe reads fewer bytes than all-FP8, but the per-layer overhead
+    # is the same: faster by less than the byte ratio.
+    assert 1.0 < rows["native"]["vs_fp8"] < 1.8 and rows["fp8"]["vs_fp8"] == 1.0
+
+
+def test_terms_of_llama_8b_on_one_h200():
+    dep = st.Deployment(model="llama-3.1-8b", hardware="H200", precision="bf16", context_len=1024)
+    geo = st.geometry(dep, verify=1.0)
+    m = specs.model("llama-3.1-8b")
+    weights = sum(v for c, v in m.params_b.items()) * 2e9  # every component at bf16, read once
+    assert geo.fixed_bytes == pytest.approx(weights)
+    t = st.terms(geo, [1, 64])
+    kv = 1024 * 32 * 2 * 8 * 128 * 2  # context × layers × K,V × kv heads × head dim × bf16
+    assert t["memory_ms"][0] == pytest.approx((weights + kv + m.hidden * 2) / 4.8e12 * 1e3)
+    assert t["compute_ms"][1] == pytest.approx(64 * t["compute_ms"][0])
+    assert geo.comm == () and t["collectives_ms"].tolist() == [0.0, 0.0]
+
+
+def test_collectives_per_step_follow_the_parallelism():
+    tp8 = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="B200", n_gpus=8, tp=8, precision="fp8"), verify=1)
+    # TP8 attention: one all-reduce per layer (61), one per dense FFN layer (3), one per TP MoE layer (58).
+    assert [(c[0], c[1], c[3]) for c in tp8.comm] == [("all-reduce", "nvlink-node", 61), ("all-reduce", "nvlink-node", 3),
+                                                      ("all-reduce", "nvlink-node", 58)]
+    ep = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="GB200 NVL72", n_gpus=32, tp=1, ep=32, dp=32,
+                                   precision="fp4"), verify=1)
+    assert [(c[0], c[1], c[2], c[3]) for c in ep.comm] == [("ep-dispatch", "nvl72-domain", 32, 58),
+                                                          ("ep-combine", "nvl72-domain", 32, 58)]
+
+
+def test_worker_too_small_for_the_weights_is_widened_and_said():
+    dep = st.Deployment(model="DeepSeek-R1-0528", hardware="GB200 NVL72", n_gpus=8, tp=1, precision="fp8",
+                        disagg=True, n_prefill_gpus=4, n_decode_gpus=4)
+    par = st.parallelism(dep)
+    assert (par.worker_gpus, par.tp, par.workers) == (4, 4, 1.0) and "cannot hold the weights" in par.note
+
+
+# --- calibration ------------------------------------------------------------------------------------------
+
+def test_training_rows_carry_group_ids_and_known_models_only(train, points):
+    assert len(train) > 400 and train["group_id"].str.fullmatch(r"[0-9a-f]{12}").all()
+    assert set(train["model"]) <= {m for m in points["model"].unique() if specs.match_model_name(m)}
+    assert "GLM-5-FP8" not in set(train["model"])  # no models.csv row: never calibrated on, never guessed
+
+
+def test_calibration_is_bounded_by_physics(cal):
+    levels = [cal.global_, *cal.families.values(), *cal.cells.values()]
+    for eff in levels:
+        for name, (lo, hi) in st.BOUNDS.items():
+            assert lo <= getattr(eff, name) <= hi, (name, eff)
+    assert cb.TAU_BOUNDS[0] <= cal.tau_spec <= cb.TAU_BOUNDS[1]
+    assert all(cb.TAU_BOUNDS[0] <= t <= cb.TAU_BOUNDS[1] for t in cal.taus.values())
+    assert cb.ROUTING_BOUNDS[0] <= cal.routing <= cb.ROUTING_BOUNDS[1]
+    assert {"H200", "B200", "B300", "MI355X"} <= set(cal.families)
+    assert 0.5 < cal.duty["all"] <= 1.0
+
+
+def test_calibration_fits_the_shipped_points(train, cal):
+    arrays = cb._Arrays.of(train)
+    r = cb._residuals(list(cal.global_.to_dict().values()) + [cal.tau_spec, cal.routing], arrays,
+                      np.ones(len(train)))
+    assert float(np.median(np.abs(np.expm1(r)))) < 0.25  # one parameter set for all hardware: within 25% median
+
+
+def test_bootstrap_resamples_groups(train, cal):
+    draws = cb.bootstrap(train, cal, n_boot=3, seed=1, only=("H200", "sglang"))
+    assert len(draws) == 3 and all("H200 · sglang" in d.cells for d in draws)
+    assert len({round(d.cells["H200 · sglang"].bw_share, 6) for d in draws}) > 1
+
+
+# --- validation ---------------------------------------------------------------------------------------------
+
+def test_validation_report_shape_and_summary(report):
+    assert {"groups", "median_error_tok_s_per_gpu", "median_error_tok_s_per_user", "p90_error_tok_s_per_gpu",
+            "p90_error_tok_s_per_user"} <= set(report)
+    groups = report["groups"]
+    assert report["n_groups"] == len(groups) >= 30
+    eu = [g["error_tok_s_per_user"] for g in groups]
+    assert report["median_error_tok_s_per_user"] == pytest.approx(float(np.median(eu)))
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(float(np.percentile(eu, 90)))
+    for g in groups:
+        assert {"group", "config", "points", "error_tok_s_per_gpu", "error_tok_s_per_user"} <= set(g)
+        assert len({p["concurrency"] for p in g["points"]}) >= va.MIN_CONCURRENCIES
+        errs = [abs(p["predicted_tok_s_per_user"] / p["measured_tok_s_per_user"] - 1) for p in g["points"]]
+        assert g["error_tok_s_per_user"] == pytest.approx(float(np.mean(errs)))
+
+
+def test_validation_numbers_as_measured(report):
+    # The honest numbers of this model on the shipped points (README "perfclaims model"); the issue's targets
+    # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) are not all met: see the README.
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.172, abs=0.03)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.183, abs=0.03)
+    assert report["p90_error_tok_s_per_user"] < 0.5
+
+
+def test_left_out_group_never_enters_its_calibration(points, train, monkeypatch):
+    seen = []
+    real = cb.calibrate
+
+    def spy(rows, **kw):
+        seen.append(set(rows["group_id"]))
+        return real(rows, **kw)
+
+    monkeypatch.setattr(va.cb, "calibrate", spy)
+    rep = va.validate(points)
+    left_out = [g["group_id"] for g in rep["groups"]]
+    assert len(seen) == len(left_out) + 1  # the all-data start point, then one calibration per left-out group
+    for ids, gid in zip(seen[1:], sorted(left_out)):
+        assert gid not in ids
+
+
+# --- scope facts ------------------------------------------------------------------------------------------
+
+def test_scope_facts_for_c00(cal):
+    facts = {f["gpus"]: f for f in scope.scope_facts("DeepSeek-V4.1-Flash", "GB300 NVL72", claim_tok_s_per_user=1000,
+                                                    tau=1.0)}
+    assert list(facts) == [1, 4, 8, 72]
+    # One GPU has no collectives, but at τ = 1 its weight read alone (1.28 ms at 8 TB/s) exceeds the 1 ms step.
+    assert facts[1]["collectives_per_step"] == 0 and facts[1]["hbm_ms"] == pytest.approx(1.284, abs=0.01)
+    assert facts[1]["verdict"] == "no collectives; HBM and overhead alone exceed the budget"
+    rack = facts[72]
+    assert rack["collectives_per_step"] == 43 * 2 and rack["step_budget_ms"] == 1.0
+    # The bound reading (datasheet bandwidth, no overhead): 1 ms minus the HBM time over 86 collectives.
+    assert rack["needs_us_per_collective"] == pytest.approx((1.0 - rack["hbm_ms"]) * 1000 / 86)
+    # Measured: NVLinkOneSided EP 64 at batch 1 (27.8 + 32.6 µs), read at EP 72 as an extrapolation.
+    assert rack["measured_dispatch_plus_combine_us"] == pytest.approx(27.8 + 32.6)
+    assert {m["status"] for m in rack["measured"]} == {"extrapolated"}
+    assert any("TensorRT-LLM" in u for m in rack["measured"] for u in m["sources"])
+    assert rack["verdict"] == "measured latency exceeds budget"
+    calibrated = scope.scope_facts("DeepSeek-V4.1-Flash", "GB300 NVL72", claim_tok_s_per_user=1000, tau=1.0, cal=cal)
+    assert calibrated[-1]["overhead_ms"] > 0
+
+
+# --- config file and command line -------------------------------------------------------------------------
+
+def test_config_defaults_and_errors(tmp_path):
+    dep = configfile.parse({"model": "DeepSeek-V4.1-Flash", "hardware": "GB300 NVL72", "recipe": "native"})
+    assert (dep.n_gpus, dep.precision, dep.spec_method, dep.isl, dep.osl) == (1, "native", "none", 1024.0, 1024.0)
+    with pytest.raises(ValueError, match="unknown key 'batch'"):
+        configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "batch": 4})
+    with pytest.raises(ValueError, match="unknown model 'Nope-1B'"):
+        configfile.parse({"model": "Nope-1B", "hardware": "B200"})
+    with pytest.raises(ValueError, match="'tp' has value 'eight'"):
+        configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "tp": "eight"})
+    bad = tmp_path / "c.yaml"
+    bad.write_text("model: [unclosed\n")
+    with pytest.raises(ValueError, match=r"c.yaml: line \d+: not valid YAML"):
+        configfile.load(bad)
+
+
+def test_cli_model_config_json(tmp_path, capsys):
+    from analysis import cli
+
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"model": "DeepSeek-V4.1-Flash", "hardware": "GB300 NVL72", "n_gpus": 4, "tp": 4,
+                               "recipe": "native", "isl": 8192, "osl": 1024, "framework": "sglang"}))
+    assert cli.main(["model", "--config", str(cfg), "--concurrency", "1,16", "--n-boot", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"rows", "config", "calibration"} and [r["concurrency"] for r in out["rows"]] == [1, 16]
+    row = out["rows"][0]
+    assert {"concurrency", "tok_s_per_user", "tok_s_per_user_lo", "tok_s_per_user_hi", "tok_s_per_gpu",
+            "tok_s_per_gpu_lo", "tok_s_per_gpu_hi", "step_ms", "terms", "dominant"} <= set(row)
+    assert row["tok_s_per_user_lo"] <= row["tok_s_per_user"] <= row["tok_s_per_user_hi"]
+    assert sum(row["terms"].values()) == pytest.approx(row["step_ms"])
+    assert out["config"]["recipe"].startswith("fp8 (shared_experts fp4, routed_experts fp4")
+    assert out["calibration"]["level"] == "B300 · sglang"
+
+
+def test_cli_model_errors_are_one_line(tmp_path, capsys):
+    from analysis import cli
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model: DeepSeek-R1\nhardware: Abacus 9000\n")
+    assert cli.main(["model", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("perfclaims model: ") and "unknown hardware 'Abacus 9000'" in err and "\n" not in err
+    assert cli.main(["model"]) == 2
+    assert "exactly one of --config CONFIG or --validate" in capsys.readouterr().err
+
+
+def test_batch_scaling_validation_section(points):
+    from analysis.pages.batch_scaling import model_validation_section
+
+    sec = model_validation_section(points)
+    rep = sec["report"]
+    assert sec["by_family"]["groups"].sum() == rep["n_groups"]
+    assert set(sec["by_family"]["family"]) >= {"H200", "MI355X", "B300"}
+    assert sec["worst"]["group"].iloc[0] == rep["groups"][0]["group"] and len(sec["worst"]) == 5
+    assert len(sec["points"]) == sum(len(g["points"]) for g in rep["groups"])
+    assert f"{100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user" in sec["text"]

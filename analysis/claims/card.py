@@ -8,27 +8,25 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.claims.answers import five_answers
+from analysis.claims.check_words import checked_on_text, worded
 from analysis.claims.checks import MATCH_TIERS, check_parts
 from analysis.claims.conditions import restate
 from analysis.claims.evidence import OTHER_MODEL, evidence_frontier, evidence_summary
 from analysis.claims.jsonform import card_json
-from analysis.claims.labels import num_text, share
+from analysis.claims.labels import num_text
 from analysis.claims.pairs import precision_pairs
-from analysis.claims.registry import Claim, claim_title, load_claim
+from analysis.claims.registry import Claim, load_claim
 from analysis.claims.relevance import relevant_points
 from analysis.claims.selection import ClaimEvidence, select_evidence
 from analysis.claims.sol import sol_for_claim
 from analysis.claims.words import (
     bottom_line,
-    headline_text,
     check_statements,
-    kinds_text,
-    match_label,
+    headline_text,
     model_note_for,
     sol_statements,
     verdict,
 )
-from analysis.claims.check_words import checked_on_text, worded
 
 # --- 5. the card -----------------------------------------------------------------------------------
 

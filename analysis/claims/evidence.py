@@ -15,7 +15,7 @@ from analysis.claims.jsonform import plain
 from analysis.claims.labels import lengths_text
 from analysis.claims.registry import Claim
 from analysis.schema import trusted
-from analysis.text import plain
+from analysis.text import plain as plain_text
 
 # --- 4. evidence -----------------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ def family(name) -> str:
 PROXY_SIZE_RATIO = 4.0
 OTHER_MODEL = "other model"
 PROXY_RULE = (f"same family, both mixture-of-experts or both dense, active parameters within "
-              f"{plain(PROXY_SIZE_RATIO)}×")
+              f"{plain_text(PROXY_SIZE_RATIO)}×")
 _SIZE = r"(\d+(?:\.\d+)?)\s*([bt])"
 
 

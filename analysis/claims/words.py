@@ -10,9 +10,9 @@ from analysis import specs
 from analysis.claims.checks import GAP_FACTOR, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
 from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
-from analysis.text import fixed, times, whole
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
+from analysis.text import fixed, times, whole
 
 
 def _name(value, default: str = "") -> str:

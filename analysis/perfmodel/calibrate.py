@@ -76,7 +76,11 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
     """One row per usable point with its group, cell, τ/verify source and the terms at its measured batch."""
     p = prepare(points)
     by = [c for c in (by or DEFAULT_BY) if c in p.columns]
-    ok = [known(m, h) for m, h in zip(p["model"], p["hardware"])]
+    # a point whose precision is not known has no bytes to charge (a published row that does not say), and one whose
+    # deployment was read from elsewhere (flag conditions-assumed: GPU count, parallelism or speculation not in its
+    # own source) would calibrate the model on an assumption
+    ok = [known(m, h) and str(prec) not in ("unknown", "nan", "") and "conditions-assumed" not in str(flags)
+          for m, h, prec, flags in zip(p["model"], p["hardware"], p["precision"], p["flags"])]
     p = p.loc[ok].copy()
     if p.empty:
         return p

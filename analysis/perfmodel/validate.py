@@ -15,6 +15,7 @@ import pandas as pd
 
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import predict as pr
+from analysis.text import plain
 
 MIN_CONCURRENCIES = 3
 
@@ -46,8 +47,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
                         "predicted_tok_s_per_gpu": p["tok_s_per_gpu"], "dominant": p["dominant"]})
         groups.append({
             "group": " | ".join(str(first[k]) for k in ("model", "hardware", "precision", "framework")) +
-                     f" | {int(first['n_gpus'])} GPU | TP{first['tp']:g} EP{first['ep']:g} DP{first['dp']:g}"
-                     f" | {first['spec_method']} | ISL {first['isl']:g} OSL {first['osl']:g}",
+                     f" | {int(first['n_gpus'])} GPU | TP{plain(first['tp'])} EP{plain(first['ep'])} "
+                     f"DP{plain(first['dp'])} | {first['spec_method']} | ISL {plain(first['isl'])} OSL {plain(first['osl'])}",
             "group_id": gid, "family": first["family"], "framework": str(first["framework"]),
             "config": {k: (None if pd.isna(first[k]) else (first[k].item() if hasattr(first[k], "item") else first[k]))
                        for k in ("model", "hardware", "n_gpus", "tp", "ep", "dp", "precision", "spec_method",

@@ -23,6 +23,7 @@ from scipy.optimize import least_squares
 from analysis import roofline, specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import step as st
+from analysis.text import plain, whole
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,8 @@ def flop_share(hardware: str, precision: str) -> tuple[float, str]:
     ach, peak = roofline.ceilings(hw, "achievable"), roofline.ceilings(hw, "datasheet")
     a, p = ach.tflops.get(math_p, math.nan), peak.tflops.get(math_p, math.nan)
     if hw.achievable_basis == "measured" and a == a and p == p and p > 0:
-        return min(a / p, 1.0), f"measured {math_p} matmul {a:,.0f} of {p:,.0f} TF ({ach.source})"
-    return roofline.ACHIEVABLE_FACTOR, f"assumed {roofline.ACHIEVABLE_FACTOR:g} of the {math_p} peak"
+        return min(a / p, 1.0), f"measured {math_p} matmul {whole(a)} of {whole(p)} TF ({ach.source})"
+    return roofline.ACHIEVABLE_FACTOR, f"assumed {plain(roofline.ACHIEVABLE_FACTOR)} of the {math_p} peak"
 
 
 def _predict(x, t: pd.DataFrame, share: float) -> np.ndarray:

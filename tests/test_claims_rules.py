@@ -103,3 +103,25 @@ def test_c00_has_a_sixth_answer_on_speculative_decoding(points):
     assert low == pytest.approx(1000 / taus["high"]) and high == pytest.approx(1000 / taus["low"])
     assert taus["basis"] == "golden" and taus["curves"]          # the range comes from the shipped golden curves
     assert spec["evidence"] or spec["status"] == "not stated"
+
+
+def test_c00_scope_answer_cites_measured_collectives_with_an_interval_per_scope(points):
+    js = claims.claim_card("C00", points).to_json()
+    scope = js["answers"]["scope"]
+    scopes = {s["gpus"]: s for s in scope["fact"]["model_scopes"]}
+    assert set(scopes) == {1, 4, 8, 72}
+    for g in (4, 8, 72):
+        lo, hi = scopes[g]["needs_us_per_collective"]
+        assert lo < hi and scopes[g]["collectives_per_step"] == 86       # 43 MoE layers x (dispatch + combine)
+        assert any("TensorRT-LLM" in src for src in scopes[g]["sources"])
+        assert scopes[g]["measured_us_per_collective"] > 0
+    # at one token per step the budget per collective is a few µs (1 ms / 86, less HBM time); measured is ~25 µs
+    assert scopes[72]["needs_us_per_collective"][0] < 10 < scopes[72]["measured_us_per_collective"]
+    assert "the acceptance length decides it" in scope["text"]
+    # no R1 and no roofline number in the answer; the roofline stays in the labelled context
+    assert "DeepSeek-R1" not in scope["text"] and "Batch-1 bounds" not in scope["text"]
+    assert scope["context"].startswith("Roofline (batch-1 bounds, not measurements)")
+    for key in ("batch", "large_batch", "scope", "latency"):
+        ev = js["answers"][key]["evidence"]
+        assert ev and all(e["model"].startswith("DeepSeek-V4") and e["source_url"].startswith("https://github.com/")
+                          for e in ev), key

@@ -207,6 +207,43 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
     return "Batch-1 bounds with the communication floor — " + "; ".join(parts) + ". " + verdict, short
 
 
+def _us(x) -> str:
+    return "–" if x is None or pd.isna(x) else (f"{x:,.1f} µs" if x < 100 else f"{x:,.0f} µs")
+
+
+def model_scopes_words(scopes: list[dict]) -> str:
+    """What the step-time model's bound (datasheet bandwidth, no overhead, measured collective latencies) says each
+    scope needs, over the τ range, and which number decides it."""
+    if not scopes:
+        return ""
+    lo_tau, hi_tau = scopes[0]["tau"]
+    taus = f"τ = {lo_tau:.2f}" if lo_tau == hi_tau else f"τ from {lo_tau:.2f} to {hi_tau:.2f}"
+    parts = []
+    for sc in scopes:
+        budget = sc["step_budget_ms"]
+        hbm = sc["hbm_ms"]
+        head = (f"{sc['scope']}: a step of {budget[0]:.2f}" + (f"–{budget[1]:.2f}" if budget[1] != budget[0] else "")
+                + f" ms, HBM alone {hbm[0]:.2f}" + (f"–{hbm[1]:.2f}" if hbm[1] != hbm[0] else "") + " ms"
+                + ("" if sc["fits"] else " (the weights do not fit)"))
+        verdicts = (sc["verdict"][0] if sc["verdict"][0] == sc["verdict"][1] or lo_tau == hi_tau else
+                    f"at τ {lo_tau:.2f} {sc['verdict'][0]}, at τ {hi_tau:.2f} {sc['verdict'][1]}")
+        if not sc["collectives_per_step"]:
+            parts.append(head + f" ({verdicts})")
+            continue
+        need = [x for x in sc["needs_us_per_collective"]]
+        need_text = " to ".join(dict.fromkeys(_us(max(x, 0.0)) if pd.notna(x) else "–" for x in need))
+        measured = sc["measured_dispatch_plus_combine_us"]
+        where = ", ".join(sc["libraries"]) or "measured collectives"
+        parts.append(head + f"; its {sc['collectives_per_step']} collectives per step may take ≤ {need_text} each, "
+                     f"measured {_us(sc['measured_us_per_collective'])} per collective"
+                     + (f" ({_us(measured)} dispatch + combine)" if pd.notna(measured) else "")
+                     + f" [{where}; {', '.join(sc['status'])}]: {verdicts}")
+    decides = ("the acceptance length decides it: " if lo_tau != hi_tau and
+               len({v for sc in scopes for v in sc["verdict"]}) > 1 else "")
+    return (f"Model (the step-time model's bound: datasheet bandwidth, no fixed overhead, measured collective "
+            f"latencies; {taus}): {decides}" + "; ".join(parts) + ".")
+
+
 def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     """The scope from the evidence (GPU counts measured); the roofline's batch-1 bounds are context, labelled."""
     long, roof_short = scope_bounds_words(f)
@@ -220,7 +257,9 @@ def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:
         if p is not None:
             context = (f"Proxy evidence: the nearest point of another model ran on {fmt_num(p.get('n_gpus'))} GPUs "
                        f"({who(p)}). " + context).strip()
-        return text + " No point of this model to measure it by.", "not stated", context
+        model = model_scopes_words(f.get("model_scopes") or [])
+        return text + " No point of this model to measure it by." + (" " + model if model else ""), "not stated", \
+            context
     gpus = f["measured_gpu_counts"]
     text += (f" The measured point nearest the claimed speed ran on {fmt_num(p.get('n_gpus'))} GPUs "
              f"(scope {p.get('scope')}; {who(p)}; {cite(p)}).")
@@ -229,7 +268,8 @@ def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:
                  + (": none spans a whole rack-scale NVLink domain, so whether the claim needs one is not measured."
                     if "NVL72" in str(claim.hardware) and max(gpus) < 72 else "."))
     short = (f"not stated; measured on {', '.join(f'{g:g}' for g in gpus)} GPUs" if gpus else "not stated")
-    return text, short, context
+    model = model_scopes_words(f.get("model_scopes") or [])
+    return text + (" " + model if model else ""), short, context
 
 
 def latency_words(claim: Claim, f: dict) -> tuple[str, str, str]:

@@ -211,6 +211,40 @@ def scope_verdict(bounds: list[dict]) -> dict:
     return {"rule": "none-reaches"}
 
 
+def model_scopes(claim: Claim) -> list[dict]:
+    """Per scope (1 GPU, a 4-GPU tray, an 8-GPU node, the 72-GPU domain), what the step-time model's bound needs to
+    reach the claim's per-user speed, at the lowest and highest τ the claim allows (its stated acceptance, else the
+    golden curves' range): the step budget, HBM time, collectives per step, the latency each may take, and the
+    measured latency per collective with its sources and status (:func:`analysis.perfmodel.scope.scope_facts`).
+    Empty for a claim with no per-user speed or a model or hardware the tables lack."""
+    from analysis.perfmodel import scope as model_scope
+
+    user = per_user_value(claim)
+    if math.isnan(user) or user <= 0 or claim.kind != "per-user" or not claim.model_table:
+        return []
+    stated = claim.number("acceptance_length")
+    taus = (stated, stated) if not math.isnan(stated) else (lambda r: (r["low"], r["high"]))(plausible_taus(claim))
+    try:
+        low, high = (model_scope.scope_facts(claim.model_table, str(claim.hardware_table or claim.hardware),
+                                             claim_tok_s_per_user=user, tau=t) for t in taus)
+    except (KeyError, ValueError):
+        return []
+    out = []
+    for a, b in zip(low, high):
+        measured = a["measured"]
+        out.append({"gpus": a["gpus"], "scope": a["scope"], "fits": a["fits"], "tau": list(taus),
+                    "step_budget_ms": [a["step_budget_ms"], b["step_budget_ms"]], "hbm_ms": [a["hbm_ms"], b["hbm_ms"]],
+                    "collectives_per_step": a["collectives_per_step"],
+                    "needs_us_per_collective": [a["needs_us_per_collective"], b["needs_us_per_collective"]],
+                    "measured_us_per_collective": a["measured_us_per_collective"],
+                    "measured_dispatch_plus_combine_us": a["measured_dispatch_plus_combine_us"],
+                    "verdict": [a["verdict"], b["verdict"]],
+                    "status": sorted({m["status"] for m in measured}),
+                    "sources": sorted({src for m in measured for src in m.get("sources") or []}),
+                    "libraries": sorted({str(m.get("library")) for m in measured if m.get("library")})})
+    return out
+
+
 def scope_fact(ev: ClaimEvidence, sol: pd.DataFrame, point) -> dict:
     claim = ev.claim
     # batch-1 bounds say what a single user's speed needs; a throughput claim's scope is its deployment's GPU count
@@ -220,7 +254,8 @@ def scope_fact(ev: ClaimEvidence, sol: pd.DataFrame, point) -> dict:
     fact = {"bounds": bounds, "verdict": scope_verdict(bounds) if bounds else None,
             "claimed_tok_s_per_user": per_user_value(claim), "scope_text": str(claim.scope),
             "scope_stated": is_stated(claim.scope), "measured_gpu_counts": gpus,
-            "evidence_tier": str(point.get("tier")) if point is not None else "none"}
+            "evidence_tier": str(point.get("tier")) if point is not None else "none",
+            "model_scopes": model_scopes(claim)}
     n = claim.number("n_gpus")
     if not math.isnan(n):
         return {**fact, "rule": "stated", "n_gpus": n}

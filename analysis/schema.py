@@ -483,6 +483,8 @@ FLAG_LIST = [
     Flag("conditions-assumed", "a condition of this published row (its latency statistic, GPU count, parallelism or "
          "request count) comes from another file or commit of the same source, not from the table itself; the "
          "table's note says which and why"),
+    Flag("tokens-inferred", "the token rate is inferred by the tool (MLPerf LoadGen: samples per second × a fixed "
+         "tokens-per-sample factor), not a count of generated tokens", level="note"),
     Flag("logical-tokens", "the source counts 'logical' tokens (its own definition, e.g. cached prefix tokens "
          "counted as processed); not comparable with tokens a GPU computed", level="note"),
     Flag("dated-history", "a dated re-run from the InferenceX history; read by the history report only, left out of "

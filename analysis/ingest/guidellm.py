@@ -188,7 +188,7 @@ FORMATS = [
     Format("guidellm-report", "guidellm", _detect_json, _parse_json,
            "JSON object with a `benchmarks` list of `generative_benchmark` objects (0.2-era `args`/`run_stats`, or "
            "0.5 `metadata`/`config`/`scheduler_state`)",
-           "tests/data/formats/guidellm/v0.5_concurrent4/Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json"),
+           "tests/data/formats/guidellm/v0.2_stripped/benchmarks_stripped.json"),
     Format("guidellm-report-yaml", "guidellm", _detect_yaml, _parse_yaml,
            "YAML with `benchmarks:` and `type_: generative_benchmark` (the same report as YAML)",
            "tests/data/formats/guidellm/v0.2_stripped/benchmarks_stripped.yaml"),

@@ -492,7 +492,8 @@ FORMATS = [
            "data/raw/inferencex-samples/agentx_aggregate/"),
     Format("inferencex-multiturn", "inferencex", _detect_multiturn, _parse_multiturn,
            "JSON object with `hw`, `users` (no `conc`) and second-valued `mean_ttlt` (multi-turn agentic aggregate)",
-           "tests/data/formats/inferencex/multiturn_users/"),
+           "tests/data/formats/inferencex/multiturn_users/agg_dsr1_tp4_users16_offloadoff_fp4_vllm_tp4-ep4-dpafalse_"
+           "disagg-false_spec-none_conc16_b200-dgxc-slurm_5.json"),
     Format("inferencex-trimmed", "inferencex", _detect_trimmed, _parse_trimmed,
            "JSON object with `good_completed` and second-valued `median_tpot` (experimental sweeps)",
            "data/raw/inferencex-repo/experimental/token_position_decode_slo/glm-5/results/"),

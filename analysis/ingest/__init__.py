@@ -31,7 +31,7 @@ from analysis.text import clean
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
 MANIFEST_NAMES = ("manifest.yml", "manifest.yaml")
 SKIP_NAMES = {*MANIFEST_NAMES, "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
-_NOT_PARSER_MODULES = {"base", "manifest", "requests_table", "launch"}
+_NOT_PARSER_MODULES = {"base", "manifest", "requests_table", "launch", "tested_on"}
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: accepted before any format
 
 

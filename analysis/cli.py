@@ -409,11 +409,12 @@ def _predict(args) -> int:
 
 def _formats() -> int:
     from analysis.ingest import formats
+    from analysis.ingest.tested_on import tested_on
 
-    rows = [(f.name, f.tool, f.detected_by, f.example) for f in formats()]
-    widths = [max(len(r[i]) for r in rows + [("format", "tool", "detected by", "example")]) for i in range(4)]
+    rows = [(f.name, f.tool, f.detected_by, f.example, tested_on(f.name)) for f in formats()]
+    header = ("format", "tool", "detected by", "example", "tested on")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(5)]
     widths[2] = min(widths[2], 70)
-    header = ("format", "tool", "detected by", "example")
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for row in rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))

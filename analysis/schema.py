@@ -377,6 +377,23 @@ def has_metric(row: dict) -> bool:
     return False
 
 
+def littles_law_ratio(df: pd.DataFrame) -> pd.Series:
+    """Streams decoding at once as the throughputs imply them ÷ as concurrency and latencies imply them.
+
+    Little's law: streams decoding at once = output tok/s ÷ per-stream decode speed, which should match the client
+    concurrency times the share of a request's life spent decoding. Both sides are built from **means** when the
+    point has them (mean TTFT, mean e2e, mean TPOT): Little's law holds for means, and a median of a bimodal
+    distribution (prefill/decode-disaggregated runs, where some requests wait for a prefill slot and others do
+    not) can sit anywhere between the modes. A point without means falls back to the medians and tok/s/user.
+    Far from 1 means a field is wrong."""
+    have_means = (df["e2e_ms_mean"] > 0) & df["ttft_ms_mean"].notna()
+    e2e = df["e2e_ms_mean"].where(have_means, df["e2e_ms_p50"])
+    ttft = df["ttft_ms_mean"].where(have_means, df["ttft_ms_p50"])
+    decoding = df["concurrency"] * (e2e - ttft) / e2e
+    per_stream = (1000.0 / df["tpot_ms_mean"]).where(have_means & (df["tpot_ms_mean"] > 0), df["tok_s_per_user"])
+    return (df["output_tok_s"] / per_stream) / decoding
+
+
 def derive(df: pd.DataFrame) -> pd.DataFrame:
     """Fill tok/s/user and tok/s/GPU where the tool left them out but the inputs are there; ``spec_method`` from
     the old one-word ``spec_decode`` where a reader gave only that (old tables stay readable)."""
@@ -405,12 +422,9 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
     df.loc[missing_gpu, "tok_s_per_gpu"] = df.loc[missing_gpu, "output_tok_s"] / df.loc[missing_gpu, "n_gpus"]
     df.loc[missing_gpu & (df["gpu_denominator"] == UNKNOWN), "gpu_denominator"] = "all"
 
-    # Little's law: streams decoding at once = output tok/s ÷ tok/s/user, which should match the client
-    # concurrency times the share of a request's life spent decoding. Far off means a field is wrong.
-    decoding = df["concurrency"] * (df["e2e_ms_p50"] - df["ttft_ms_p50"]) / df["e2e_ms_p50"]
-    implied = df["output_tok_s"] / df["tok_s_per_user"]
-    off = (implied / decoding).between(0.25, 2.0) == False  # noqa: E712 (NaN stays unflagged)
-    off &= (implied / decoding).notna()
+    ratio = littles_law_ratio(df)
+    off = ratio.between(0.25, 2.0) == False  # noqa: E712 (NaN stays unflagged)
+    off &= ratio.notna()
     if off.any():
         df.loc[off, "flags"] = [add_flag(f, "inconsistent-throughput") for f in df.loc[off, "flags"]]
 
@@ -469,6 +483,8 @@ FLAG_LIST = [
     Flag("conditions-assumed", "a condition of this published row (its latency statistic, GPU count, parallelism or "
          "request count) comes from another file or commit of the same source, not from the table itself; the "
          "table's note says which and why"),
+    Flag("tokens-inferred", "the token rate is inferred by the tool (MLPerf LoadGen: samples per second × a fixed "
+         "tokens-per-sample factor), not a count of generated tokens", level="note"),
     Flag("logical-tokens", "the source counts 'logical' tokens (its own definition, e.g. cached prefix tokens "
          "counted as processed); not comparable with tokens a GPU computed", level="note"),
     Flag("dated-history", "a dated re-run from the InferenceX history; read by the history report only, left out of "

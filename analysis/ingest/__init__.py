@@ -13,8 +13,10 @@ import hashlib
 import importlib
 import os
 import pkgutil
+import re
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from analysis.text import clean
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
 MANIFEST_NAMES = ("manifest.yml", "manifest.yaml")
 SKIP_NAMES = {*MANIFEST_NAMES, "README.md", "PROVENANCE.md", "LICENSE", ".gitkeep"}
-_NOT_PARSER_MODULES = {"base", "manifest", "requests_table", "launch"}
+_NOT_PARSER_MODULES = {"base", "manifest", "requests_table", "launch", "tested_on"}
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: accepted before any format
 
 
@@ -60,6 +62,53 @@ def detect(path: Path, head: bytes) -> Format | None:
         except Exception:  # a detector must never stop ingest; it just does not claim the file
             continue
     return None
+
+
+_TOKEN = re.compile(r"`([^`]+)`")
+_JSON_KEY = re.compile(rb'"([A-Za-z_][\w.\-]{0,40})"\s*:')
+
+
+def _detector_tokens(fmt: Format) -> list[str]:
+    """The literal keys or markers a format's ``detected_by`` names (patterns such as ``pNN_<…>`` left out)."""
+    return [t for t in _TOKEN.findall(fmt.detected_by) if not re.search(r"[<>|*]", t) and len(t) > 1]
+
+
+def why_unknown(head: bytes, tried: list[Format] | None = None) -> str:
+    """One line saying what the content is, which readers were tried and why none took it.
+
+    Each reader is judged by the markers its ``detected_by`` names: the nearest ones (most markers present) are
+    named with what they found and what they missed; the rest found none of theirs."""
+    tried = formats() if tried is None else tried
+    text = head.decode("utf-8", errors="replace")
+    stripped = text.lstrip()
+    keys = list(dict.fromkeys(k.decode() for k in _JSON_KEY.findall(head)))
+    if stripped.startswith("{"):
+        kind = "a JSON object"
+    elif stripped.startswith("["):
+        kind = "a JSON array"
+    elif "," in stripped.split("\n", 1)[0]:
+        kind = "comma-separated text"
+    else:
+        kind = "text"
+    if keys:
+        kind += " with keys " + ", ".join(keys[:6]) + (", …" if len(keys) > 6 else "")
+    scored = []
+    is_json = stripped.startswith(("{", "["))
+    for fmt in tried:
+        tokens = _detector_tokens(fmt)
+        if not tokens:
+            continue
+        # in JSON a marker is a key ("name": …); in text, the words themselves
+        have = [t for t in tokens if (f'"{t.rsplit(".", 1)[-1]}"' in text if is_json and " " not in t else t in text)]
+        if have:
+            scored.append((len(have) / len(tokens), fmt, have, [t for t in tokens if t not in have]))
+    scored.sort(key=lambda t: -t[0])
+    tools = sorted({f.tool for f in tried})
+    near = "; ".join(f"{fmt.name} ({fmt.tool}) has {', '.join(have)} but lacks {', '.join(miss) or 'its layout'}"
+                     for _, fmt, have, miss in scored[:3])
+    return (f"unknown format: {kind}; tried {len(tried)} readers ({', '.join(tools)}) and none recognised it"
+            + (f"; nearest: {near}" if near else "; none found any of the markers they look for")
+            + " (see `perfclaims formats`, or force one with --format)")
 
 
 @dataclass
@@ -294,9 +343,10 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
         entry["quarantined"] = 1
         return
     reason = None
+    wide = _wide_encoding(head)
     if not head.strip():
         reason = "empty file"
-    elif b"\x00" in head[:8192]:
+    elif b"\x00" in head[:8192] and wide is None:
         reason = "binary file (contains NUL bytes), not a benchmark log"
     elif digest is not None and digest in seen_hashes:
         reason = f"duplicate run: identical to {seen_hashes[digest]}"
@@ -306,10 +356,62 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
         return
     if digest is not None:
         seen_hashes[digest] = shown
-    found = forced or detect(path, head[3:] if head.startswith(BOM) else head)
+    if wide is not None:  # UTF-16/32 text (a Windows shell's `>`): read as the same text in UTF-8
+        with tempfile.TemporaryDirectory(prefix="perfclaims-utf8-") as folder:
+            try:
+                converted = _as_utf8(path, wide, Path(folder))
+            except (UnicodeError, OSError) as err:
+                quarantine.append(_q(shown, None, None, f"{wide.upper()} text that cannot be decoded: {err}", "none"))
+                entry["quarantined"] = 1
+                return
+            _parse_one(converted, shown, entry, rows, quarantine, request_tables, manifest=manifest, forced=forced,
+                       itl_gaps=itl_gaps, original=path, note=f"read as {wide.upper()} text (converted to UTF-8)")
+        return
+    _parse_one(path, shown, entry, rows, quarantine, request_tables, manifest=manifest, forced=forced,
+               itl_gaps=itl_gaps, original=path)
+
+
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+              (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """``utf-16-le`` (etc.) for text in a 2- or 4-byte encoding: a byte-order mark, or (no mark) ASCII text whose
+    every other byte is NUL. None for anything else, binary files included."""
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[:4096]
+    if len(sample) >= 8 and b"\x00" in sample:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) == 0:
+            return "utf-16-le"
+        if even.count(0) > 0.9 * len(even) and odd.count(0) == 0:
+            return "utf-16-be"
+    return None
+
+
+def _as_utf8(path: Path, encoding: str, folder: Path) -> Path:
+    """The file's text written as UTF-8 to ``folder`` under the same name (readers name runs after the file)."""
+    data = path.read_bytes()
+    for bom, name in _WIDE_BOMS:
+        if name == encoding and data.startswith(bom):
+            data = data[len(bom):]
+            break
+    out = folder / path.name
+    out.write_text(data.decode(encoding), encoding="utf-8")
+    return out
+
+
+def _parse_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list, request_tables: list, *,
+               manifest: Manifest, forced: Format | None, itl_gaps: bool, original: Path, note: str = "") -> None:
+    """Detect and parse one readable file (``original`` is the file as given; ``path`` the text to read)."""
+    head = _head(path)
+    head = head[3:] if head.startswith(BOM) else head
+    found = forced or detect(path, head)
     if found is None:
-        quarantine.append(_q(shown, None, None, "unknown format: no reader recognises this content "
-                             "(see `perfclaims formats`, or force one with --format)", "none"))
+        quarantine.append(_q(shown, None, None, why_unknown(head) if not note else f"{why_unknown(head)}; {note}",
+                             "none"))
         entry["quarantined"] = 1
         return
     entry.update(format=found.name, tool=found.tool)
@@ -334,7 +436,7 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
     for problem in sink.problems:
         quarantine.append(_q(shown, problem["line"], problem["field"], problem["reason"], found.name))
         entry["quarantined"] += 1
-    extra = manifest.values_for(path)
+    extra = manifest.values_for(original)
     for line, row in sink.points:
         full = {**row, **extra}
         tool = row.get("tool") if found.row_tool and row.get("tool") not in (None, "", "unknown") else found.tool
@@ -353,7 +455,7 @@ def _read_one(path: Path, shown: str, entry: dict, rows: list, quarantine: list,
     for table in sink.request_tables:
         request_tables.append(_as_frame(table, shown))
     entry.update({f"n_{k}": v for k, v in sink.counts.items()})
-    entry["note"] = clean("; ".join(sink.notes))
+    entry["note"] = clean("; ".join([*sink.notes, *([note] if note else [])]))
 
 
 # Rows per Parquet row group: big enough that a reader's per-group overhead vanishes, small enough that DuckDB,

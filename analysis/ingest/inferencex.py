@@ -1,4 +1,5 @@
-"""InferenceX (ex-InferenceMAX) results: API rows, per-point ``agg_*.json``, AgentX aggregates, trimmed summaries.
+"""InferenceX (ex-InferenceMAX) results: API rows, per-point ``agg_*.json``, AgentX and multi-turn aggregates, trimmed
+summaries.
 
 All four store latencies in **seconds** (converted to ms here) and ``intvty = 1000/TPOT_ms``, whose ``p99`` is
 the slow tail (the 1st percentile of interactivity): rows that carry it are flagged ``percentile-inverted`` and
@@ -320,6 +321,62 @@ def _parse_agentx(path: Path, sink: Sink) -> None:
     sink.point(row, line=1)
 
 
+# --- multi-turn aggregate (agentic trace replay, `users` instead of `conc`) ---------------------
+def _detect_multiturn(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"{") and b'"users"' in head and b'"hw"' in head
+            and b'"mean_ttlt"' in head and b'"conc"' not in head)
+
+
+def _parse_multiturn(path: Path, sink: Sink) -> None:
+    """``agg_<RESULT_FILENAME>.json`` of ``utils/process_agentic_result.py`` (InferenceX @7181314, multi-turn
+    agentic lane): ``users`` simulated users, each sending its turns one after another, is the client concurrency;
+    latencies are seconds over successful requests: ``ttft``, ``ttlt`` (time to last token, end to end) and ``itl``,
+    one value per request, which InferenceX's own analysis plots as TPOT (``utils/agentic-benchmark/analysis/
+    plot_pareto.py``: ``"tpot_ms": df["itl"] * 1000``), so it fills ``tpot_ms_*``. Throughputs are tokens over the
+    span from the first request's start to the last one's end."""
+    rec = read_json(path)
+    if not isinstance(rec, dict):
+        raise Quarantine("expected a JSON object")
+    tp = num(rec.get("tp"), "tp")
+    n_gpus = tp * num(rec.get("pp", 1), "pp")
+    output_tok_s = num(rec.get("output_tput_tps"), "output_tput_tps")
+    total = num(rec.get("num_requests_total"), "num_requests_total")
+    ok = num(rec.get("num_requests_successful"), "num_requests_successful")
+    row = _common(path, rec, hw=rec.get("hw"), n_gpus=n_gpus, multinode=_bool(rec.get("is_multinode")))
+    row.update({
+        "tp": tp,
+        "ep": num(rec.get("ep"), "ep"),
+        "dp": tp if _bool(rec.get("dp_attention")) else 1.0,
+        "spec_decode": rec.get("spec_decoding") or "none",
+        "spec_method": normalize_spec_method(rec.get("spec_decoding") or "none"),
+        "scenario": rec.get("scenario_type") or "agentic",
+        "concurrency": num(rec.get("users"), "users"),
+        "num_requests": ok,
+        "failed_requests": total - ok if total >= ok else math.nan,
+        "isl": num(rec.get("mean_input_tokens"), "mean_input_tokens"),
+        "osl": num(rec.get("mean_output_tokens_actual"), "mean_output_tokens_actual"),
+        "output_tok_s": output_tok_s,
+        "total_tok_s": num(rec.get("total_tput_tps"), "total_tput_tps"),
+        "tok_s_per_gpu": output_tok_s / n_gpus if n_gpus > 0 else math.nan,
+        "gpu_denominator": "all",
+        "flags": "",
+    })
+    names = {"ttft": "ttft", "ttlt": "e2e", "itl": "tpot"}
+    for key, value in rec.items():
+        m = re.fullmatch(r"(mean|median|p90|p99)_(ttft|ttlt|itl)", key)
+        if not m:
+            continue
+        metric, stat = names[m.group(2)], _LAT_STATS[m.group(1)]
+        if stat in _KEEP[metric]:
+            row[f"{metric}_ms_{stat}"] = num(value, key, scale=1000.0)
+    tpot = row.get("tpot_ms_p50", math.nan)
+    row["tok_s_per_user"] = 1000.0 / tpot if tpot > 0 else math.nan
+    row["tok_s_per_user_def"] = "1000/tpot_ms_p50"
+    if ok == 0:
+        row["flags"] = "failed-run"
+    sink.point(row, line=1)
+
+
 # --- trimmed summaries (experimental token-position sweeps: latencies in seconds) ----------------
 def _detect_trimmed(path: Path, head: bytes) -> bool:
     return (head.lstrip().startswith(b"{") and b'"good_completed"' in head and b'"median_tpot"' in head
@@ -433,6 +490,10 @@ FORMATS = [
     Format("inferencex-agentx", "inferencex", _detect_agentx, _parse_agentx,
            "JSON object with `request_metrics` and `scenario_type` (AgentX aggregate)",
            "data/raw/inferencex-samples/agentx_aggregate/"),
+    Format("inferencex-multiturn", "inferencex", _detect_multiturn, _parse_multiturn,
+           "JSON object with `hw`, `users` (no `conc`) and second-valued `mean_ttlt` (multi-turn agentic aggregate)",
+           "tests/data/formats/inferencex/multiturn_users/agg_dsr1_tp4_users16_offloadoff_fp4_vllm_tp4-ep4-dpafalse_"
+           "disagg-false_spec-none_conc16_b200-dgxc-slurm_5.json"),
     Format("inferencex-trimmed", "inferencex", _detect_trimmed, _parse_trimmed,
            "JSON object with `good_completed` and second-valued `median_tpot` (experimental sweeps)",
            "data/raw/inferencex-repo/experimental/token_position_decode_slo/glm-5/results/"),

@@ -5,7 +5,9 @@ second`` (written twice with different spacing; the same number). ``result_token
 is not tokens/s (it mixes ns) and is never read. TPOT is "Time to Output Token" in the summary and
 ``result_time_per_output_token_<p>_percentile_ns`` / ``result_time_to_output_token_mean`` in the detail log.
 Offline sample latencies measure time since the single query was issued, not a request's e2e, so they are not
-stored. "Interactive" is not a LoadGen scenario: it is known from the benchmark name (``…-interactive…``) and run
+stored. GPT-J (v3.x) is scored in samples per second with no token counts: its point keeps samples/s and latencies
+and says so; v4.x adds ``Completed tokens per second (inferred)`` (samples/s × a fixed factor), flagged
+``tokens-inferred``. "Interactive" is not a LoadGen scenario: it is known from the benchmark name (``…-interactive…``) and run
 as Server. ``Result is : INVALID`` keeps the point, flagged ``invalid-result``.
 
 Nothing about the system is in the logs: hardware, GPU count, framework and benchmark come from the submission
@@ -92,10 +94,11 @@ def _row(path: Path, values: dict, scenario: str | None, valid: str | None, vers
     if scenario == "Offline":
         for key in [k for k in row if k.startswith("e2e_ms_")]:
             del row[key]
-    if "output_tok_s" not in row or math.isnan(row["output_tok_s"]):
-        raise Quarantine("no tokens-per-second result (not an LLM run with token latencies?)",
+    no_tokens = "output_tok_s" not in row or math.isnan(row["output_tok_s"])
+    if no_tokens and math.isnan(row.get("request_s", math.nan)):
+        raise Quarantine("no result: neither tokens per second nor samples per second in the log",
                          field="Tokens per second")
-    flags = ["failed-run"] if row["output_tok_s"] == 0 else []
+    flags = ["failed-run"] if row.get("output_tok_s") == 0 or (no_tokens and row.get("request_s") == 0) else []
     if valid is None:
         flags.append("validity-unknown")
     elif valid.strip().upper() != "VALID":
@@ -108,6 +111,7 @@ def _row(path: Path, values: dict, scenario: str | None, valid: str | None, vers
 _SUMMARY_KEYS = {
     "tokens per second": "output_tok_s",
     "completed tokens per second": "output_tok_s",
+    "completed tokens per second (inferred)": "output_tok_s",  # GPT-J (v4.x): samples/s × fixed tokens/sample
     "samples per second": "request_s",
     "completed samples per second": "request_s",
     "mean latency (ns)": "e2e_ms_mean",
@@ -172,6 +176,7 @@ def _parse_summary(path: Path, sink: Sink) -> None:
     if scenario is None:
         raise Quarantine("no 'Scenario :' line: truncated summary?", field="Scenario")
     row = _row(path, values, scenario, valid, "loadgen (summary)")
+    _say_tokens(text, row, sink)
     if scenario == "Server" and target_qps:
         row["request_rate"] = num(target_qps[1], "target_qps")
     missing = [title for title in SUMMARY_SECTIONS if not re.search(rf"(?m)^{title}\s*$", text)]
@@ -180,6 +185,19 @@ def _parse_summary(path: Path, sink: Sink) -> None:
         sink.bad(f"truncated summary: no '{missing[0]}' section (LoadGen always writes it); the point is kept "
                  "but left out of fits", field=missing[0])
     sink.point(row, line=1)
+
+
+def _say_tokens(text: str, row: dict, sink: Sink) -> None:
+    """Benchmarks scored in samples, not tokens (GPT-J): the point keeps samples/s and latencies, and says so.
+
+    LoadGen counts no generated tokens for GPT-J: v3.x summaries hold samples per second only; v4.x adds
+    ``Completed tokens per second (inferred)``, samples per second × a fixed tokens-per-sample factor (LoadGen's
+    ``token_latency_scaling_factor``), flagged ``tokens-inferred``."""
+    if re.search(r"(?mi)^\s*completed tokens per second \(inferred\)\s*:", text):
+        row["flags"] = ";".join(f for f in (row["flags"], "tokens-inferred") if f)
+    elif row.get("output_tok_s") is None or math.isnan(row.get("output_tok_s", math.nan)):
+        sink.note("no token counts: this benchmark is scored in samples (queries) per second, so the point has "
+                  "samples/s and latencies but no tokens/s")
 
 
 # --- mlperf_log_detail.txt ------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""TensorRT-LLM ``trtllm-bench throughput|latency --report_json``: one JSON object, one point.
+"""TensorRT-LLM ``trtllm-bench throughput|latency``: the ``--report_json`` object, or the console report it prints
+(``trtllm-bench-console``, the same statistics as ``Label:  value`` lines); one point per report.
 
 The report carries its own configuration: model, dtype, quantization and KV dtype under ``engine``, parallelism
 and ``world_size`` (the GPU denominator) under ``world_info``, the GPU name under ``machine`` in newer versions.
@@ -144,8 +145,110 @@ def _parse(path: Path, sink: Sink) -> None:
     sink.point(row, line=1)
 
 
+# --- the console report (what people paste) ---------------------------------------------------------
+# ``ReportUtility.report_statistics`` prints the same statistics as the JSON, one ``Label:  value`` per line under
+# ``= SECTION`` banners, and percentile blocks as ``[Latency] P50    : 123.4`` (also ``[TTFT]``, ``[TPOT]``).
+_CONSOLE_KEYS = {
+    "model": "model", "tensorrt-llm version": "tool_version", "tensorrt llm version": "tool_version",
+    "dtype": "dtype", "kv cache dtype": "kv_dtype", "quantization": "quantization",
+    "number of requests": "num_requests", "number of concurrent requests": "concurrency",
+    "average input length (tokens)": "isl", "average output length (tokens)": "osl",
+    "tp size": "tp", "pp size": "pp", "ep size": "ep", "issue rate (req/sec)": "issue_rate",
+    "request throughput (req/sec)": "request_s", "total output throughput (tokens/sec)": "output_tok_s",
+    "total token throughput (tokens/sec)": "total_tok_s", "average request latency (ms)": "e2e_ms_mean",
+    "per user output throughput [w/ ctx] (tps/user)": "per_user_with_ctx",
+    "per gpu output throughput (tps/gpu)": "per_gpu",
+    "average time-to-first-token [ttft] (ms)": "ttft_ms_mean", "average time-per-output-token [tpot] (ms)":
+        "tpot_ms_mean",
+}
+_TEXT_KEYS = {"model", "tool_version", "dtype", "kv_dtype", "quantization"}
+_LINE = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s*(.*?)\s*$")
+_PCT_LINE = re.compile(r"^\s*\[(Latency|TTFT|TPOT)\]\s*(P50|P90|P99|AVERAGE)\s*:\s*(\S+)")
+_PCT_COLUMN = {"Latency": "e2e_ms", "TTFT": "ttft_ms", "TPOT": "tpot_ms"}
+
+
+def _detect_console(path: Path, head: bytes) -> bool:
+    return (b"= PERFORMANCE OVERVIEW" in head and b"Request Throughput (req/sec)" in head
+            and not head.lstrip().startswith((b"{", b"[")))
+
+
+def _parse_console(path: Path, sink: Sink) -> None:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise Quarantine(f"not UTF-8 text (byte {err.start})") from None
+    found: dict = {}
+    lines: dict = {}
+    backend = None
+    for n, line in enumerate(text.splitlines(), start=1):
+        banner = re.match(r"^=\s*(PYTORCH|TRT|TENSORRT|_AUTODEPLOY)\s+BACKEND", line.strip(), re.IGNORECASE)
+        if banner:
+            backend = banner.group(1).lower()
+        m = _PCT_LINE.match(line)
+        if m:
+            column = f"{_PCT_COLUMN[m.group(1)]}_{'mean' if m.group(2) == 'AVERAGE' else m.group(2).lower()}"
+            found.setdefault(column, num(m.group(3), f"[{m.group(1)}] {m.group(2)}"))
+            lines.setdefault(column, n)
+            continue
+        m = _LINE.match(line)
+        if not m or m.group(1).lower() not in _CONSOLE_KEYS:
+            continue
+        key, value = _CONSOLE_KEYS[m.group(1).lower()], m.group(2)
+        if key in found:
+            continue  # the first occurrence (the run's own) wins over repeats further down
+        if key in _TEXT_KEYS:
+            found[key] = value or None
+        elif value.strip().lower() in ("", "none", "n/a"):
+            found[key] = math.nan
+            if value.strip() == "":
+                sink.bad(f"{m.group(1)!r} has no value (the report is cut off here?)", line=n, field=m.group(1))
+        else:
+            found[key] = num(value.rstrip("%"), m.group(1))
+        lines[key] = n
+    if "output_tok_s" not in found and "request_s" not in found:
+        raise Quarantine("no PERFORMANCE OVERVIEW numbers (Request / Total Output Throughput)")
+    tp, pp = found.get("tp", math.nan), found.get("pp", math.nan)
+    n_gpus = tp * (pp if pp == pp else 1.0)
+    per_gpu = found.get("per_gpu", math.nan)
+    if not n_gpus > 0 and per_gpu > 0 and found.get("output_tok_s", math.nan) > 0:
+        n_gpus = float(round(found["output_tok_s"] / per_gpu))  # the report divides by world size
+    row = {
+        "run_id": path.stem,
+        "tool_version": found.get("tool_version"),
+        "model": model_from_id(found.get("model")),
+        "precision": precision_of(found.get("quantization"), found.get("dtype")),
+        "kv_dtype": precision_of(found.get("kv_dtype"), None) if found.get("kv_dtype") else None,
+        "framework": f"trtllm-{backend}" if backend else "trtllm",
+        "n_gpus": n_gpus,
+        "tp": tp, "pp": pp, "ep": found.get("ep", math.nan),
+        "phase": "serving",
+        "flags": "",
+    }
+    for key in ("num_requests", "concurrency", "isl", "osl", "request_s", "output_tok_s", "total_tok_s",
+                "e2e_ms_mean", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99", "ttft_ms_mean", "ttft_ms_p50",
+                "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_mean", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99"):
+        if key in found:
+            row[key] = found[key]
+    row.pop("e2e_ms_p90", None)  # the points table keeps mean/p50/p99 of e2e
+    if "concurrency" in row:
+        row["flags"] = add_flag(row["flags"], "concurrency-achieved")  # Σ latency / total time, as in the JSON
+    issue = found.get("issue_rate", math.nan)
+    row["request_rate"] = issue if issue == issue and issue < 1e6 else math.nan
+    if row.get("tpot_ms_p50", math.nan) > 0:
+        row["tok_s_per_user"] = 1000.0 / row["tpot_ms_p50"]
+        row["tok_s_per_user_def"] = "1000/tpot_ms_p50"
+    elif found.get("per_user_with_ctx", math.nan) == found.get("per_user_with_ctx", math.nan):
+        row["tok_s_per_user"] = found["per_user_with_ctx"]
+        row["tok_s_per_user_def"] = "tool-per-user"
+        row["flags"] = add_flag(row["flags"], "per-user-includes-ttft")
+    sink.point(row, line=lines.get("output_tok_s") or lines.get("request_s"))
+
+
 FORMATS = [
     Format("trtllm-bench-report", "trtllm-bench", _detect, _parse,
            "JSON object with `engine`, `world_info`, `request_info` and `performance` blocks (`--report_json`)",
            "tests/data/formats/trtllm/report_streaming.json"),
+    Format("trtllm-bench-console", "trtllm-bench", _detect_console, _parse_console,
+           "text with `= PERFORMANCE OVERVIEW` and `Request Throughput (req/sec):` (the printed report, as pasted)",
+           "tests/data/formats/trtllm/console/issue6294_llama31_8b_fp8_h100_excerpt.txt"),
 ]

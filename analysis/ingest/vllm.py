@@ -9,8 +9,9 @@ lacks (upstream writes no e2e statistics by default). A run with ``completed: 0`
 exactly 0 ms is likewise treated as missing (no streaming, or no request with more than one token); a negative one
 cannot be measured and rejects the record. ``spec_decode_acceptance_length`` (newer ``bench serve``, with the
 ``spec_decode_num_drafts`` / ``_draft_tokens`` / ``_accepted_tokens`` counters) is the run's measured acceptance
-length and its drafted tokens per step. The serving helpers here are shared with the SGLang reader, whose
-summaries use the same key style.
+length and its drafted tokens per step. A trimmed copy (vLLM forks, dashboards) that keeps ``model_id`` and the
+``*_ms`` latency summary but drops ``completed`` and the throughputs is read for its latencies, with a note. The
+serving helpers here are shared with the SGLang reader, whose summaries use the same key style.
 """
 
 from __future__ import annotations
@@ -208,7 +209,9 @@ def _detect_serve(path: Path, head: bytes) -> bool:
     if not text.startswith(b"{") or b'"e2e_latency_ms"' in head or b'"metrics"' in head:
         return False
     if b'"completed"' not in head or b'"output_throughput"' not in head:
-        return False
+        # trimmed copies (vLLM forks, dashboards) keep the ms latency summary and the model id only
+        return (b'"completed"' not in head and b"e2e_latency" not in head and b'"model_id"' in head
+                and len(_SUMMARY_KEY.findall(head)) >= 3)
     # Summary keys in ms, or per-request arrays plus a model id: with --save-detailed the summary comes after the
     # arrays (maybe past the head), and with --skip-tokenizer-init there is no ttft/tpot/itl summary at all.
     arrays = b'"ttfts"' in head or b'"latencies"' in head
@@ -249,7 +252,8 @@ def check_duration(rec: dict) -> None:
 def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
     check_duration(rec)
     completed = num(rec.get("completed"), "completed")
-    if math.isnan(completed):
+    trimmed = "completed" not in rec and any(STAT_KEY.match(k) for k in rec)
+    if math.isnan(completed) and not trimmed:
         raise Quarantine("no 'completed' count", field="completed")
     failed = num(rec.get("failed"), "failed")
     n_prompts = num(rec.get("num_prompts"), "num_prompts")
@@ -288,6 +292,8 @@ def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
         details_to_requests(run_id, rec, row, sink)
     if completed == 0:
         fail_run(row)
+    if trimmed:
+        sink.note("trimmed summary: no 'completed' count or throughputs, latencies read as written")
     per_user(row)
     return row
 
@@ -299,8 +305,8 @@ def _parse_serve(path: Path, sink: Sink) -> None:
         if not isinstance(rec, dict):
             sink.bad("expected a JSON object", line=line)
             continue
-        if "completed" not in rec:
-            sink.bad("record is not a serving result (no 'completed')", line=line)
+        if "completed" not in rec and not any(STAT_KEY.match(k) for k in rec):
+            sink.bad("record is not a serving result (no 'completed', no latency summary)", line=line)
             continue
         run_id = f"{path.stem}#{i + 1}" if multi else path.stem
         try:

@@ -15,6 +15,11 @@ PANEL_TITLES = {"ttft_ms": "TTFT: time to first token", "tpot_ms": "TPOT: time p
                 "e2e_ms": "E2E: whole request"}
 
 
+def _plain(label) -> str:
+    """A label drawn as written: a '$' in a model or file name would start matplotlib's math mode."""
+    return str(label).replace("$", r"\$")
+
+
 def _ms(x: float, _pos=None) -> str:
     if x >= 1000:
         return f"{x / 1000:g} s"
@@ -49,7 +54,7 @@ def ecdf_panels(long: pd.DataFrame, labels: Mapping, *, metrics: Sequence[str] =
         ax.set_ylim(0, 1.01)
         ax.grid(alpha=0.3, which="both")
     handles = [plt.Line2D([], [], color=colours[h], lw=2) for h in hue_order]
-    fig.legend(handles, hue_order, loc="lower center", ncol=1, frameon=False, fontsize=9,
+    fig.legend(handles, [_plain(h) for h in hue_order], loc="lower center", ncol=1, frameon=False, fontsize=9,
                bbox_to_anchor=(0.5, -0.02 - 0.045 * len(hue_order)))
     if title:
         fig.suptitle(title, fontsize=11)
@@ -65,7 +70,7 @@ def tail_growth_lines(growth: pd.DataFrame, labels: Mapping[int, str], *, title:
     palette = dict(zip(groups, sns.color_palette("tab20", len(groups))))
     for g in groups:
         sel = growth[growth["group"] == g].sort_values("concurrency")
-        ax.plot(sel["concurrency"], sel["tail_ratio"], marker="o", ms=4, lw=1.4, color=palette[g], label=labels[g])
+        ax.plot(sel["concurrency"], sel["tail_ratio"], marker="o", ms=4, lw=1.4, color=palette[g], label=_plain(labels[g]))
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: f"{x:g}"))
     ax.axhline(1.0, color="#999", lw=0.8)

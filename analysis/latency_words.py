@@ -17,7 +17,8 @@ METHOD_WORDS = {
 N_SOURCE_WORDS = {
     "requests": "counted from its per-request rows (successful requests)",
     "file": "as its file states",
-    "tool-default": "the tool's documented default, not recorded in the file (InferenceX: 10 × concurrency)",
+    "tool-default": "the tool's documented default, not recorded in the file (InferenceX single-node runs: 10 × "
+                    "concurrency)",
     "unknown": "unknown",
 }
 

@@ -2,8 +2,8 @@
 spread of repeats of its configuration, and whether a ratio is within the noise.
 
 * ``n_requests`` (:func:`request_counts`): the successful requests of its per-request rows, else the count its file
-  states (``num_requests``), else the tool's documented default where the tool has one (InferenceX: 10 ×
-  concurrency, :data:`INFERENCEX_DEFAULT`), else unknown. ``n_requests_source`` says which.
+  states (``num_requests``), else the tool's documented default where the tool has one (InferenceX single-node
+  runs: 10 × concurrency, :data:`INFERENCEX_DEFAULT`), else unknown. ``n_requests_source`` says which.
 * intervals (:func:`point_intervals`), with the method named per point (``*_method``, one of :data:`METHODS`):
   - per-request rows: a percentile bootstrap over the successful requests. tok/s/user is the statistic the point's
     ``tok_s_per_user_def`` names (1000 / median TPOT, 1000 / mean TPOT, median output tokens / e2e); tok/s/GPU
@@ -43,7 +43,10 @@ SEED = 0
 INFERENCEX_PROMPTS_PER_CONCURRENCY = 10
 INFERENCEX_DEFAULT = ("https://github.com/SemiAnalysisAI/InferenceX/blob/161e7f65bce88f6aa8295ca7c77288ff282ed0bb/"
                       "benchmarks/single_node/dsr1_fp8_h200.sh")
-# Readers of InferenceX harness output that do not record the request count (API rows, per-point aggregates).
+# Readers of InferenceX harness output that do not record the request count (API rows, per-point aggregates). The
+# default is the single-node scripts'; multi-node runs go through other launchers (one sets 10 × concurrency but at
+# least 16, another is not read here), so their count stays unknown.
+SINGLE_NODE_SCOPES = ("single-gpu", "node")
 INFERENCEX_DEFAULT_FORMATS = ("inferencex-api", "inferencex-api-history", "inferencex-agg")
 N_SOURCES = ("requests", "file", "tool-default", "unknown")
 # How an interval was made (what each means: analysis.latency_words.METHOD_WORDS).
@@ -89,7 +92,9 @@ def request_counts(points: pd.DataFrame, requests: pd.DataFrame | None = None) -
     source = pd.Series(np.where(np.isfinite(n) & (n > 0), "file", "unknown"), index=points.index, dtype=object)
     ref = pd.Series("", index=points.index, dtype=object)
     n = n.where(source == "file")
-    default = (source == "unknown") & points["format"].isin(INFERENCEX_DEFAULT_FORMATS) & (points["concurrency"] > 0)
+    single_node = ~points["disagg"].fillna(False).astype(bool) & points["scope"].isin(SINGLE_NODE_SCOPES)
+    default = ((source == "unknown") & points["format"].isin(INFERENCEX_DEFAULT_FORMATS) & single_node
+               & (points["concurrency"] > 0))
     n = n.where(~default, INFERENCEX_PROMPTS_PER_CONCURRENCY * points["concurrency"].astype(float))
     source[default] = "tool-default"
     ref[default] = INFERENCEX_DEFAULT
@@ -264,6 +269,17 @@ def point_intervals(points: pd.DataFrame, requests: pd.DataFrame | None = None, 
                      "gpu_method": gpu_iv.method if np.isfinite(g) else "none", "level": level})
     frame = pd.DataFrame(rows, index=points.index)
     return pd.concat([counts, frame], axis=1).reindex(columns=INTERVAL_COLUMNS)
+
+
+def point_uncertainty(points: pd.DataFrame, requests: pd.DataFrame | None = None, *, denominator: str = "all",
+                      level: float = LEVEL, n_boot: int = N_BOOT, seed: int = SEED) -> pd.DataFrame:
+    """Everything this module says about each point, one row per point (same index): :func:`point_intervals`
+    (``n_requests`` with its source, tok/s/user and tok/s/GPU intervals with their methods) and
+    :func:`repeat_spread` (same-date repeats of its configuration). What a claim card or a frontier reading
+    attaches to an evidence point."""
+    return pd.concat([point_intervals(points, requests, denominator=denominator, level=level, n_boot=n_boot,
+                                      seed=seed),
+                      repeat_spread(points, denominator=denominator)], axis=1)
 
 
 def interval_of(intervals: pd.DataFrame, label, quantity: str) -> Interval:

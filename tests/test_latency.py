@@ -138,7 +138,8 @@ def test_goodput_on_llmperf_individual_responses_equals_a_hand_computation(shipp
 
 
 def test_summary_share_is_the_lower_bound_its_percentiles_allow(raw_points):
-    pts = raw_points[raw_points["format"] == "inferencex-api"]
+    pts = raw_points[(raw_points["format"] == "inferencex-api") & (raw_points["scope"] == "node")
+                     & ~raw_points["disagg"].fillna(False).astype(bool)]
     p = pts.iloc[0]
     table = gp.goodput(pts.iloc[[0]], None, f"ttft<={p['ttft_ms_p99']}ms; tpot<={p['tpot_ms_p50']}ms")
     row = table.iloc[0]
@@ -190,9 +191,13 @@ def test_n_requests_from_requests_file_or_the_documented_default(shipped, raw_po
     assert counts.loc[_point(points, "aiperf-examples-run1"), "n_requests"] == 89  # successful requests only
     api = raw_points[raw_points["format"] == "inferencex-api"]
     c = uncertainty.request_counts(api)
-    assert (c["n_requests_source"] == "tool-default").all()
-    assert (c["n_requests"] == 10 * api["concurrency"]).all()
-    assert (c["n_requests_ref"] == uncertainty.INFERENCEX_DEFAULT).all()
+    single = ~api["disagg"].fillna(False).astype(bool) & api["scope"].isin(["node", "single-gpu"])
+    assert single.sum() > 100 and (~single).sum() > 100
+    assert (c.loc[single, "n_requests_source"] == "tool-default").all()
+    assert (c.loc[single, "n_requests"] == 10 * api.loc[single, "concurrency"]).all()
+    assert (c.loc[single, "n_requests_ref"] == uncertainty.INFERENCEX_DEFAULT).all()
+    # multi-node runs use other launchers: their count is not claimed
+    assert (c.loc[~single, "n_requests_source"] == "unknown").all() and c.loc[~single, "n_requests"].isna().all()
 
 
 def test_the_inferencex_default_is_transcribed_from_its_primary_source():
@@ -225,6 +230,19 @@ def test_same_date_repeats_give_the_run_to_run_spread(raw_points):
     gpu = by_run["output_tok_s"] / by_run["n_gpus"]
     assert by_run["run_id"].nunique() == grp["n_repeats"] >= 2
     assert grp["gpu_spread"] == pytest.approx(gpu.max() / gpu.min() - 1)
+
+
+def test_point_uncertainty_gives_every_point_its_count_interval_and_repeats(raw_points):
+    from tests.conftest import RAW
+
+    table = uncertainty.point_uncertainty(raw_points, ingest([RAW / PER_REQUEST], progress=False).requests)
+    assert table.index.equals(raw_points.index)
+    assert {"n_requests", "n_requests_source", "user_lo", "user_hi", "gpu_lo", "gpu_hi", "user_method",
+            "n_repeats", "gpu_spread"} <= set(table.columns)
+    known = table["user_method"] != "none"
+    assert known.sum() > 1000 and (table.loc[known, "user_lo"] <= table.loc[known, "tok_s_per_user"]).all()
+    assert (table.loc[known, "tok_s_per_user"] <= table.loc[known, "user_hi"]).all()
+    assert (table["n_requests_source"] == "requests").sum() == 3
 
 
 def test_within_noise_is_a_ratio_interval_that_includes_one():

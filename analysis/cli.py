@@ -99,6 +99,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("points", nargs="?", type=Path, default=config.POINTS_FILE)
     s.add_argument("--json", action="store_true", help="print {\"series\": [...], \"changes\": [...]} as JSON")
 
+    s = sub.add_parser("goodput", help="share of requests meeting every SLO, and goodput in req/s and output tok/s "
+                                        "(per GPU too), per point; capacity at an SLO with --capacity")
+    s.add_argument("table", nargs="?", type=Path, default=config.POINTS_FILE, metavar="POINTS|REQUESTS",
+                   help="points or requests table (the other is read from the same folder), or a folder of raw logs "
+                        "(default: %(default)s)")
+    s.add_argument("--slo", required=True, help='terms joined by ";", e.g. "ttft_p99<=2s; tpot<=50ms" (metrics ttft, '
+                   "tpot, itl, e2e; units ms or s; an optional _p50/_p90/_p99/_mean names the percentile it bounds)")
+    s.add_argument("--json", action="store_true", help='print {"points": [...]} (and "capacity") as JSON')
+    s.add_argument("--capacity", type=float, metavar="SHARE",
+                   help="also the largest measured concurrency per configuration whose goodput share stays >= SHARE")
+    s.add_argument("--denominator", choices=["all", "decode"], default="all",
+                   help="GPUs that goodput tok/s/GPU divides by (default: %(default)s)")
+    s.add_argument("--model", help="only points of this model")
+
     s = sub.add_parser("sol", help="speed of light for a model on hardware at a precision")
     s.add_argument("--model")
     s.add_argument("--hardware")
@@ -192,6 +206,11 @@ def _dispatch(args) -> int:
                                      price=args.price)
     if args.command == "history":
         return _history(args)
+    if args.command == "goodput":
+        from analysis import commands
+
+        return commands.cli_goodput(args.table, slo=args.slo, as_json=args.json, capacity=args.capacity,
+                                    denominator=args.denominator, model=args.model)
     if args.command == "sol":
         from analysis import commands
 

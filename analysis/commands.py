@@ -1,6 +1,6 @@
-"""What ``perfclaims frontier``, ``perfclaims sol`` and ``perfclaims model`` print: the command line's output,
-kept out of the domain modules (``analysis.frontier``, ``analysis.roofline``, ``analysis.perfmodel``), which compute
-and never print."""
+"""What ``perfclaims frontier``, ``perfclaims sol``, ``perfclaims model`` and ``perfclaims goodput`` print: the command
+line's output, kept out of the domain modules (``analysis.frontier``, ``analysis.roofline``, ``analysis.perfmodel``,
+``analysis.goodput``), which compute and never print."""
 
 from __future__ import annotations
 
@@ -59,6 +59,51 @@ def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, 
     except BrokenPipeError:  # `perfclaims frontier | head` is normal use, not an error
         pass
     return 0
+
+
+def cli_goodput(table_path, *, slo: str, as_json: bool = False, capacity: float | None = None,
+                denominator: str = "all", model: str | None = None) -> int:
+    """``perfclaims goodput``: per point the share of requests meeting every SLO term and goodput in req/s, output
+    tok/s and output tok/s per GPU (CSV, or ``{"points": [...]}`` JSON); with ``capacity`` also the largest measured
+    concurrency per configuration whose share stays at or above it. The definitions go to stderr with the CSV."""
+    import json
+
+    from analysis import goodput as gp
+    from analysis import latency_words
+
+    terms = gp.parse_slo(slo)
+    if capacity is not None and not 0 < capacity <= 1:
+        raise ValueError(f"--capacity {capacity:g}: a share between 0 and 1")
+    points, requests = data.load_points_and_requests(table_path)
+    if model:
+        points = points[points["model"] == model]
+    table = gp.goodput(points, requests, terms, denominator=denominator)
+    cap = gp.capacity(points, table, level=capacity) if capacity is not None else None
+    judged = table["basis"] != "none"
+    if (~judged).any():
+        print(f"perfclaims goodput: {int((~judged).sum())} point(s) left out: "
+              f"{latency_words.BASIS_WORDS['none']}", file=sys.stderr)
+    table = table[judged]
+    if as_json:
+        doc = gp.as_json(table)
+        if cap is not None:
+            doc["capacity"] = json.loads(cap.drop(columns="group").to_json(orient="records"))
+            doc["capacity_share"] = capacity
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        for basis in ("requests", "summary-lower-bound"):
+            if (table["basis"] == basis).any():
+                print(f"perfclaims goodput: {basis}: {latency_words.BASIS_WORDS[basis]}", file=sys.stderr)
+        cols = [c for c in gp.COLUMNS if c != "point"]
+        text = table[cols].to_csv(index=False, float_format="%.6g")
+        if cap is not None:
+            text += "\n" + cap.drop(columns="group").to_csv(index=False, float_format="%.6g")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    return 0 if len(table) else 1
 
 
 def cli_sol(*, model: str | None, hardware: str | None, precision: str | None, gpus: int = 1, batch: int = 1,

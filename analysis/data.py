@@ -29,6 +29,47 @@ def load_points(path: str | Path | None = None) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
+def load_requests(path: str | Path | None = None) -> pd.DataFrame:
+    """The per-request table ingest writes (default ``data/processed/requests.parquet``; a CSV is read too), or a
+    folder of raw logs, ingested on the fly. A missing default file gives an empty table: per-request rows are
+    optional (most logs keep summaries only)."""
+    if path is None:
+        path = config.REQUESTS_FILE
+        if not path.exists():
+            return pd.DataFrame(columns=["source_file", "run_id", "request_index", "error"])
+    path = Path(path)
+    if path.is_dir():
+        from analysis.ingest import ingest
+
+        return ingest([path], progress=False).requests
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: requests table not found; run `perfclaims ingest` first")
+    return pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+
+
+def load_points_and_requests(path: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Points and per-request rows from one argument: a points table (the requests table is read from the same
+    folder when there), a requests table (``request_index`` column; the points table must sit beside it) or a
+    folder of raw logs (ingested once, nothing written)."""
+    path = Path(path) if path is not None else config.POINTS_FILE
+    if path.is_dir():
+        from analysis.ingest import ingest
+
+        result = ingest([path], progress=False)
+        return result.points, result.requests
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: table not found; run `perfclaims ingest` first")
+    table = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    if "request_index" in table.columns:
+        beside = path.with_name("points" + path.suffix)
+        if not beside.exists():
+            raise FileNotFoundError(f"{path}: a requests table needs its points table beside it ({beside})")
+        return load_points(beside), table
+    beside = path.with_name("requests" + path.suffix)
+    return table, (load_requests(beside) if beside.exists() else load_requests(path.parent / "requests.parquet")
+                   if (path.parent / "requests.parquet").exists() else pd.DataFrame())
+
+
 # --- step-log records: model geometry and measured ceilings ---------------------------------------
 CALIBRATION_FILE = config.PROCESSED_DATA_DIR / "calibration.parquet"
 STEP_LOG_KINDS = ("env", "model", "calibration")

@@ -62,7 +62,8 @@ def test_the_whole_suite_and_a_claim_card_render_hostile_input_inert(tmp_path):
         "  - notebook: 01-ingest\n  - notebook: 10-batch-scaling\n"
         "  - notebook: 20-frontier\n    parameters: {isl: 1024, osl: 1024}\n"
         "  - notebook: 30-precision-scope\n  - notebook: 40-history\n"
-        "  - notebook: 41-suite-history\n    parameters: {reports_dir: '{out}'}\n    inputs: ['{out}/history']\n")
+        "  - notebook: 41-suite-history\n    parameters: {reports_dir: '{out}'}\n    inputs: ['{out}/history']\n"
+        f"  - notebook: 60-latency\n    parameters: {{requests_path: {processed / 'requests.parquet'}}}\n")
     out = tmp_path / "reports"
     # in process: the same notebook cells and page template as under papermill, without five kernel starts
     assert report.run_suite(suite, out=out, date="2026-01-01", executor="inprocess") == 0

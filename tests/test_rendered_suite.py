@@ -378,3 +378,18 @@ def test_history_notebook_as_the_suite_ran_it(suite_results, raw_points):
     assert results["n_groups"] == history.series(raw_points)["group"].nunique() == 184
     assert "tok/s/GPU at concurrency 128: 132 on 2026-05-13 → 629 on 2026-05-17" in results["headline"]
     assert "suite" not in results  # this project's own numbers are 41-suite-history's
+
+
+def test_latency_notebook_as_the_suite_ran_it(suite_results, raw_points):
+    """60-latency over data/processed: the three shipped runs with requests, goodput at the suite's SLO as the
+    domain computes it, and every other point counted as summary-only."""
+    from analysis import data, goodput
+    from analysis.pages import latency as latency_page
+
+    res = suite_results("60-latency")
+    assert res["runs_with_requests"] == 3 and res["requests"] == 445
+    assert res["summary_only_points"] == len(raw_points) - 3
+    assert res["slo"] == goodput.parse_slo(latency_page.DEFAULT_SLO).text()
+    table = goodput.goodput(raw_points, data.load_requests(), latency_page.DEFAULT_SLO)
+    by_run = table[table["basis"] == "requests"]
+    assert sorted(v["met"] for v in res["runs"].values()) == sorted(by_run["met"].astype(int)) == [37, 93, 150]

@@ -125,12 +125,14 @@ def _parse_individual(path: Path, sink: Sink) -> None:
         raise Quarantine("no usable request records")
     name = _NAME.match(path.stem)
     run_id = name.group("model") + f"_{name.group('isl')}_{name.group('osl')}" if name else path.stem
+    summary = _summary_of(path)
+    if summary is not None:  # the requests join the summary's point: the same run id as that point
+        run_id = _summary_run_id(summary, run_id)
     table = sink.requests(build_requests(run_id, rows))  # checked: impossible requests are marked errored
     errors = sum(1 for e in table.column("error").to_pylist() if e)
     sink.count("requests", len(rows))
     sink.count("errors", errors)
-    summary = path.with_name(path.name.replace("_individual_responses.json", "_summary.json"))
-    if summary != path and summary.exists():
+    if summary is not None:
         sink.count("point_from_summary")
         return
     ok = len(rows) - errors
@@ -145,6 +147,28 @@ def _parse_individual(path: Path, sink: Sink) -> None:
         row["isl"] = float(frame.loc[good, "input_tokens"].mean())
         row["osl"] = float(frame.loc[good, "output_tokens"].mean())
     sink.point(row, line=None)
+
+
+def _summary_of(path: Path) -> Path | None:
+    """The summary of the same run: beside the file under LLMPerf's own name (``<model>_<in>_<out>_summary.json``),
+    or, in the LLMPerf leaderboard's layout, ``../summary/<same name>`` next to ``individual/``."""
+    beside = path.with_name(path.name.replace("_individual_responses.json", "_summary.json"))
+    if beside != path and beside.exists():
+        return beside
+    if path.parent.name == "individual":
+        board = path.parent.parent / "summary" / path.name
+        if board.exists():
+            return board
+    return None
+
+
+def _summary_run_id(summary: Path, fallback: str) -> str:
+    """The run id the summary reader gives that file's point (its ``name``, else its stem)."""
+    try:
+        doc = read_json(summary)
+    except Exception:  # an unreadable summary is quarantined by its own reader; the requests keep their own id
+        return fallback
+    return str(doc.get("name") or summary.stem) if isinstance(doc, dict) else fallback
 
 
 def _request(i: int, rec: dict, where: str) -> dict:

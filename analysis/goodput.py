@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import frontier, latency, uncertainty
+from analysis.text import plain
 
 METRIC_COLUMNS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms_mean", "e2e": "e2e_ms", "e2el": "e2e_ms"}
 SUMMARY_PREFIX = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e": "e2e_ms", "e2el": "e2e_ms"}
@@ -53,7 +54,7 @@ class SloTerm:
 
     def text(self) -> str:
         name = self.metric + (f"_{self.stat}" if self.stat else "")
-        return f"{name}{'<' if self.strict else '<='}{self.limit_ms:g}ms"
+        return f"{name}{'<' if self.strict else '<='}{plain(self.limit_ms)}ms"
 
     def meets(self, values: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):

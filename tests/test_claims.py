@@ -483,8 +483,8 @@ def test_no_answer_rests_on_another_family_or_size(points):
     assert large.short == "not stated" and not large.evidence
     assert not any(a.evidence for a in card.answers.values())
     assert card.pairs == ([], [])
-    # Llama 2 70B claims keep the 70B proxy and drop the 8B
-    assert set(card_of("C14", points).evidence["model"]) == {"llama-3.1-70b-tp8-shard"}
+    # Llama 2 70B claims read the shipped Llama 2 70B run (LLMPerf leaderboard) as their own model, never the 8B
+    assert set(card_of("C14", points).evidence["model"]) == {"llama2-70b-4096"}
     # DeepSeek-V4.1-Flash (C00) is answered from its own family's published tables; DeepSeek-R1 on its hardware is
     # context only, and no answer field names an R1 number
     c00 = card_of("C00", points)

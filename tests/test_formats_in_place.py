@@ -39,6 +39,7 @@ OWNED_ELSEWHERE = {
     "ingest/aiperf.py", "ingest/h200_steps.py", "ingest/jsonl_stream.py", "ingest/llmperf.py", "ingest/manifest.py",
     "ingest/mlperf.py", "ingest/requests_table.py", "ingest/serving_console.py", "ingest/sglang.py",
     "ingest/vllm.py", "ingest/launch.py", "ingest/published.py",
+    "ingest/guidellm.py", "ingest/llama_bench.py",
     "roofline.py", "schema.py", "specs.py",
     "scaling/configuration.py", "scaling/derived.py", "scaling/estimator.py", "scaling/extrapolation.py",
     "scaling/fitting.py", "scaling/floors.py",

@@ -50,7 +50,7 @@ def _perturbed_outside(points: pd.DataFrame, view: pd.DataFrame) -> pd.DataFrame
 def test_every_report_takes_its_rows_from_its_page(points):
     jobs = _jobs()
     assert {j.view for j in jobs.values()} == {"ingest", "batch_scaling", "frontier", "precision_scope", "history",
-                                              "suite_history", "claim_card"}
+                                              "suite_history", "claim_card", "latency"}
     rows = {name: _view(job, points) for name, job in jobs.items()}
     selecting = {"20-frontier", "20-frontier-8k1k", "30-precision-scope", "40-history", "50-claim-card-C00"}
     for name in selecting:

@@ -19,7 +19,7 @@ import pandas as pd
 from analysis import data, latency, latency_words, text, uncertainty
 from analysis import frontier as fr
 from analysis import goodput as gp
-from analysis.inventory import count
+from analysis.text import count
 
 DEFAULT_SLO = "ttft_p99<=2s; tpot<=50ms"
 METRIC_WORDS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms_mean": "ITL (request mean)", "e2e_ms": "E2E"}

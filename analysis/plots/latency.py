@@ -11,6 +11,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from analysis.text import plain
+
 PANEL_TITLES = {"ttft_ms": "TTFT: time to first token", "tpot_ms": "TPOT: time per output token (per request)",
                 "e2e_ms": "E2E: whole request"}
 
@@ -22,8 +24,8 @@ def _plain(label) -> str:
 
 def _ms(x: float, _pos=None) -> str:
     if x >= 1000:
-        return f"{x / 1000:g} s"
-    return f"{x:g} ms"
+        return f"{plain(x / 1000)} s"
+    return f"{plain(x)} ms"
 
 
 def ecdf_panels(long: pd.DataFrame, labels: Mapping, *, metrics: Sequence[str] = ("ttft_ms", "tpot_ms", "e2e_ms"),
@@ -72,7 +74,7 @@ def tail_growth_lines(growth: pd.DataFrame, labels: Mapping[int, str], *, title:
         sel = growth[growth["group"] == g].sort_values("concurrency")
         ax.plot(sel["concurrency"], sel["tail_ratio"], marker="o", ms=4, lw=1.4, color=palette[g], label=_plain(labels[g]))
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: f"{x:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: plain(x)))
     ax.axhline(1.0, color="#999", lw=0.8)
     ax.set_xlabel("client concurrency (log scale)")
     ax.set_ylabel(ylabel)

@@ -264,14 +264,19 @@ def aggregate_bandwidth_tb_s(hw: specs.Hardware, gpus: int, *, which: str = "dat
     return gpus * ceilings(hw, which).bandwidth_tb_s
 
 
-def _rate(ceiling: Ceiling, math_precision: str) -> float:
-    """TFLOP/s for a math precision, falling back to the next wider one the part has (no FP4 on Hopper)."""
+def dense_rate(tflops: dict, math_precision: str) -> float:
+    """TFLOP/s for a math precision from a {precision: TFLOP/s} table, falling back to the next wider one the part
+    has (no FP4 on Hopper)."""
     order = ["fp4", "fp8", "bf16"]
     for p in order[order.index(math_precision):]:
-        v = ceiling.tflops.get(p, math.nan)
+        v = tflops.get(p, math.nan)
         if v and not math.isnan(v):
             return v
     return math.nan
+
+
+def _rate(ceiling: Ceiling, math_precision: str) -> float:
+    return dense_rate(ceiling.tflops, math_precision)
 
 
 # --- one speed-of-light point ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from analysis.claims.evidence import PROXY_RULE
-from analysis.claims.labels import fmt_num, lengths_text, precision_label
+from analysis.claims.labels import PER_USER_DEFS, fmt_num, lengths_text, precision_label
 from analysis.claims.pairs import DATE_WINDOW_DAYS
 from analysis.claims.registry import Claim
 
@@ -47,9 +47,6 @@ def latency_text(p: dict) -> str:
             f"TPOT p50 {_ms(p.get('tpot_ms_p50'))} / p99 {_ms(p.get('tpot_ms_p99'))}")
 
 
-_STAT = {"1000/tpot_ms_mean": "1000 / mean TPOT", "1000/tpot_ms_p50": "1000 / median TPOT",
-         "1000/step_ms": "1000 / step time", "output/concurrency": "output tok/s / concurrency",
-         "osl/e2e": "OSL / end-to-end latency"}
 
 
 def cite(p: dict) -> str:
@@ -57,7 +54,7 @@ def cite(p: dict) -> str:
     with the statistic its per-user speed is read at."""
     url = p.get("source_url")
     where = str(url) if url and str(url) not in ("unknown", "nan") else str(p.get("source") or p.get("row"))
-    stat = _STAT.get(str(p.get("tok_s_per_user_def")), "")
+    stat = PER_USER_DEFS.get(str(p.get("tok_s_per_user_def")), "")
     return (f"{stat}; " if stat else "") + where
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.claims.checks import REFERENCE_TOK_S_PER_USER, Difference
-from analysis.claims.labels import fmt_num, lengths_text
+from analysis.claims.labels import PER_USER_DEFS, fmt_num, lengths_text
 from analysis.claims.selection import ClaimEvidence
 
 # Conditions written "X measured, Y claimed"; the others "X instead of Y".
@@ -90,9 +90,6 @@ def _capacity(r: dict) -> str:
             + (f"; unconstrained: {_point_text(free)}" if free else "; the same point without the limit"))
 
 
-PER_USER_DEFS = {"1000/tpot_ms_p50": "1000 / median TPOT", "1000/tpot_ms_mean": "1000 / mean TPOT",
-                 "1000/step_ms": "1000 / step time", "output/concurrency": "output tok/s / concurrency",
-                 "osl/e2e": "OSL / end-to-end latency", "tool-per-user": "the tool's own per-user figure"}
 
 
 def _fastest(p: dict) -> str:

@@ -40,5 +40,11 @@ def lengths_text(isl, osl) -> str:
 
 
 
+# How a point's per-user speed was read, as the card names it (schema.TOK_S_PER_USER_DEFS has the long meanings).
+PER_USER_DEFS = {"1000/tpot_ms_p50": "1000 / median TPOT", "1000/tpot_ms_mean": "1000 / mean TPOT",
+                 "1000/step_ms": "1000 / step time", "output/concurrency": "output tok/s / concurrency",
+                 "osl/e2e": "OSL / end-to-end latency", "tool-per-user": "the tool's own per-user figure"}
+
+
 SNAPSHOT_CAVEAT = ("the InferenceX snapshot is down-sampled (a few points per curve), so a value between two "
                    "measured frontier points is a log-log interpolation across the gap, not a measurement")

@@ -11,10 +11,10 @@ from analysis import roofline, specs
 from analysis.claims.conditions import context_for, per_user_value
 from analysis.claims.labels import share
 from analysis.claims.registry import NOT_STATED, Claim
+from analysis.specdecode import ASSUMED_DRAFT_TOKENS, ASSUMED_TAU  # the one documented assumption
 from analysis.text import pct, plain, times
 
-ASSUMED_TAU = 2.5
-ASSUMED_VERIFY_TOKENS = 4.0
+ASSUMED_VERIFY_TOKENS = float(ASSUMED_DRAFT_TOKENS + 1)
 ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
 
 SCOPES = {1: "1 GPU", 8: "8-GPU node", 72: "72-GPU rack"}

@@ -9,7 +9,7 @@ import pandas as pd
 from analysis import specs
 from analysis.claims.checks import GAP_FACTOR, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
-from analysis.claims.labels import SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
+from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
 from analysis.text import fixed, times, whole
@@ -282,7 +282,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
                                                 fmt_num(measured, 1 if measured < 1000 else 0))
         limits = f"; only points within {r['limits']}" if _name(r.get("limits")) else ""
         p = ((r.get("reading") or {}).get("points") or [{}])[0]
-        stat = {"1000/tpot_ms_mean": "1000 / mean TPOT; "}.get(str(p.get("per_user_def")), "")
+        stat = f"{PER_USER_DEFS['1000/tpot_ms_mean']}; " if p.get("per_user_def") == "1000/tpot_ms_mean" else ""
         where = f"{stat}{r['group']}, {r['lengths']}{limits}"
         if pd.notna(r["measured_over_claimed"]):
             found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "

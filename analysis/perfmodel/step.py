@@ -172,12 +172,7 @@ class Geometry:
 
 
 def _rate(hw: specs.Hardware, math_precision: str) -> float:
-    order = ["fp4", "fp8", "bf16"]
-    for p in order[order.index(math_precision):]:
-        v = hw.dense_tflops.get(p, math.nan)
-        if v and not math.isnan(v):
-            return v
-    return math.nan
+    return roofline.dense_rate(hw.dense_tflops, math_precision)
 
 
 @lru_cache(maxsize=4096)

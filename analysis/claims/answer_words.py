@@ -15,6 +15,7 @@ import pandas as pd
 from analysis.claims.evidence import PROXY_RULE
 from analysis.claims.labels import PER_USER_DEFS, fmt_num, lengths_text, precision_label
 from analysis.claims.pairs import DATE_WINDOW_DAYS
+from analysis.claims.point_words import point_notes
 from analysis.claims.registry import Claim
 
 
@@ -61,7 +62,7 @@ def cite(p: dict) -> str:
 def conditions(p: dict) -> str:
     """``4 GPUs (scope node), concurrency 1, agentx workload, dspark``: what a reader must know of a point."""
     parts = [f"{fmt_num(p.get('n_gpus'))} GPUs (scope {p.get('scope')})", f"concurrency {fmt_num(p.get('concurrency'))}"]
-    return ", ".join(parts)
+    return ", ".join(parts) + f"; {point_notes(p, with_method=False)}"
 
 
 def _difference(d: dict) -> str:
@@ -142,7 +143,9 @@ def _large_batch(claim: Claim, f: dict) -> tuple[str, str]:
         if note and note.get("default") and pd.isna(p.get("ttft_ms_p50")) and pd.notna(p.get("ttft_ms_mean")):
             tail = f" ({_limits_note(note)}; read on the TTFT mean, the only statistic the source gives)."
         return (f"The claim does not say. On the group of the point the speed answer uses ({who(p)}"
-                + "".join(f"; {_difference(d)}" for d in f["differs"]) + f"; {cite(p)}) capacity{under} is "
+                + "".join(f"; {_difference(d)}" for d in f["differs"])
+                + f"; {cite(p)}; {point_notes(p, 'gpu', with_method=False)}) "
+                f"capacity{under} is "
                 f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}, where each "
                 f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}" + tail + second
                 + " The fastest per-user point is the single-user end, not the capacity.",

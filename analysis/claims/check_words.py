@@ -11,6 +11,7 @@ import pandas as pd
 
 from analysis.claims.checks import REFERENCE_TOK_S_PER_USER, Difference
 from analysis.claims.labels import PER_USER_DEFS, fmt_num, lengths_text
+from analysis.claims.point_words import point_notes
 from analysis.claims.selection import ClaimEvidence
 
 # Conditions written "X measured, Y claimed"; the others "X instead of Y".
@@ -44,7 +45,7 @@ def checked_on_text(ev: ClaimEvidence) -> str:
 
 def _point_text(p: dict) -> str:
     return (f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.1f} tok/s/user "
-            f"(concurrency {fmt_num(p.get('concurrency'))}, {p['row']})")
+            f"(concurrency {fmt_num(p.get('concurrency'))}, {p['row']}; {point_notes(p, 'gpu')})")
 
 
 def _chosen(level_chosen: bool) -> str:
@@ -99,7 +100,7 @@ def _fastest(p: dict) -> str:
                 "no output tok/s/GPU in the source")
     return (f"fastest measured point: {p['tok_s_per_user']:,.1f} tok/s/user"
             + (f" ({stat})" if stat and stat != "1000 / median TPOT" else "")
-            + f" at concurrency {fmt_num(p.get('concurrency'))}, {gpu_text} ({p['row']})")
+            + f" at concurrency {fmt_num(p.get('concurrency'))}, {gpu_text} ({p['row']}; {point_notes(p)})")
 
 
 READINGS = {
@@ -147,7 +148,10 @@ def lengths_note_text(note) -> str:
 def worded(facts: pd.DataFrame, ev: ClaimEvidence) -> pd.DataFrame:
     """The check table as the card shows it: ``how`` from ``reading``; ``differs`` and ``lengths_note`` as text."""
     table = facts.copy()
-    table.insert(table.columns.get_loc("reading"), "how", [how_text(r, ev) for r in facts["reading"]])
+    noise = "; the claimed number lies inside this point's 95% interval: the difference is within noise"
+    table.insert(table.columns.get_loc("reading"), "how",
+                 [how_text(r, ev) + (noise if inside == True else "")  # noqa: E712
+                  for r, inside in zip(facts["reading"], facts.get("claim_in_interval", [None] * len(facts)))])
     table["differs"] = [[difference_text(d) for d in (ds or [])] for ds in facts["differs"]]
     table["lengths_note"] = [lengths_note_text(n) for n in facts["lengths_note"]]
     return table

@@ -47,7 +47,8 @@ CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_p
                  "measured_decode", "measured_over_claimed", "reading", "rows", "lengths_note", "model", "n_gpus",
                  "own_sol_tok_s_per_user", "own_sol_comm_tok_s_per_user", "share_of_own_sol_comm",
                  "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row", "match", "differs",
-                 "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99", "lengths_far", "gap", "rough"]
+                 "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99", "lengths_far", "gap", "rough",
+                 "claim_in_interval"]
 # Lengths further apart than this factor (input or output) give no number in a bottom line: a 1K-input point says
 # nothing of a 128K-input claim. A claim further than GAP_FACTOR from its evidence is pointed out.
 LENGTHS_FAR = 4.0
@@ -64,12 +65,21 @@ class Difference:
     claimed: str
 
 
+# What a reading carries of each point besides its speeds: the request count, the 95% intervals and the
+# speculative decoding with its acceptance (measured, forced, ...).
+POINT_NOTE_FIELDS = ("n_requests", "n_requests_source", "tok_s_per_user_lo", "tok_s_per_user_hi",
+                     "tok_s_per_gpu_lo", "tok_s_per_gpu_hi", "interval_level", "spec_method", "acceptance_length",
+                     "acceptance_source")
+
+
 def _point(ctx, r) -> dict:
     """A point as a reading cites it (``per_user_def``: the statistic its per-user speed was read at)."""
     full = ctx.row(r)
     return {"tok_s_per_gpu": r.get("tok_s_per_gpu"), "tok_s_per_user": r["tok_s_per_user"],
             "concurrency": r.get("concurrency"), "row": ctx.rid(r), "per_user_def": full.get("tok_s_per_user_def"),
-            "source_url": full.get("source_url")}
+            "source_url": full.get("source_url"),
+            # how sure the point is and how its speculative decoding was set (selection.UNCERTAINTY_FIELDS)
+            **{k: full.get(k) for k in POINT_NOTE_FIELDS}}
 
 
 def _at_lengths(points: pd.DataFrame, pairs, claim: Claim | None = None) -> pd.DataFrame:
@@ -574,6 +584,7 @@ def check_parts(ev: ClaimEvidence) -> pd.DataFrame:
     table["rough"] = [bool((r or {}).get("rough")) for r in table["reading"]]
     ratio = (table["measured_all"] / table["claimed"]).where(table["kind"] != "ratio")
     table["gap"] = pd.concat([ratio, 1 / ratio], axis=1).max(axis=1, skipna=False)
+    table["claim_in_interval"] = [_claim_in_interval(r) for r in table.to_dict("records")]
     order = {p.text: i for i, p in enumerate(ev.parts)}
     # the best tier first, then the reading with fewest differing conditions, then the highest
     # ... and close readings before rough ones (read across a wide frontier gap)
@@ -582,6 +593,22 @@ def check_parts(ev: ClaimEvidence) -> pd.DataFrame:
     table = table.sort_values(["_p", "_t", "_d", "_r", "measured_all"], ascending=[True, True, True, True, False],
                               na_position="last")
     return table.drop(columns=["_p", "_t", "_d", "_r"]).reset_index(drop=True)
+
+
+def _claim_in_interval(row: dict) -> bool | None:
+    """Whether the claimed number lies inside the 95% interval of the one measured point a per-user or capacity
+    reading rests on (True: the difference is within the measurement's noise); None where the reading rests on no
+    single point or the point has no interval."""
+    reading = row.get("reading") or {}
+    points = reading.get("points") or []
+    if row.get("kind") == "ratio" or reading.get("rule") not in ("fastest", "measured", "capacity") or len(points) != 1:
+        return None
+    q = "user" if row.get("kind") == "per-user" else "gpu"
+    lo, hi = points[0].get(f"tok_s_per_{q}_lo"), points[0].get(f"tok_s_per_{q}_hi")
+    claimed = row.get("claimed")
+    if any(v is None or pd.isna(v) for v in (lo, hi, claimed)):
+        return None
+    return bool(lo <= claimed <= hi)
 
 
 def _lengths_far(claim: Claim, row: dict) -> bool:

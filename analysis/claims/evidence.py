@@ -161,7 +161,12 @@ EVIDENCE_FIELDS = ["source", "model", "hardware", "precision", "isl", "osl", "sp
                    "tpot_ms_p50", "tpot_ms_p99",
                    # added: where a published row comes from, what it measured and at which statistic
                    "source_url", "source_kind", "workload", "scope", "tok_s_per_user_def", "ttft_ms_mean",
-                   "tpot_ms_mean", "num_requests", "spec_method", "acceptance_length", "acceptance_source", "date"]
+                   "tpot_ms_mean", "num_requests", "spec_method", "acceptance_length", "acceptance_source", "date",
+                   # added: how many requests stand behind the point and the 95% interval of each speed
+                   # (analysis.claims.selection.UNCERTAINTY_FIELDS)
+                   "n_requests", "n_requests_source", "n_requests_ref", "tok_s_per_user_lo", "tok_s_per_user_hi",
+                   "tok_s_per_user_interval", "tok_s_per_gpu_lo", "tok_s_per_gpu_hi", "tok_s_per_gpu_interval",
+                   "interval_level", "n_repeats", "repeat_spread_tok_s_per_user", "repeat_spread_tok_s_per_gpu"]
 
 
 def row_id(row) -> str:

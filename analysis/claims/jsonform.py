@@ -5,7 +5,9 @@
 its numbers); ``comparisons``, one per number of the claim
 and measured group, with ``claimed``, ``measured``, ``ratio`` (measured / claimed, null unless direct or same-model
 evidence at the claim's lengths), ``unit``, ``at_tok_s_per_user``, ``match`` (direct | same-model | proxy | none),
-``differs``, ``evidence`` and ``reading`` (how the number was read, as data: ``rule`` and the points);
+``differs``, ``evidence`` (each point with ``n_requests`` and the 95% interval of each speed) and ``reading`` (how
+the number was read, as data: ``rule`` and the points), ``claim_in_interval`` (the claimed number inside that
+interval: within noise);
 ``precision_pairs`` with ``a``, ``b``, ``ratio`` and ``confounders``. Unknown values are null.
 """
 
@@ -62,6 +64,8 @@ def comparisons(card) -> list[dict]:
             "ttft_ms_p99": r.get("ttft_ms_p99"), "tpot_ms_p99": r.get("tpot_ms_p99"), "how": r.get("how"),
             "share_of_own_sol": r.get("share_of_own_sol_comm"), "evidence": list(r.get("evidence") or []),
             "reading": reading,
+            # the claimed number inside the 95% interval of the one point the reading rests on (null: no interval)
+            "claim_in_interval": r.get("claim_in_interval"),
         })
     return out
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analysis import specs
+from analysis import specs, uncertainty
 from analysis.claims.conditions import (
     DEFAULT_CAPACITY_LIMIT,
     LatencyLimit,
@@ -155,11 +155,50 @@ def capacity_limits(limits, limits_from: str) -> tuple[tuple[LatencyLimit, ...],
     return (DEFAULT_CAPACITY_LIMIT,), "perfclaims' default sanity limit: neither the claim nor its scenario sets one", True
 
 
-def select_evidence(claim: Claim, points: pd.DataFrame | None) -> ClaimEvidence:
+# What the card attaches to every evidence point from :func:`analysis.uncertainty.point_uncertainty`: how many
+# requests stand behind it (and where that count comes from), the 95% interval of each speed with its method, and
+# the run-to-run spread of same-date repeats of its configuration. Keys: the uncertainty column, the card's name.
+UNCERTAINTY_FIELDS = {
+    "n_requests": "n_requests", "n_requests_source": "n_requests_source", "n_requests_ref": "n_requests_ref",
+    "user_lo": "tok_s_per_user_lo", "user_hi": "tok_s_per_user_hi", "user_method": "tok_s_per_user_interval",
+    "gpu_lo": "tok_s_per_gpu_lo", "gpu_hi": "tok_s_per_gpu_hi", "gpu_method": "tok_s_per_gpu_interval",
+    "level": "interval_level", "n_repeats": "n_repeats", "user_spread": "repeat_spread_tok_s_per_user",
+    "gpu_spread": "repeat_spread_tok_s_per_gpu",
+}
+_PID = "_point_id"   # the points-table index of a selected row, so its uncertainty can be joined back
+
+
+def with_uncertainty(frames: list[pd.DataFrame], points: pd.DataFrame | None,
+                     requests: pd.DataFrame | None = None) -> list[pd.DataFrame]:
+    """``frames`` (selections of ``points`` carrying :data:`_PID`) with :data:`UNCERTAINTY_FIELDS` added. The
+    intervals are computed once, on the union of the selected rows (repeats of a configuration are all of one
+    model, so the union holds them)."""
+    ids = list(dict.fromkeys(i for f in frames if len(f) and _PID in f for i in f[_PID].dropna()))
+    if points is None or not ids:
+        return frames
+    unc = uncertainty.point_uncertainty(points.loc[ids], requests)
+    unc = unc[list(UNCERTAINTY_FIELDS)].rename(columns=UNCERTAINTY_FIELDS)
+    out = []
+    for f in frames:
+        if not len(f) or _PID not in f:
+            out.append(f)
+            continue
+        add = unc.reindex(f[_PID].to_numpy())
+        add.index = f.index
+        out.append(pd.concat([f.drop(columns=[c for c in add.columns if c in f]), add], axis=1))
+    return out
+
+
+def select_evidence(claim: Claim, points: pd.DataFrame | None,
+                    requests: pd.DataFrame | None = None) -> ClaimEvidence:
     """The evidence for ``claim`` among ``points`` (already narrowed to the claim's rows by
-    :func:`analysis.claims.relevance.relevant_points`)."""
+    :func:`analysis.claims.relevance.relevant_points`); ``requests`` (per-request rows, optional) give the
+    intervals of the points that have them."""
+    if points is not None and len(points):
+        points = points.assign(**{_PID: points.index})
     near = evidence_for(claim, points) if points is not None else pd.DataFrame()
     pool, tier = _pool(claim, points)
+    near, pool = with_uncertainty([near, pool], points, requests)
     limits, limits_from = latency_limits(claim)
     size = len(pool)
     models = tuple(sorted(pool["model"].astype(str).unique())) if size else ()

@@ -461,6 +461,8 @@ FLAG_LIST = [
          "outside min–max); the statistics cannot all be right", untrusted=True),
     Flag("truncated", "the summary was cut off before its closing section; values may be missing or partial",
          untrusted=True),
+    Flag("conflicting-duplicate", "another file reports the same run, configuration, day and load with different "
+         "numbers; both records are kept and neither is believed until one is removed", untrusted=True),
     Flag("validity-unknown", "the MLPerf log states no VALID/INVALID result"),
     Flag("gpu-accounting-uncertain", "per-GPU fields do not add up under the documented GPU accounting"),
     Flag("tok-s-per-user-approx", "tok/s/user restated from another definition; approximate"),

@@ -57,7 +57,7 @@ def _utf8_lines(data: bytes, sink: Sink) -> str:
         try:
             lines.append(raw.decode("utf-8"))
         except UnicodeDecodeError as err:
-            sink.bad(f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column {err.start + 1}); row not read",
+            sink.bad(f"not UTF-8 text (byte {hex(raw[err.start])} at column {err.start + 1}); row not read",
                      line=lineno)
             lines.append("\n" if raw.endswith((b"\n", b"\r")) else "")
     return "".join(lines)

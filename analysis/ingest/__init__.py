@@ -34,7 +34,7 @@ from analysis.schema import (
     to_points,
     validate_row,
 )
-from analysis.text import clean
+from analysis.text import clean, csv_safe
 
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
 MANIFEST_NAMES = ("manifest.yml", "manifest.yaml")
@@ -492,8 +492,8 @@ def write_outputs(result: IngestResult, out_dir: Path, *, partition: bool = Fals
     writers = {
         "points": lambda p: result.points.to_parquet(p, index=False, row_group_size=ROW_GROUP_ROWS),
         "requests": lambda p: result.requests.to_parquet(p, index=False, row_group_size=ROW_GROUP_ROWS),
-        "quarantine": lambda p: result.quarantine.to_csv(p, index=False),
-        "files": lambda p: result.files.to_csv(p, index=False),
+        "quarantine": lambda p: csv_safe(result.quarantine).to_csv(p, index=False),
+        "files": lambda p: csv_safe(result.files).to_csv(p, index=False),
     }
     temps: dict[str, Path] = {}
     try:

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from analysis import config
-from analysis.text import csv_safe
 from analysis.lazy_imports import defer_iri_grammar
+from analysis.text import csv_safe
 
 
 def _floats(text: str) -> list[float]:

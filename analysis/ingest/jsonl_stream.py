@@ -319,10 +319,14 @@ def _stream_range(path, extract, columns, batch_rows, start, end) -> StreamResul
 
 
 # A skipped array is cut only if no byte is above "9" (that excludes letters — NaN, Infinity, null, exponents —
-# and brackets and braces) and it holds no quote, minus sign (a negative gap) or "/". What is left are digits,
-# dots, commas and the odd harmless byte below ","; the commas count the elements.
+# and brackets and braces), none below "," (a space for a comma, a NUL, a quote) and it holds no minus sign (a
+# negative gap) or "/". What is left are digits, dots and commas, cut only when they spell JSON numbers (no empty
+# element, no "1.2.3", no leading zero): anything else is parsed whole, so both AIPerf modes refuse the same
+# records. The commas count the elements.
 _HIGH = ord("9")
 _COMMA = ord(",")
+_DOT = ord(".")
+_ZERO = ord("0")
 _RELEASE_BYTES = 32 << 20  # drop mapped pages from our resident set every this many bytes (page cache keeps them)
 
 
@@ -459,13 +463,28 @@ def _flat_count(mm, view, k: int, skip: int, stop: int, scratch: np.ndarray) -> 
         return None
     gaps = view[a:b]
     find = mm.find
-    if gaps.max() > _HIGH or find(b'"', a, b) >= 0 or find(b"-", a, b) >= 0 or find(b"/", a, b) >= 0:
-        return None
+    if gaps.max() > _HIGH or gaps.min() < _COMMA or find(b"-", a, b) >= 0 or find(b"/", a, b) >= 0:
+        return None  # only digits, dots and commas may be cut; anything else (a space, a NUL) is parsed whole
+    if gaps[0] < _ZERO or gaps[-1] < _ZERO:
+        return None  # a leading or trailing comma or dot: not JSON, left for the parser to refuse
     if scratch.size < b - a:
         scratch.resize(2 * (b - a), refcheck=False)
-    is_comma = scratch[: b - a]
-    np.equal(gaps, _COMMA, out=is_comma)  # into a reused buffer: a fresh one per line costs a quarter more
-    return int(np.count_nonzero(is_comma)) + 1, a, b
+    marks = scratch[: b - a]
+    np.less(gaps, _ZERO, out=marks)  # commas and dots, into a reused buffer: a fresh one per line costs more
+    at = np.flatnonzero(marks)
+    if at.size:
+        kinds = gaps[at]
+        # two marks side by side (",,", ",.", ".."), or two dots with no comma between them ("1.2.3")
+        if (np.diff(at) == 1).any() or ((kinds[1:] == _DOT) & (kinds[:-1] == _DOT)).any():
+            return None
+        starts = at[kinds == _COMMA] + 1
+    else:
+        starts = at
+    heads = np.concatenate(([0], starts))
+    heads = heads[heads + 1 < b - a]
+    if ((gaps[heads] == _ZERO) & (gaps[heads + 1] >= _ZERO)).any():
+        return None  # a leading zero ("01") is not a JSON number
+    return int(np.count_nonzero(gaps[at] == _COMMA)) + 1 if at.size else 1, a, b
 
 
 def _to_batch(rows: list[tuple], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:

@@ -179,6 +179,10 @@ def _checked_values(where: str, values: dict, problems: list[dict]) -> dict:
                              "reason": f"manifest value for {key} must be a single value, not a "
                                        f"{type(value).__name__}; ignored"})
             continue
+        if isinstance(value, float) and value != value:  # YAML .nan: it would erase what the log itself states
+            problems.append({"field": f"{where}.{key}",
+                             "reason": f"manifest value for {key} is NaN (.nan), not a value; ignored"})
+            continue
         try:
             validate_row({key: value})
         except FieldError as err:

@@ -76,3 +76,23 @@ def test_a_negative_request_time_is_marked_and_reported(col):
     assert table.column("error").to_pylist() == [f"implausible: negative {col} -20.5"]
     assert [p["field"] for p in problems] == [col]
     assert isinstance(table, pa.Table)
+
+
+VLLM = Path(__file__).parent / "data" / "formats" / "vllm" / "fork_gptoss_conc4.json"
+
+
+@pytest.mark.parametrize(("change", "reason", "field"), [
+    ({"duration": 0}, "benchmark duration 0 s with 40 completed requests: no rate can be right", "duration"),
+    ({"failed": 1000}, "1000 failed and 40 completed of 40 prompts sent: the counts cannot all be right", "failed"),
+])
+def test_vllm_counts_that_cannot_be_right_are_quarantined(tmp_path, change, reason, field):
+    import json
+
+    rec = json.loads(VLLM.read_text(encoding="utf-8"))
+    assert ingest([VLLM], manifest=None).quarantine.empty
+    rec.update(change)
+    path = tmp_path / VLLM.name
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    result = ingest([path], manifest=None)
+    assert result.points.empty
+    assert result.quarantine[["field", "reason"]].values.tolist() == [[field, reason]]

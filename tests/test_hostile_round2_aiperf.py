@@ -37,6 +37,7 @@ MUTATIONS = {
     "NUL inside": lambda body, r: (lambda i: body[:i] + b"\0" + body[i:])(r.randrange(1, len(body))),
     "leading comma": lambda body, r: b"," + body,
     "two dots": lambda body, r: body.replace(b".", b"..", 1),
+    "a dot for a comma": lambda body, r: (lambda i: body[:i] + b"." + body[i + 1:])(r.choice(_commas(body))),
     "dot after comma": lambda body, r: (lambda i: body[:i + 1] + b"." + body[i + 1:])(r.choice(_commas(body))),
     "leading zero": lambda body, r: (lambda i: body[:i + 1] + b"0" + body[i + 1:])(r.choice(_commas(body))),
     "trailing dot": lambda body, r: body + b".",

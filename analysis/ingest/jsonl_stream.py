@@ -327,6 +327,7 @@ _HIGH = ord("9")
 _COMMA = ord(",")
 _DOT = ord(".")
 _ZERO = ord("0")
+_LEADING_ZERO = re.compile(rb",0[0-9]")
 _RELEASE_BYTES = 32 << 20  # drop mapped pages from our resident set every this many bytes (page cache keeps them)
 
 
@@ -462,29 +463,22 @@ def _flat_count(mm, view, k: int, skip: int, stop: int, scratch: np.ndarray) -> 
     if b <= a:
         return None
     gaps = view[a:b]
-    find = mm.find
-    if gaps.max() > _HIGH or gaps.min() < _COMMA or find(b"-", a, b) >= 0 or find(b"/", a, b) >= 0:
+    if gaps.max() > _HIGH or gaps.min() < _COMMA:
         return None  # only digits, dots and commas may be cut; anything else (a space, a NUL) is parsed whole
     if gaps[0] < _ZERO or gaps[-1] < _ZERO:
         return None  # a leading or trailing comma or dot: not JSON, left for the parser to refuse
-    if scratch.size < b - a:
-        scratch.resize(2 * (b - a), refcheck=False)
-    marks = scratch[: b - a]
-    np.less(gaps, _ZERO, out=marks)  # commas and dots, into a reused buffer: a fresh one per line costs more
-    at = np.flatnonzero(marks)
-    if at.size:
-        kinds = gaps[at]
-        # two marks side by side (",,", ",.", ".."), or two dots with no comma between them ("1.2.3")
-        if (np.diff(at) == 1).any() or ((kinds[1:] == _DOT) & (kinds[:-1] == _DOT)).any():
-            return None
-        starts = at[kinds == _COMMA] + 1
-    else:
-        starts = at
-    heads = np.concatenate(([0], starts))
-    heads = heads[heads + 1 < b - a]
-    if ((gaps[heads] == _ZERO) & (gaps[heads + 1] >= _ZERO)).any():
-        return None  # a leading zero ("01") is not a JSON number
-    return int(np.count_nonzero(gaps[at] == _COMMA)) + 1 if at.size else 1, a, b
+    n = b - a
+    if scratch.size < 2 * n:
+        scratch.resize(4 * n, refcheck=False)
+    marks, pairs = scratch[:n], scratch[n:2 * n - 1]
+    np.less(gaps, _ZERO, out=marks)  # commas, dots, "-" and "/", into a reused buffer (a fresh one costs more)
+    if np.logical_and(marks[1:], marks[:-1], out=pairs).any():
+        return None  # two side by side (",,", ",.", ".,", ".."): an empty element or a dot beside a comma
+    kinds = gaps[marks].tobytes()  # those marks in order: two dots in a row share one element ("1.2.3")
+    if b"-" in kinds or b"/" in kinds or b".." in kinds or _LEADING_ZERO.search(mm, a, b) or (
+            gaps[0] == _ZERO and n > 1 and gaps[1] >= _ZERO):
+        return None  # a sign, a slash, or a leading zero ("01"): not JSON numbers, left for the parser to refuse
+    return kinds.count(b",") + 1, a, b
 
 
 def _to_batch(rows: list[tuple], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from analysis import config
 from analysis.lazy_imports import defer_iri_grammar
+from analysis.text import csv_safe
 
 
 def _floats(text: str) -> list[float]:
@@ -382,7 +383,7 @@ def _fit(args) -> int:
         n = int((fits["status"] == "fitted").sum()) if len(fits) else 0
         print(f"{n} of {len(fits)} groups fitted -> {out} (bootstrap draws: {side})")
     else:
-        fits.to_csv(sys.stdout, index=False)
+        csv_safe(fits).to_csv(sys.stdout, index=False)
     return 0
 
 
@@ -422,7 +423,7 @@ def _predict(args) -> int:
     if draws is None:
         print(f"warning: no {data.draws_path(args.fits).name} beside {args.fits}: predictions without bands",
               file=sys.stderr)
-    predicted.to_csv(sys.stdout, index=False)
+    csv_safe(predicted).to_csv(sys.stdout, index=False)
     return 0
 
 

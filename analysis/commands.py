@@ -12,6 +12,7 @@ from pathlib import Path
 from analysis import cost, data, specs
 from analysis import frontier as fr
 from analysis import roofline as rl
+from analysis.text import csv_safe
 
 
 def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, denominator: str,
@@ -52,7 +53,7 @@ def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, 
     else:
         cols += [fr.metric_column(metric, t) for t in at]
         cols += fr.PRICE_COLUMNS if metric in cost.COST_METRICS else ["power_scope"]
-    text = table[cols].to_csv(index=False, float_format="%.6g")
+    text = csv_safe(table[cols]).to_csv(index=False, float_format="%.6g")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -95,9 +96,9 @@ def cli_goodput(table_path, *, slo: str, as_json: bool = False, capacity: float 
             if (table["basis"] == basis).any():
                 print(f"perfclaims goodput: {basis}: {latency_words.BASIS_WORDS[basis]}", file=sys.stderr)
         cols = [c for c in gp.COLUMNS if c != "point"]
-        text = table[cols].to_csv(index=False, float_format="%.6g")
+        text = csv_safe(table[cols]).to_csv(index=False, float_format="%.6g")
         if cap is not None:
-            text += "\n" + cap.drop(columns="group").to_csv(index=False, float_format="%.6g")
+            text += "\n" + csv_safe(cap.drop(columns="group")).to_csv(index=False, float_format="%.6g")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

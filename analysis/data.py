@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import config
+from analysis.text import csv_safe, csv_unescape
 
 
 def load_points(path: str | Path | None = None) -> pd.DataFrame:
@@ -114,7 +115,7 @@ def write_fits(fits: pd.DataFrame, draws: pd.DataFrame | None, path: str | Path)
     """Write the fits table (CSV) and, beside it, its bootstrap draws (parquet, one row per group and draw)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fits.to_csv(path, index=False)
+    csv_safe(fits).to_csv(path, index=False)  # model and hardware names may start like a formula
     if draws is None:
         return path, None
     side = draws_path(path)
@@ -128,6 +129,6 @@ def load_fits(path: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFram
     path = Path(path) if path is not None else config.FITS_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path}: no fits file; run `perfclaims fit --out {path}` first")
-    fits = pd.read_csv(path)
+    fits = csv_unescape(pd.read_csv(path))
     side = draws_path(path)
     return fits, (pd.read_parquet(side) if side.exists() else None)

@@ -48,7 +48,7 @@ from analysis.text import plain
 CONFIG = ["model", "hardware", "framework", "precision", "spec_decode", "disagg", "scope", "isl", "osl", "tp", "ep",
           "dp", "n_gpus", "n_prefill_gpus", "n_decode_gpus"]
 # Flags that make a point unusable for any comparison; ``dated-history`` is what this module reads.
-BAD_FLAGS = ("failed-run", "inconsistent-throughput")
+BAD_FLAGS = ("failed-run", "inconsistent-throughput", "conflicting-duplicate")  # the last: see conflicts()
 LEVELS = (25.0, 50.0, 100.0, 200.0)  # tok/s/user at which each date's frontier is read
 K_SIGMA = 3.0  # a change must exceed this many robust standard deviations of the run-to-run noise
 MIN_QUIET_PAIRS = 20  # fewer neighbouring pairs with a recorded, unchanged image than this: use all pairs
@@ -95,7 +95,7 @@ def dated_points(points: pd.DataFrame) -> pd.DataFrame:
         ok &= np.isfinite(pts[col].astype(float)) & (pts[col] > 0)
     pts = pts[ok].copy()
     line = pts["source_line"].map(lambda x: "" if pd.isna(x) else f":{int(x)}")
-    pts["source"] = pts["source_file"].astype(str) + line
+    pts["source"] = pts["source_file"].astype(str) + line.astype(str)  # astype: an empty map is float
     pts["_image_known"] = pts["tool_version"].fillna("unknown") != "unknown"
     key = CONFIG + ["concurrency", "day", "run_id"]
     pts = pts.sort_values("_image_known", ascending=False, kind="stable")
@@ -517,3 +517,19 @@ def runs(hist: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols + ["n_reports", "n_numbers"])
     out = hist.groupby(cols, sort=False).agg(n_reports=("report", "nunique"), n_numbers=("key", "size"))
     return out.reset_index().sort_values(["run_date", "run_id"]).reset_index(drop=True)
+
+
+def conflicts(points: pd.DataFrame) -> pd.DataFrame:
+    """Dated records flagged ``conflicting-duplicate`` (two files, one point, different numbers), one row each with
+    ``day``, ``source`` (file:line) and its speeds: history compares none of them (they are in :data:`BAD_FLAGS`)
+    and says so, rather than keep whichever file sorts first."""
+    cols = ["model", "hardware", "concurrency", "day", "source", "tok_s_per_user", "tok_s_per_gpu"]
+    if points.empty or "flags" not in points:
+        return pd.DataFrame(columns=cols)
+    pts = points[has_flag(points, "conflicting-duplicate").to_numpy()]
+    pts = pts.astype({c: object for c in pts.columns if pd.api.types.is_string_dtype(pts[c])})
+    source = [f"{f}" + ("" if pd.isna(x) else f":{int(x)}") for f, x in zip(pts["source_file"], pts["source_line"])]
+    pts = pts.assign(day=pts["date"].map(day), tok_s_per_gpu=frontier.per_gpu(pts, denominator="all"),
+                     source=source)
+    return pts[pts["day"].notna()][cols].sort_values(["model", "hardware", "day", "concurrency", "source"],
+                                                      kind="stable").reset_index(drop=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analysis.text import fixed, plain
+from analysis.text import fixed, num, plain
 
 
 def difference_text(d) -> str:
@@ -41,3 +41,18 @@ def noise_text(noise) -> str:
     return (f"{name}: {noise.n_pairs:,} pairs ({noise.basis}); robust spread σ = 1.4826 × median |log ratio| = "
             f"{fixed(100 * noise.sigma, 2)}%; a change must exceed {plain(noise.k_sigma)}σ, a ratio beyond "
             f"×{fixed(noise.threshold_ratio, 3)} or ÷{fixed(noise.threshold_ratio, 3)}.")
+
+
+def conflicts_text(table) -> str:
+    """What :func:`analysis.history.conflicts` found, in one sentence ('' when nothing conflicts)."""
+    if table is None or not len(table):
+        return ""
+    examples = []
+    for (model, hardware, when, conc), rows in table.groupby(["model", "hardware", "day", "concurrency"],
+                                                             sort=False, dropna=False):
+        gpu = " vs ".join(f"{num(v)} ({s})" for v, s in zip(rows["tok_s_per_gpu"], rows["source"]))
+        examples.append(f"{model} on {hardware}, {when}, concurrency {plain(conc)}: {gpu} tok/s/GPU")
+    shown = "; ".join(examples[:3]) + ("; …" if len(examples) > 3 else "")
+    return (f"{len(table):,} records of {len(examples):,} points conflict (two files report the same run, "
+            f"configuration, day and concurrency with different numbers) and are left out of every comparison "
+            f"until one is removed: {shown}")

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 
 from analysis import config, schema
+from analysis.text import csv_unescape
 
 
 def load_processed(processed_dir: Path | None = None) -> dict[str, pd.DataFrame]:
@@ -21,7 +22,7 @@ def load_processed(processed_dir: Path | None = None) -> dict[str, pd.DataFrame]
     out = {"points": pd.read_parquet(points_path)}
     for name in ("quarantine", "files"):
         path = d / f"{name}.csv"
-        out[name] = pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+        out[name] = csv_unescape(pd.read_csv(path)) if path.exists() and path.stat().st_size else pd.DataFrame()
     return out
 
 

@@ -8,6 +8,7 @@ word where a number belongs). Unknown is NaN or ``"unknown"``, never a guess.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Iterable
@@ -362,10 +363,57 @@ def plausibility(df: pd.DataFrame) -> pd.DataFrame:
         lo = df[[p[0] for p in pairs]].to_numpy(dtype=float)
         hi = df[[p[1] for p in pairs]].to_numpy(dtype=float)
         unordered = (lo > hi * (1 + 1e-6) + 1e-9).any(axis=1)
-    for mask, flag in ((over, "implausible-value"), (unordered, "percentiles-unordered")):
+    over |= impossible_setup(df)
+    for mask, flag in ((over, "implausible-value"), (unordered, "percentiles-unordered"),
+                       (implausible_dates(df["date"]), "implausible-date")):
         if mask.any():
             df.loc[mask, "flags"] = [add_flag(f, flag) for f in df.loc[mask, "flags"]]
     return df
+
+
+WHOLE_COUNTS = ("n_gpus", "tp", "ep", "pp", "dp", "n_workers", "n_prefill_gpus", "n_decode_gpus")
+ZERO_IMPOSSIBLE = [c for c in LATENCY if c != "step_ms"]  # a time from request to token cannot be zero
+
+
+def impossible_setup(df: pd.DataFrame) -> np.ndarray:
+    """Rows whose configuration cannot exist: a fractional GPU or parallel degree (0.5 GPUs), more GPUs in one
+    model copy than the deployment has (TP 16 on 1 GPU: tp × pp or ep above n_gpus), or a latency of exactly
+    zero (a TPOT of 0 would make tok/s/user infinite)."""
+    with np.errstate(invalid="ignore"):
+        counts = df[list(WHOLE_COUNTS)].to_numpy(dtype=float)
+        bad = (np.isfinite(counts) & (counts != np.floor(counts))).any(axis=1)
+        n = df["n_gpus"].to_numpy(dtype=float)
+        tp, pp, ep = (df[c].to_numpy(dtype=float) for c in ("tp", "pp", "ep"))
+        per_copy = np.where(np.isnan(tp), 1.0, tp) * np.where(np.isnan(pp), 1.0, pp)
+        bad |= (per_copy > n) | (ep > n)
+        bad |= (df[ZERO_IMPOSSIBLE].to_numpy(dtype=float) == 0).any(axis=1)
+    return bad
+
+
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?)?")
+FUTURE_SLACK_DAYS = 1  # clocks and time zones: a date up to a day ahead of today is accepted
+
+
+def implausible_dates(dates: pd.Series, *, today: datetime.date | None = None) -> np.ndarray:
+    """Dates that cannot be when a run happened: not on the calendar (2026-02-30), a time of day that does not
+    exist (28:90:97), or later than today (2099-01-01). Text that is not a date ("unknown") is left alone."""
+    today = today or datetime.date.today()
+    limit = today + datetime.timedelta(days=FUTURE_SLACK_DAYS)
+    verdict = {}
+    for text in pd.unique(dates.astype(object)):
+        m = _DATE.match(str(text)) if isinstance(text, str) else None
+        if not m:
+            verdict[text] = False
+            continue
+        y, mo, d, hh, mm, ss = m.groups()
+        try:
+            when = datetime.date(int(y), int(mo), int(d))
+            if hh is not None:
+                datetime.time(int(hh), int(mm), int(float(ss or 0)))
+            verdict[text] = when > limit
+        except ValueError:
+            verdict[text] = True
+    return np.array([verdict[t] for t in dates.astype(object)], dtype=bool)
 
 
 def has_metric(row: dict) -> bool:
@@ -456,11 +504,16 @@ FLAG_LIST = [
     Flag("invalid-result", "MLPerf LoadGen judged the run INVALID (a latency or minimum-duration constraint was "
          "not met)", untrusted=True),
     Flag("implausible-value", "a value lies outside what hardware can do (tok/s/user above 1e5, tok/s/GPU above "
-         "1e6, or an impossible count); the point is kept but not believed", untrusted=True),
+         "1e6, an impossible count, a fractional GPU count, more GPUs per model copy than the deployment has, or a "
+         "latency of zero); the point is kept but not believed", untrusted=True),
     Flag("percentiles-unordered", "a latency's percentiles are out of order (p50 > p90 or p90 > p99, or a mean "
          "outside min–max); the statistics cannot all be right", untrusted=True),
     Flag("truncated", "the summary was cut off before its closing section; values may be missing or partial",
          untrusted=True),
+    Flag("conflicting-duplicate", "another file reports the same run, configuration, day and load with different "
+         "numbers; both records are kept and neither is believed until one is removed", untrusted=True),
+    Flag("implausible-date", "the run's date is not on the calendar (2026-02-30), its time of day does not exist "
+         "(28:90:97), or it lies in the future (a typo or a skewed clock); history cannot place the point"),
     Flag("validity-unknown", "the MLPerf log states no VALID/INVALID result"),
     Flag("gpu-accounting-uncertain", "per-GPU fields do not add up under the documented GPU accounting"),
     Flag("tok-s-per-user-approx", "tok/s/user restated from another definition; approximate"),

@@ -28,13 +28,98 @@ def clean(value) -> str:
     return _SURROGATE.sub("\ufffd", s)
 
 
+# Bidirectional controls reorder what a reader sees (U+202E turns "gpj.exe" into "exe.jpg"): shown as their names.
+_BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+# Where a Markdown renderer would make a bare address a live link: "://" and "www." are written as references.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(:)(?=//)|(?<![\w.])(www)(\.)", re.I)
+
+
+def _inert(s: str) -> str:
+    s = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", _CONTROL.sub(" ", clean(s)))
+    s = "".join(f"&#{ord(ch)};" if ch in _SPECIAL else ch for ch in s)
+    return _AUTOLINK.sub(lambda m: "&#58;" if m.group(1) else m.group(2) + "&#46;", s)
+
+
 def esc(value) -> str:
-    """Untrusted ``value`` made inert for Markdown and HTML (see the module note). ``None`` and NaN give
-    :data:`MISSING`."""
+    """Untrusted ``value`` made inert for Markdown and HTML (see the module note); bidirectional controls are shown
+    as ``<U+202E>``, and a bare address stays text (a link only where :func:`links` writes one). ``None`` and NaN
+    give :data:`MISSING`."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
-    s = _CONTROL.sub(" ", clean(value))
-    return "".join(f"&#{ord(ch)};" if ch in _SPECIAL else ch for ch in s)
+    return _inert(value if isinstance(value, str) else str(value))
+
+
+_URL = re.compile(r"https?://[^\s<>\"'`]+", re.I)
+_URL_TAIL = ".,;:!?*_~'\""
+
+
+def _url_end(url: str) -> str:
+    """``url`` without the punctuation that ends the sentence around it: a trailing ``)`` only when unbalanced."""
+    while url:
+        if url[-1] in _URL_TAIL:
+            url = url[:-1]
+        elif url[-1] == ")" and url.count(")") > url.count("("):
+            url = url[:-1]
+        else:
+            break
+    return url
+
+
+def links(value) -> str:
+    """Untrusted ``value`` of a field meant to hold addresses (a claim's source) as :func:`esc` gives it, with each
+    http(s) address an explicit link (``<a href>`` with the address escaped, so ``)`` or ``&`` after it never
+    become part of it); any other scheme stays text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    s = clean(value if isinstance(value, str) else str(value))
+    out, at = [], 0
+    for m in _URL.finditer(s):
+        url = _url_end(m.group())
+        if _BIDI.search(url) or _CONTROL.search(url) or len(url) <= len("https://"):
+            continue
+        out.append(_inert(s[at:m.start()]))
+        href = "".join(ch if ch.isalnum() or ch in "/:.-_~?=%+,;!$*@" else f"&#{ord(ch)};" for ch in url)
+        out.append(f'<a href="{href}" rel="noopener noreferrer">{_inert(url)}</a>')
+        at = m.start() + len(url)
+    out.append(_inert(s[at:]))
+    return "".join(out)
+
+
+# Spreadsheets run a cell that starts with one of these as a formula (=HYPERLINK(...), +cmd|...). A text cell that
+# starts so is written with a leading apostrophe (and one that starts with an apostrophe before such a sign gets
+# another, so reading back strips exactly one); numbers, and text that is a plain number ("-3.5"), are left as is.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d[\d,]*\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def csv_cell(value):
+    """One cell for a CSV file a spreadsheet may open (see the note above)."""
+    if not isinstance(value, str) or not value:
+        return value
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(value):
+        return "'" + value
+    if value.startswith("'") and value[1:2] and value[1:].startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def csv_safe(frame):
+    """``frame`` with every text cell passed through :func:`csv_cell` (numeric columns untouched), for ``to_csv``."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or str(out[col].dtype) in ("string", "str"):
+            out[col] = out[col].map(csv_cell)
+    return out
+
+
+def csv_unescape(frame):
+    """A CSV written through :func:`csv_safe`, read back: the one apostrophe :func:`csv_cell` added is removed."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or str(out[col].dtype) in ("string", "str"):
+            out[col] = out[col].map(lambda v: v[1:] if isinstance(v, str) and v.startswith("'") and
+                                    v[1:].startswith((*_FORMULA_START, "'")) else v)
+    return out
 
 
 # --- numbers for readers ------------------------------------------------------------------------------------

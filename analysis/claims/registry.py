@@ -10,7 +10,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from analysis import config, specs
+from analysis import config, safe_yaml, specs
+from analysis.schema import UPPER_BOUNDS
+from analysis.text import whole
 
 NOT_STATED = "not stated"
 STATED, INFERRED = "stated", "inferred from data"
@@ -219,6 +221,10 @@ def claim_parts(claim: Claim) -> list[ClaimPart]:
         value = parse_value(value)[0] if isinstance(value, str) else float(value) if value is not None else math.nan
         if math.isnan(value):
             raise ValueError(f"{where}: field 'value' has no number")
+        check_number(value, "value", where)
+        for name in ("n_gpus", "at_tok_s_per_user"):
+            if d.get(name) is not None:
+                check_number(d[name], name, where)
         num = lambda k, d=d: float(d[k]) if isinstance(d.get(k), (int, float)) else math.nan  # noqa: E731
         n = num("n_gpus")
         if math.isnan(n) and d["kind"] != "ratio":
@@ -228,6 +234,55 @@ def claim_parts(claim: Claim) -> list[ClaimPart]:
                              precision=d.get("precision"), scope=d.get("scope"), baseline=d.get("baseline"),
                              baseline_scope=d.get("baseline_scope"), axis=d.get("axis")))
     return out
+
+
+# The numbers a claim file may hold: (lowest allowed, whether it must be whole, highest). A count of GPUs is a whole
+# number from 1; the claimed value is above zero (a claim of 0 or less says nothing a check could test).
+NUMBER_FIELDS = {
+    "value": (0.0, False, 1e12), "n_gpus": (1.0, True, UPPER_BOUNDS["n_gpus"]),
+    "batch": (1.0, False, UPPER_BOUNDS["batch_size"]), "tokens_per_step": (1.0, False, UPPER_BOUNDS["tokens_per_step"]),
+    "at_tok_s_per_user": (0.0, False, UPPER_BOUNDS["tok_s_per_user"]),
+    "acceptance_length": (1.0, False, UPPER_BOUNDS["acceptance_length"]),
+    "draft_tokens": (1.0, True, UPPER_BOUNDS["draft_tokens"]),
+}
+
+
+def check_number(value, name: str, where: str, *, stated_text_ok: bool = True) -> None:
+    """ValueError (one line naming ``where`` and the field) unless ``value`` is "not stated" (or other text, when
+    ``stated_text_ok``) or a finite number in the range :data:`NUMBER_FIELDS` gives ``name``."""
+    lo, whole_only, hi = NUMBER_FIELDS[name]
+    x = _as_number(value)
+    if x is None and isinstance(value, str) and stated_text_ok:
+        return  # words ("not stated", "8 (one node)") are read by the checks, not here
+    if x is None:
+        raise ValueError(f"{where}: field {name!r} must be a number or 'not stated', got {value!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"{where}: field {name!r} must be a finite number, got {value!r}")
+    low_ok = x > lo if lo == 0.0 else x >= lo
+    if not low_ok or x > hi or (whole_only and x != int(x)):
+        kind = "a whole number" if whole_only else "a number"
+        bound = f"above {whole(lo)}" if lo == 0.0 else f"from {whole(lo)}"
+        raise ValueError(f"{where}: field {name!r} must be {kind} {bound} to {whole(hi)}, got {value!r}")
+
+
+def _as_number(value) -> float | None:
+    """``value`` as a float when it is a number, or text that is one (YAML reads ``1e30`` as text); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip().replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def _check_numbers(doc: dict, where: str) -> None:
+    for name in NUMBER_FIELDS:
+        if name in doc and doc[name] is not None:
+            check_number(doc[name], name, where, stated_text_ok=name != "value")
 
 
 def claim_title(claim: Claim) -> str:
@@ -265,6 +320,7 @@ def claim_from_row(row: dict, *, where: str = "") -> Claim:
     value, qual = parse_value(row["value"])
     if math.isnan(value):
         raise ValueError(f"{where}: field 'value': no number in {row['value']!r}")
+    check_number(value, "value", where)
     model_table = specs.match_model_name(row["model"])
     try:
         hw_table = specs.hardware(row["hardware"]).label
@@ -272,6 +328,8 @@ def claim_from_row(row: dict, *, where: str = "") -> Claim:
         hw_table = None
     n = _first_number(row.get("n_accelerators"))
     batch = _first_number(row.get("batch_or_concurrency"))
+    if not math.isnan(n):
+        check_number(n, "n_gpus", f"{where}: n_accelerators")
     spec = row.get("spec_decode", NOT_STATED)
     if is_stated(spec) and re.match(r"(no|none)\b", str(spec).lower()):
         spec = "none"
@@ -308,7 +366,13 @@ def read_claim_yaml(path: str | Path) -> Claim:
     if not path.exists():
         raise FileNotFoundError(f"{path}: claim file not found")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = safe_yaml.load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except safe_yaml.AliasBomb as err:
+        raise ValueError(f"{path}: {err}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: YAML nested too deeply") from None
     except yaml.YAMLError as err:
         raise ValueError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(doc, dict):
@@ -323,6 +387,7 @@ def read_claim_yaml(path: str | Path) -> Claim:
     if isinstance(doc["value"], str):
         doc["value"], qual = parse_value(doc["value"])
         doc.setdefault("value_qualifier", qual)
+    _check_numbers(doc, str(path))
     if doc["kind"] not in KINDS:
         raise ValueError(f"{path}: field 'kind' must be one of {', '.join(KINDS)}, got {doc['kind']!r}")
     doc.setdefault("value_text", str(doc["value"]))

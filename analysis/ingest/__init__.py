@@ -25,8 +25,16 @@ import pandas as pd
 from analysis import config
 from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink, in_words
 from analysis.ingest.manifest import Manifest, load_manifest
-from analysis.schema import FieldError, add_flag, has_metric, to_points, validate_row
-from analysis.text import clean
+from analysis.schema import (
+    CONFIGURATION,
+    NUMERIC_COLUMNS,
+    FieldError,
+    add_flag,
+    has_metric,
+    to_points,
+    validate_row,
+)
+from analysis.text import clean, csv_safe
 
 QUARANTINE_COLUMNS = ["source_file", "line", "field", "reason", "format"]
 MANIFEST_NAMES = ("manifest.yml", "manifest.yaml")
@@ -319,6 +327,7 @@ def ingest(
     bar.close()
 
     points = to_points(rows)
+    points = _same_point_twice(points, quarantine, file_log)
     requests = pd.concat(request_tables, ignore_index=True) if request_tables else pd.DataFrame()
     qframe = pd.DataFrame(quarantine, columns=QUARANTINE_COLUMNS)
     qframe["line"] = qframe["line"].astype("Int64")
@@ -483,8 +492,8 @@ def write_outputs(result: IngestResult, out_dir: Path, *, partition: bool = Fals
     writers = {
         "points": lambda p: result.points.to_parquet(p, index=False, row_group_size=ROW_GROUP_ROWS),
         "requests": lambda p: result.requests.to_parquet(p, index=False, row_group_size=ROW_GROUP_ROWS),
-        "quarantine": lambda p: result.quarantine.to_csv(p, index=False),
-        "files": lambda p: result.files.to_csv(p, index=False),
+        "quarantine": lambda p: csv_safe(result.quarantine).to_csv(p, index=False),
+        "files": lambda p: csv_safe(result.files).to_csv(p, index=False),
     }
     temps: dict[str, Path] = {}
     try:
@@ -519,6 +528,61 @@ def _status(row: dict) -> str:
     if row.get("note"):
         return "same run read elsewhere"
     return "nothing read"
+
+
+# What makes two records the same point (run, configuration, day, load) and what they report about it.
+_POINT_KEY = ["tool", "format", "run_id", "date", *CONFIGURATION, "concurrency", "batch_size", "request_rate", "isl", "osl",
+              "context_len"]
+_POINT_VALUES = [c for c in NUMERIC_COLUMNS if c not in _POINT_KEY]
+
+
+def _same_point_twice(points: pd.DataFrame, quarantine: list, file_log: list) -> pd.DataFrame:
+    """Records of one point read from several files. Equal numbers (a copy re-saved with CRLF line ends or a
+    byte-order mark, which the whole-file hash cannot see) are counted once: the later copies become quarantine rows
+    naming the first. Different numbers are a conflict nobody can settle here: every record is kept and flagged
+    ``conflicting-duplicate``, so that history and fits do not silently keep whichever file sorts first."""
+    if points.empty or "source_file" not in points:
+        return points
+    key = _joined(points, _POINT_KEY)
+    files_per_key = points.groupby(key)["source_file"].nunique()
+    shared = key.isin(files_per_key.index[files_per_key > 1])
+    if not shared.any():
+        return points
+    values = _joined(points, _POINT_VALUES)
+    drop: list = []
+    conflicting: list = []
+    entries = {e["source_file"]: e for e in file_log}
+    for _, group in points[shared].groupby(key[shared], sort=False):
+        group = group.assign(_values=values[group.index]).sort_values(["source_file", "source_line"], kind="stable")
+        if group["_values"].nunique() > 1:
+            both = group[[c for c in _POINT_VALUES if c in group]].dropna(axis=1)  # a field one record lacks is no
+            if (both.nunique(dropna=False) > 1).any():                         # conflict, just less said
+                conflicting.extend(group.index)
+            continue
+        first = group.iloc[0]
+        for idx, row in group.iloc[1:].iterrows():
+            if row["source_file"] == first["source_file"]:
+                continue  # repeats inside one file are the file's own business
+            where = first["source_file"] + ("" if pd.isna(first["source_line"]) else
+                                            f" line {int(first['source_line'])}")
+            line = None if pd.isna(row["source_line"]) else int(row["source_line"])
+            quarantine.append(_q(row["source_file"], line, None, f"duplicate record: identical to {where}",
+                                 row.get("format", "none")))
+            entry = entries.get(row["source_file"])
+            if entry is not None:
+                entry["points"] = max(0, int(entry.get("points", 0)) - 1)
+                entry["quarantined"] = int(entry.get("quarantined", 0)) + 1
+            drop.append(idx)
+    if conflicting:
+        points.loc[conflicting, "flags"] = [add_flag(f, "conflicting-duplicate")
+                                            for f in points.loc[conflicting, "flags"]]
+    return points.drop(index=drop).reset_index(drop=True)
+
+
+def _joined(points: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """Each row's ``columns`` as one string (missing values written alike), to group equal rows by."""
+    cols = [c for c in columns if c in points]
+    return pd.Series(["\x1f".join(map(str, t)) for t in points[cols].itertuples(index=False)], index=points.index)
 
 
 def _q(source_file, line, field_name, reason, fmt_name) -> dict:

@@ -43,11 +43,28 @@ def _detect(path: Path, head: bytes) -> bool:
     return "model" in names and bool(names & METRIC_COLUMNS)
 
 
-def _parse(path: Path, sink: Sink) -> None:
+def _utf8_lines(data: bytes, sink: Sink) -> str:
+    """The text of ``data`` line by line: a line that is not UTF-8 (one Latin-1 row typed in a spreadsheet) is
+    quarantined with its line number and left empty, so the rest of the file is read and keeps its numbering."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise Quarantine("not UTF-8 text") from None
+        pass
+    lines = []
+    for lineno, raw in enumerate(data.splitlines(keepends=True), 1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            sink.bad(f"not UTF-8 text (byte {hex(raw[err.start])} at column {err.start + 1}); row not read",
+                     line=lineno)
+            lines.append("\n" if raw.endswith((b"\n", b"\r")) else "")
+    return "".join(lines)
+
+
+def _parse(path: Path, sink: Sink) -> None:
+    text = _utf8_lines(path.read_bytes(), sink)
     found = _header(text)
     if not found:
         raise Quarantine("no CSV header line")

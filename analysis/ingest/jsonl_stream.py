@@ -40,9 +40,15 @@ import orjson
 import pyarrow as pa
 
 from analysis.ingest.base import Quarantine
+from analysis.text import whole
 
 BATCH_ROWS = 8192
 PARALLEL_MIN_BYTES = 64 << 20
+# No record is longer than this (AIPerf's longest gap arrays are a few MB); a longer line is quarantined without
+# being read whole: a crash or a full disk leaves a tail of NUL bytes that would otherwise be one 8 GB "line".
+MAX_LINE_BYTES = 64 << 20
+_PROBE = 4096  # bytes of an overlong line looked at to say what it holds
+_CHUNK = 1 << 20
 INF = math.inf
 _LOADS = orjson.loads
 _DECODE_ERROR = orjson.JSONDecodeError
@@ -266,14 +272,24 @@ def _stream_range(path, extract, columns, batch_rows, start, end) -> StreamResul
     with open(path, "rb") as fh:
         if start:
             fh.seek(start - 1)
-            fh.readline()  # the line running through ``start`` belongs to the previous range
+            _skip_rest_of_line(fh)  # the line running through ``start`` belongs to the previous range
         pos = fh.tell()
         limit = INF if end is None else end
-        for raw in fh:
-            if pos >= limit:
+        cap = MAX_LINE_BYTES
+        readline = fh.readline
+        while pos < limit:
+            raw = readline(cap + 1)
+            if not raw:
                 break
-            pos += len(raw)
             lineno += 1
+            if len(raw) > cap and not raw.endswith(b"\n"):  # overlong: skip to its end in chunks, never whole
+                head, n = raw[:_PROBE], len(raw)
+                raw = None
+                skipped, at_eof = _skip_rest_of_line(fh)
+                pos += n + skipped
+                bad.append({"line": lineno, "field": None, "reason": overlong_reason(head, n + skipped, at_eof)})
+                continue
+            pos += len(raw)
             try:
                 obj = loads(raw)
             except _DECODE_ERROR:
@@ -303,10 +319,15 @@ def _stream_range(path, extract, columns, batch_rows, start, end) -> StreamResul
 
 
 # A skipped array is cut only if no byte is above "9" (that excludes letters — NaN, Infinity, null, exponents —
-# and brackets and braces) and it holds no quote, minus sign (a negative gap) or "/". What is left are digits,
-# dots, commas and the odd harmless byte below ","; the commas count the elements.
+# and brackets and braces), none below "," (a space for a comma, a NUL, a quote) and it holds no minus sign (a
+# negative gap) or "/". What is left are digits, dots and commas, cut only when they spell JSON numbers (no empty
+# element, no "1.2.3", no leading zero): anything else is parsed whole, so both AIPerf modes refuse the same
+# records. The commas count the elements.
 _HIGH = ord("9")
 _COMMA = ord(",")
+_DOT = ord(".")
+_ZERO = ord("0")
+_LEADING_ZERO = re.compile(rb",0[0-9]")
 _RELEASE_BYTES = 32 << 20  # drop mapped pages from our resident set every this many bytes (page cache keeps them)
 
 
@@ -335,8 +356,18 @@ def _stream_range_skipping(path, extract, columns, batch_rows, start, end, key) 
                 pos = size if nl < 0 else nl + 1  # the line running through ``start`` belongs to the previous range
             limit = size if end is None else min(end, size)
             released = pos - pos % mmap.PAGESIZE
+            cap = MAX_LINE_BYTES
             while pos < limit:
-                stop = find(b"\n", pos)
+                stop = find(b"\n", pos, pos + cap + 1)
+                if stop < 0 and pos + cap < size:  # overlong: find its end window by window, dropping each
+                    stop = _find_end_releasing(mm, pos + cap, size)
+                    lineno += 1
+                    nxt = size if stop < 0 else stop + 1
+                    bad.append({"line": lineno, "field": None,
+                                "reason": overlong_reason(mm[pos:pos + _PROBE], nxt - pos, stop < 0)})
+                    pos = nxt
+                    released = pos - pos % mmap.PAGESIZE
+                    continue
                 nxt, stop = (size, size) if stop < 0 else (stop + 1, stop)
                 lineno += 1
                 n = _flat_count(mm, view, find(needle, pos, stop), len(needle), stop, scratch)
@@ -379,6 +410,46 @@ def _stream_range_skipping(path, extract, columns, batch_rows, start, end, key) 
     return StreamResult(table=table, bad=bad, counts=counts, lines=lineno)
 
 
+def _skip_rest_of_line(fh) -> tuple[int, bool]:
+    """Read past the rest of the current line chunk by chunk; (bytes skipped, whether the file ended first)."""
+    skipped = 0
+    while True:
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            return skipped, True
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            fh.seek(nl + 1 - len(chunk), os.SEEK_CUR)
+            return skipped + nl + 1, False
+        skipped += len(chunk)
+
+
+def _find_end_releasing(mm, pos: int, size: int) -> int:
+    """Offset of the next newline at or after ``pos`` (-1: none), searched window by window; each window's pages
+    are dropped from the resident set once searched (the binary tail of a crashed run can be gigabytes)."""
+    while pos < size:
+        end = min(size, pos + _RELEASE_BYTES)
+        nl = mm.find(b"\n", pos, end)
+        start = pos - pos % mmap.PAGESIZE
+        upto = end - end % mmap.PAGESIZE
+        if upto > start:
+            mm.madvise(mmap.MADV_DONTNEED, start, upto - start)
+        if nl >= 0:
+            return nl
+        pos = end
+    return -1
+
+
+def overlong_reason(head: bytes, n: int, at_eof: bool) -> str:
+    """Why a line longer than :data:`MAX_LINE_BYTES` was not read, from its first bytes."""
+    where = "to the end of the file" if at_eof else "before the next line"
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        return (f"binary data, not a record: a line of {whole(n)} bytes {where}, NUL bytes from byte {nul + 1} "
+                "(what a crash or a full disk leaves); not read")
+    return f"line of {whole(n)} bytes {where}, longer than the {whole(MAX_LINE_BYTES)} a record may hold; not read"
+
+
 def _flat_count(mm, view, k: int, skip: int, stop: int, scratch: np.ndarray) -> tuple[int, int, int] | None:
     """(elements, first byte inside, closing bracket) of the array found at ``k``, when it may be cut unparsed.
 
@@ -392,14 +463,22 @@ def _flat_count(mm, view, k: int, skip: int, stop: int, scratch: np.ndarray) -> 
     if b <= a:
         return None
     gaps = view[a:b]
-    find = mm.find
-    if gaps.max() > _HIGH or find(b'"', a, b) >= 0 or find(b"-", a, b) >= 0 or find(b"/", a, b) >= 0:
-        return None
-    if scratch.size < b - a:
-        scratch.resize(2 * (b - a), refcheck=False)
-    is_comma = scratch[: b - a]
-    np.equal(gaps, _COMMA, out=is_comma)  # into a reused buffer: a fresh one per line costs a quarter more
-    return int(np.count_nonzero(is_comma)) + 1, a, b
+    if gaps.max() > _HIGH or gaps.min() < _COMMA:
+        return None  # only digits, dots and commas may be cut; anything else (a space, a NUL) is parsed whole
+    if gaps[0] < _ZERO or gaps[-1] < _ZERO:
+        return None  # a leading or trailing comma or dot: not JSON, left for the parser to refuse
+    n = b - a
+    if scratch.size < 2 * n:
+        scratch.resize(4 * n, refcheck=False)
+    marks, pairs = scratch[:n], scratch[n:2 * n - 1]
+    np.less(gaps, _ZERO, out=marks)  # commas, dots, "-" and "/", into a reused buffer (a fresh one costs more)
+    if np.logical_and(marks[1:], marks[:-1], out=pairs).any():
+        return None  # two side by side (",,", ",.", ".,", ".."): an empty element or a dot beside a comma
+    kinds = gaps[marks].tobytes()  # those marks in order: two dots in a row share one element ("1.2.3")
+    if b"-" in kinds or b"/" in kinds or b".." in kinds or _LEADING_ZERO.search(mm, a, b) or (
+            gaps[0] == _ZERO and n > 1 and gaps[1] >= _ZERO):
+        return None  # a sign, a slash, or a leading zero ("01"): not JSON numbers, left for the parser to refuse
+    return kinds.count(b",") + 1, a, b
 
 
 def _to_batch(rows: list[tuple], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:

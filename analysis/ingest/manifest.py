@@ -30,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from analysis import safe_yaml
 from analysis.ingest.launch import LaunchError, read_launch_settings
 from analysis.schema import COLUMNS, FieldError, check_spec, validate_row
 
@@ -42,48 +43,25 @@ class ManifestError(ValueError):
     pass
 
 
-MAX_ALIASES = 100  # a manifest needs few anchors (``&name`` / ``*name``)
-MAX_NODES = 100_000  # values after expanding every alias; a real manifest has a few hundred
+# The alias guard is shared with the claim files (analysis.safe_yaml); the names stay importable from here.
+MAX_ALIASES, MAX_NODES = safe_yaml.MAX_ALIASES, safe_yaml.MAX_NODES
 
 
-class _LimitedLoader(yaml.SafeLoader):
-    """The safe loader, refusing alias bombs: more than MAX_ALIASES alias references, or a document whose aliases
-    expand to more than MAX_NODES values ("billion laughs": nine lines of nested aliases expand to 10^9 strings,
-    which exhaust memory as soon as anything walks them). The expanded size is counted on the composed node
-    graph, once per distinct node, before anything is constructed."""
-
-    def __init__(self, stream):
-        super().__init__(stream)
-        self._aliases = 0
+class _LimitedLoader(safe_yaml.LimitedLoader):
+    """The shared guarded loader, its refusal raised as a ManifestError (what readers of manifest-like files,
+    e.g. published tables, catch)."""
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                raise ManifestError(f"more than {MAX_ALIASES} YAML aliases (*name): refused as a possible alias "
-                                    "bomb; write the values out")
-        return super().compose_node(parent, index)
+        try:
+            return super().compose_node(parent, index)
+        except safe_yaml.AliasBomb as err:
+            raise ManifestError(str(err)) from None
 
     def get_single_node(self):
-        node = super().get_single_node()
-        if node is not None and _expanded_size(node, {}) > MAX_NODES:
-            raise ManifestError(f"YAML aliases expand to more than {MAX_NODES:,} values: refused as an alias bomb")
-        return node
-
-
-def _expanded_size(node, memo: dict) -> int:
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    memo[key] = 1  # a node reached again while being counted (a recursive alias) counts once
-    if isinstance(node, yaml.SequenceNode):
-        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    else:
-        size = 1
-    memo[key] = size
-    return size
+        try:
+            return super().get_single_node()
+        except safe_yaml.AliasBomb as err:
+            raise ManifestError(str(err)) from None
 
 
 @dataclass
@@ -119,10 +97,10 @@ def load_manifest(path: Path | None, root: Path | None = None) -> Manifest:
     except OSError as err:
         raise ManifestError(f"{path}: cannot read: {err.strerror or err}") from None
     try:
-        doc = yaml.load(text, Loader=_LimitedLoader) or {}
+        doc = safe_yaml.load(text) or {}
     except yaml.YAMLError as err:
         raise ManifestError(f"{path}: not valid YAML: {err}") from None
-    except ManifestError as err:
+    except (ManifestError, safe_yaml.AliasBomb) as err:
         raise ManifestError(f"{path}: {err}") from None
     except RecursionError:
         raise ManifestError(f"{path}: YAML nested too deeply") from None
@@ -200,6 +178,10 @@ def _checked_values(where: str, values: dict, problems: list[dict]) -> dict:
             problems.append({"field": f"{where}.{key}",
                              "reason": f"manifest value for {key} must be a single value, not a "
                                        f"{type(value).__name__}; ignored"})
+            continue
+        if isinstance(value, float) and value != value:  # YAML .nan: it would erase what the log itself states
+            problems.append({"field": f"{where}.{key}",
+                             "reason": f"manifest value for {key} is NaN (.nan), not a value; ignored"})
             continue
         try:
             validate_row({key: value})

@@ -247,6 +247,10 @@ def check_duration(rec: dict) -> None:
     duration = num(rec.get("duration"), "duration")
     if duration < 0:
         raise Quarantine(f"negative benchmark duration {duration:g} s", field="duration")
+    completed = finite_or_nan(rec.get("completed"))
+    if duration == 0 and completed > 0:  # its rates would be n / 0
+        raise Quarantine(f"benchmark duration 0 s with {completed:g} completed requests: no rate can be right",
+                         field="duration")
 
 
 def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
@@ -259,6 +263,9 @@ def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
     n_prompts = num(rec.get("num_prompts"), "num_prompts")
     if math.isnan(failed) and not math.isnan(n_prompts):
         failed = max(n_prompts - completed, 0.0)  # older key set: lists hold every prompt, failures included
+    if n_prompts >= 0 and failed + (completed if completed >= 0 else 0.0) > n_prompts:
+        raise Quarantine(f"{failed:g} failed and {completed:g} completed of {n_prompts:g} prompts sent: the counts "
+                         "cannot all be right", field="failed")
     backend = str(rec.get("backend") or rec.get("endpoint_type") or "")
     row = {
         "run_id": run_id,

@@ -20,7 +20,7 @@ from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.evidence import same_architecture
 from analysis.claims.labels import precision_label, share
 from analysis.claims.words import match_label
-from analysis.text import esc, num
+from analysis.text import esc, links, num
 
 STATUS_SHORT = {claims.STATED: "stated", claims.INFERRED: "inferred", claims.NOT_STATED: "not stated"}
 
@@ -52,7 +52,7 @@ class ClaimCardPage:
         note = f"\n\n*Model used for the roofline:* {esc(self.card.model_note)}" if self.card.model_note else ""
         return (f"# Claim {esc(c.id)}: {esc(claims.claim_title(c))}\n\n"
                 f"**{esc(c.model)}** on **{esc(c.hardware)}** · {esc(c.software)} · {esc(c.date)}  \n"
-                f"Source ({esc(c.source_type)}): {esc(c.source)}"
+                f"Source ({esc(c.source_type)}): {links(c.source)}"
                 + (f"  \n**Checked against the primary source:** {esc(c.source_check)}" if c.source_check else "")
                 + note)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import history, text
-from analysis.history_words import differences_text, noise_text
+from analysis.history_words import conflicts_text, differences_text, noise_text
 
 TITLE = "Results over time: InferenceX re-runs and the changes beyond noise"
 N_LARGEST = 10
@@ -29,6 +29,7 @@ class HistoryPage:
     pairs: pd.DataFrame
     model: str | None = None
     levels: Sequence[float] = field(default_factory=lambda: list(history.LEVELS))
+    conflicts: pd.DataFrame | None = None  # records history.conflicts found: named in the headline
 
     # --- what the page is about ------------------------------------------------------------------------
     @property
@@ -58,6 +59,11 @@ class HistoryPage:
                 f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(differences_text(row['differs'])))}")
 
     def headline(self) -> str:
+        """The lead paragraph (after any conflicting records, :func:`analysis.history.conflicts`)."""
+        said = text.esc(conflicts_text(self.conflicts))
+        return (said + ". " if said else "") + self._headline()
+
+    def _headline(self) -> str:
         """The lead paragraph: largest improvement and regression with dates, values and what changed."""
         if self.series.empty:
             return "No configuration in the points table was measured on two or more dates, so nothing can be " \
@@ -232,4 +238,4 @@ def build(points: pd.DataFrame, *, model: str | None = None, levels: Sequence[fl
     noise = history.noise(points)
     found = history.changes(points, levels=levels, noise_by=noise, table=table)
     return HistoryPage(series=table, noise=noise, changes=found, pairs=history.neighbour_pairs(points), model=model,
-                       levels=list(levels))
+                       levels=list(levels), conflicts=history.conflicts(points))

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from analysis.report import index_page, runs
+from analysis.report.anchors import heading_anchors
 from analysis.report.results import write_atomic
 
 _STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S | re.I)
@@ -59,6 +60,7 @@ def write_share(reports_dir: str | Path, out_file: str | Path | None = None) -> 
                 styles.append(style)
         body = _MAIN.search(rest)
         inner = (body.group(1) if body else rest).replace('href="index.html"', 'href="#index"')
+        inner = heading_anchors(inner, prefix=slug)  # ids valid in a copied link, unique across the pages
         sections.append(f'<section class="pc-report" id="r-{index_page.e(slug)}">{inner}</section>')
     index_doc = index_page.index_page(manifest, results, href=lambda s: f"#r-{s}" if s in present else None)
     index_body = _MAIN.search(index_doc).group(1)

@@ -99,7 +99,9 @@ def interval_text(lo: float, hi: float, *, n: float = float("nan"), n_source: st
     """``95% interval 687–693, n = 640 requests (tool default)``; ``no interval (n unknown)`` when there is none."""
     n_words = n_requests_text(n, n_source)
     if missing(lo) or missing(hi):
-        return f"no interval ({n_words})"
+        if missing(n):
+            return "no interval (n unknown)"
+        return f"no interval ({n_words}, but no spread to size it from: the source gives a mean or median only)"
     how = " from summary percentiles" if any(m in str(method) for m in ("spacing",)) else (
         " by bootstrap over requests" if "bootstrap-requests" in str(method) else "")
     return f"95% interval {span(lo, hi)}{how}, {n_words}"

@@ -391,10 +391,25 @@ class FrontierPage:
     def title(self) -> str:
         return f"{', '.join(self.models)} frontiers, {self.lengths_text}: tok/s/user against tok/s/GPU, cost and energy"
 
-    def _best_at(self, t: float, *, solid: bool = False) -> pd.Series | None:
+    def workload_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        """The capacity table split by workload and length pair (``agentx``, ``random-capped 8k/1k`` ...): readings
+        are only ranked within one; a single part named '' when the page holds one workload."""
+        keys = [c for c in ("workload", "isl", "osl") if c in self.table]
+        parts = list(self.table.groupby(keys, dropna=False, sort=True)) if keys else [((), self.table)]
+        if len(parts) == 1:
+            return [("", self.table)]
+        out = []
+        for key, part in parts:
+            values = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            name = frontier.group_label(values, keys, pair_lengths=True) or "workload not stated"
+            out.append((name, part))
+        return out
+
+    def _best_at(self, t: float, *, solid: bool = False, table: pd.DataFrame | None = None) -> pd.Series | None:
         """The group with the most tok/s/GPU at ``t`` (``solid``: only values not read across a wide gap)."""
         col = frontier.target_column(t)
-        reached = self.table[self.table[col].notna()]
+        table = self.table if table is None else table
+        reached = table[table[col].notna()]
         if solid:
             reached = reached[reached[frontier.reading_column(t)] != "wide gap"]
         return None if reached.empty else reached.loc[reached[col].idxmax()]
@@ -437,29 +452,38 @@ class FrontierPage:
                 + (f"; {self.n_published} of {len(self.data)} points from published tables" if self.n_published
                    else "") + ".")
         found = []
-        best = self._best_at(t)
+        for workload, part in self.workload_tables():
+            found.append(self._capacity_finding(t, part, workload, e, spec))
+        return lead, found + self._other_findings(e, names, spec)
+
+    def _capacity_finding(self, t: float, part: pd.DataFrame, workload: str, e, spec) -> tuple[str, str]:
+        topic = "Capacity" + (f" ({e(workload)})" if workload else "")
+        best = self._best_at(t, table=part)
         if best is not None:
             rough = best[frontier.reading_column(t)] == "wide gap"
-            solid = self._best_at(t, solid=True)
+            solid = self._best_at(t, solid=True, table=part)
             best_text = (f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(best['label'])}{spec(best, t)}; "
                          f"{reading_interval_text(best, t)}")
             if rough and solid is not None:  # lead with the reading close points support; the rough one after it
                 text = (f"at {t:g} tok/s/user the highest read between close frontier points is "
-                        f"{solid[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(solid['label'])}{spec(solid, t)}); "
+                        f"{solid[frontier.target_column(t)]:,.0f} tok/s/GPU ({e(solid['label'])}{spec(solid, t)}; "
+                        f"{reading_interval_text(solid, t)}); "
                         "a rough reading "
                         f"between points {best[frontier.gap_column(t)]:.1f}× apart gives {best_text})")
             else:
                 text = (f"at {t:g} tok/s/user the highest reading is {best_text}"
                         + (f"; rough, read between frontier points {best[frontier.gap_column(t)]:.1f}× apart" if rough else "")
                         + ")")
-            cmp = frontier.best_reading(self.table, t, solid=rough and solid is not None)
+            cmp = frontier.best_reading(part, t, solid=rough and solid is not None)
             if cmp is not None and cmp.runner_up is not None:
                 text += (f". Against the next group ({e(cmp.runner_up['label'])}, "
                          f"{cmp.runner_up[frontier.target_column(t)]:,.0f} tok/s/GPU): "
                          f"{ratio_text(cmp.ratio, cmp.ratio_lo, cmp.ratio_hi, cmp.verdict)}")
-            found.append(("Capacity", text + "."))
-        else:
-            found.append(("Capacity", f"no group's measured range covers {t:g} tok/s/user."))
+            return (topic, text + ".")
+        return (topic, f"no group's measured range covers {t:g} tok/s/user.")
+
+    def _other_findings(self, e, names, spec) -> list[tuple[str, str]]:
+        found = []
         fastest = self.table.loc[self.table["fastest_tok_s_per_user"].idxmax()]
         kept = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
         accept = acceptance_text(fastest.get("fastest_acceptance", ""))
@@ -497,7 +521,7 @@ class FrontierPage:
         found.append(("Energy (GPU power only)", f"measured on {self.n_with_power} of {len(self.data)} points"
                       + (f", all on {names(self.power_hardware)}." if self.power_hardware else
                          "; no energy figure on this page.")))
-        return lead, found
+        return found
 
     @property
     def headline(self) -> str:

@@ -101,7 +101,7 @@ def interval_text(lo: float, hi: float, *, n: float = float("nan"), n_source: st
     if missing(lo) or missing(hi):
         if missing(n):
             return "no interval (n unknown)"
-        return f"no interval ({n_words}, but no spread to size it from: the source gives a mean or median only)"
+        return f"no interval ({n_words}; mean or median only, no spread)"
     how = " from summary percentiles" if any(m in str(method) for m in ("spacing",)) else (
         " by bootstrap over requests" if "bootstrap-requests" in str(method) else "")
     return f"95% interval {span(lo, hi)}{how}, {n_words}"

@@ -218,7 +218,8 @@ def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(suit
     # the cheapest reading is rough (a 4.7x gap): the headline leads with the one close points support, then it
     assert "Cost: lowest at 50 tok/s/user, read between close frontier points, is $0.22" in results["headline"]
     assert f"a rough reading between points 4.7× apart gives ${cheapest[0]:.2f} per million output tokens (GB300 " \
-           "NVL72 · fp4 · rack, read between points with speculative decoding mtp and none; $2.65/GPU-hour" \
+           "NVL72 · fp4 · rack, read between points with speculative decoding mtp and none (acceptance not stated); " \
+               "$2.65/GPU-hour" \
            in results["headline"]
     assert "no cost figure, for B300, MI300X, MI325X, MI355X" in results["headline"]
     assert "Energy (GPU power only): measured on 7 of 169 points, all on MI355X" in results["headline"]

@@ -132,7 +132,8 @@ def capacity_display(table: pd.DataFrame, *, targets: Sequence[float]) -> pd.Dat
 
 
 def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denominator: str,
-                       ttft_limit_s: float = frontier.TTFT_LIMIT_S) -> str:
+                       ttft_limit_s: float = frontier.TTFT_LIMIT_S,
+                       parts: Sequence[tuple[str, pd.DataFrame]] | None = None) -> str:
     """Markdown prose built from the capacity table: who reaches each target, the best capacity there, lower
     bounds where a frontier starts faster, frontier points stuck behind a long TTFT, and the fastest per-user
     points."""
@@ -147,21 +148,27 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
              f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
              "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
              "that long for its first token. They are drawn hollow in the figure."]
-    for t in targets:
+    whole_table = table
+    for (name, table), t in [(p, t) for p in (parts or [("", whole_table)]) for t in targets]:
+        at = f"At {t:g} tok/s/user" + (f" ({esc(name)})" if name else "")
         col = table[frontier.target_column(t)]
         reached = table[col.notna()]
         floors = table[table[frontier.reading_column(t)] == "lower bound"]
         rough = table[table[frontier.reading_column(t)] == "wide gap"]
         if reached.empty:
-            text = f"- At {t:g} tok/s/user: no group's measured range covers this level"
+            text = f"- {at}: no group's measured range covers this level"
         else:
             best = reached.loc[reached[frontier.target_column(t)].idxmax()]
             worst = reached.loc[reached[frontier.target_column(t)].idxmin()]
-            text = (f"- At {t:g} tok/s/user: {len(reached)} of {len(table)} groups measured; highest "
-                    f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({esc(best['label'])}"
-                    f"{_spec_clause(best, t)}; {reading_interval_text(best, t)}), lowest "
-                    f"{worst[frontier.target_column(t)]:,.0f} ({esc(worst['label'])}{_spec_clause(worst, t)}; "
-                    f"{reading_interval_text(worst, t)})")
+            if len(reached) == 1:
+                text = (f"- {at}: the one group measured reads {best[frontier.target_column(t)]:,.0f} tok/s/GPU "
+                        f"({esc(best['label'])}{_spec_clause(best, t)}; {reading_interval_text(best, t)})")
+            else:
+                text = (f"- {at}: {len(reached)} of {len(table)} groups measured; highest "
+                        f"{best[frontier.target_column(t)]:,.0f} tok/s/GPU ({esc(best['label'])}"
+                        f"{_spec_clause(best, t)}; {reading_interval_text(best, t)}), lowest "
+                        f"{worst[frontier.target_column(t)]:,.0f} ({esc(worst['label'])}{_spec_clause(worst, t)}; "
+                        f"{reading_interval_text(worst, t)})")
             if len(rough):
                 text += f"; {len(rough)} of these read across a gap wider than {frontier.WIDE_GAP:g}× (rough)"
         if len(floors):
@@ -171,6 +178,7 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
                          + spec_mark(r.get(frontier.spec_decode_column(t), ""))
                          for _, r in floors.iterrows()))
         lines.append(text + ".")
+    table = whole_table
     fastest = table.loc[table["fastest_tok_s_per_user"].idxmax()]
     kept = fastest["fastest_tok_s_per_gpu"] / fastest["capacity_tok_s_per_gpu"]
     lines.append(f"- Fastest per-user point of all: {fastest['fastest_tok_s_per_user']:,.0f} tok/s/user "
@@ -250,14 +258,12 @@ def fastest_display(ends: pd.DataFrame, *, ttft_limit_s: float = frontier.TTFT_L
     each point (:func:`analysis.frontier_words.fastest_note`)."""
     return pd.DataFrame({
         "group": ends["label"],
-        "fastest tok/s/user": ends["fastest_tok_s_per_user"],
-        "95% interval (tok/s/user)": [span(lo, hi, num) for lo, hi in zip(_get(ends, "fastest_user_lo"),
-                                                                            _get(ends, "fastest_user_hi"))],
-        "requests": [n_requests_text(n, src) for n, src in zip(_get(ends, "fastest_n_requests"),
-                                                               _get(ends, "fastest_n_requests_source", ""))],
-        "spec decoding": ends["fastest_spec_decode"] if "fastest_spec_decode" in ends else "unknown",
-        "acceptance": [acceptance_text(a) or "—" for a in _get(ends, "fastest_acceptance", "")],
-        "source": [source_kind_text(k) for k in _get(ends, "fastest_source_kind", "")],
+        "fastest tok/s/user [95%]": [f"{num(v)}" + (f" [{span(lo, hi, num)}]" if np.isfinite(lo) and np.isfinite(hi)
+                                                      else "") for v, lo, hi in
+                                     zip(ends["fastest_tok_s_per_user"], _get(ends, "fastest_user_lo"),
+                                         _get(ends, "fastest_user_hi"))],
+        "spec decoding": [f"{esc(sd)}" + (f" ({a})" if (a := acceptance_text(acc)) else "") for sd, acc in
+                          zip(_get(ends, "fastest_spec_decode", "unknown"), _get(ends, "fastest_acceptance", ""))],
         "concurrency": ends["fastest_concurrency"],
         "GPUs": ends["fastest_n_gpus"],
         "TTFT p50 (s)": ends["fastest_ttft_s_p50"],
@@ -265,7 +271,9 @@ def fastest_display(ends: pd.DataFrame, *, ttft_limit_s: float = frontier.TTFT_L
         "best tok/s/GPU (capacity end)": ends["capacity_tok_s_per_gpu"],
         "tok/s/user at capacity end": ends["capacity_tok_s_per_user"],
         "share of best tok/s/GPU kept": [share(f) for f in ends["fastest_share_of_capacity"]],
-        "note": [fastest_note(r, ttft_limit_s=ttft_limit_s) for _, r in ends.iterrows()],
+        "note": [f"{fastest_note(r, ttft_limit_s=ttft_limit_s)}; "
+                 f"{n_requests_text(r.get('fastest_n_requests', np.nan), r.get('fastest_n_requests_source', ''))}; "
+                 f"{source_kind_text(r.get('fastest_source_kind', ''))}" for _, r in ends.iterrows()],
     })
 
 
@@ -552,7 +560,7 @@ class FrontierPage:
     @property
     def prose(self) -> str:
         return describe_frontiers(self.table, targets=self.targets, denominator=self.denominator,
-                                  ttft_limit_s=self.ttft_limit_s)
+                                  ttft_limit_s=self.ttft_limit_s, parts=self.workload_tables())
 
     def readings_display(self) -> pd.DataFrame:
         return readings_display(self.table, targets=self.targets)

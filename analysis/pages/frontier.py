@@ -17,8 +17,16 @@ import numpy as np
 import pandas as pd
 
 from analysis import cost, frontier, uncertainty
-from analysis.frontier_words import (acceptance_text, fastest_note, interval_text, n_requests_text, ratio_text,
-                                     repeat_note, source_kind_text, without_spec_note)
+from analysis.frontier_words import (
+    acceptance_text,
+    fastest_note,
+    interval_text,
+    n_requests_text,
+    ratio_text,
+    repeat_note,
+    source_kind_text,
+    without_spec_note,
+)
 from analysis.schema import has_flag
 from analysis.text import MISSING, esc, lengths, num, seconds, share, span, usd
 
@@ -92,7 +100,9 @@ def interval_mark(table_row, t: float) -> str:
 
 SPEC_NOTE = ("Each reading names the speculative decoding of the frontier points it comes from (`· spec mtp` in the "
              "tables; no mark: none) and whether their acceptance was measured on the run's own prompts, forced at "
-             "launch or not stated by the source (*acceptance not stated*: speculative decoding ran, but whether its acceptance was measured on real prompts or forced is not recorded). A frontier pools every configuration of its group, and "
+             "launch or not stated by the source (*acceptance not stated*: speculative decoding ran, but whether its "
+             "acceptance was measured on real prompts or forced is not recorded). A frontier pools every "
+             "configuration of its group, and "
              "speculative decoding (MTP, DSpark) raises tok/s/user at the same concurrency, so a reading on MTP "
              "points is not like-for-like with one on points without it, nor a forced acceptance with a measured "
              "one. Each reading carries its 95% interval (`[95%: lo–hi]`; none where the request count or the "

@@ -332,9 +332,10 @@ def test_cli_frontier_prints_csv_per_group(snapshot, tmp_path, capsys):
     snapshot.to_parquet(path)
     assert cli.main(["frontier", str(path), "--at", "50,100", "--by", "hardware,precision,scope,isl,osl"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert list(table.columns[-7:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "fastest_tok_s_per_user",
-                                        "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
-                                        "fastest_ttft_ms_p50"]
+    assert list(table.columns[-10:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "fastest_tok_s_per_user",
+                                         "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
+                                         "fastest_ttft_ms_p50", "acceptance_at_50", "acceptance_at_100",
+                                         "source_kinds"]
     row = table[(table["hardware"] == "B200") & (table["precision"] == "fp4") & (table["scope"] == "node")
                 & (table["isl"] == 1024) & (table["osl"] == 1024)].iloc[0]
     grp = snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4") & (snapshot["scope"] == "node")
@@ -344,6 +345,7 @@ def test_cli_frontier_prints_csv_per_group(snapshot, tmp_path, capsys):
     expected = log_interp([u[i] for i in front], [g[i] for i in front], 50.0)
     assert row["tok_s_per_gpu_at_50"] == pytest.approx(expected, rel=1e-5)
     assert row["gpu_denominator"] == "all"
+    assert row["source_kinds"] == "raw-log" and row["acceptance_at_50"] in ("none", "not stated", "none+not stated")
 
 
 def test_cli_frontier_reports_user_errors_without_traceback(tmp_path, capsys):

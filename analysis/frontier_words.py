@@ -132,3 +132,26 @@ def without_spec_note() -> str:
     return ("No per-user speed *without* speculative decoding is shown: none was measured for these points, and it "
             f"could only be estimated as {esc(WITHOUT_SPEC_EXPRESSION)} (s_spec the measured speed, τ the acceptance "
             "length, c a speculative step's time over a plain one), with τ unknown for these points.")
+
+
+USER_DEF_WORDS = {
+    "1000/tpot_ms_p50": "1000 / median TPOT",
+    "1000/tpot_ms_mean": "1000 / mean TPOT",
+    "1000/step_ms": "1000 / decode step time",
+    "output/concurrency": "system output tok/s ÷ concurrency",
+    "osl/e2e": "output tokens ÷ end-to-end latency",
+    "tool-per-user": "the tool's own per-user figure",
+}
+
+
+def statistic_note(counts: dict) -> str:
+    """Which statistic tok/s/user is on this page (``counts``: points per ``tok_s_per_user_def``), e.g. ``tok/s/user
+    is 1000 / mean TPOT for 36 points (as their sources give it) and 1000 / median TPOT for 8``."""
+    parts = [f"{USER_DEF_WORDS.get(k, esc(k))} for {whole(n)} point{'' if n == 1 else 's'}"
+             for k, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return f"tok/s/user here is {parts[0].rsplit(' for ', 1)[0]} on every point, the statistic its source gives."
+    return ("tok/s/user is not one statistic here: " + "; ".join(parts)
+            + " — each as its source gives it, so a mean and a median reading are not like-for-like.")

@@ -394,3 +394,16 @@ def test_latency_notebook_as_the_suite_ran_it(suite_results, raw_points):
     table = goodput.goodput(raw_points, data.load_requests(), latency_page.DEFAULT_SLO)
     by_run = table[table["basis"] == "requests"]
     assert sorted(v["met"] for v in res["runs"].values()) == sorted(by_run["met"].astype(int)) == [37, 93, 150]
+
+
+def test_deepseek_v4_frontier_report_keeps_agentx_and_random_8k1k_apart(suite_results):
+    """The suite's V4 family report (published tables): the AgentX frontier and the random 8K/1K ones are separate
+    groups, every reading cites a published table, and the fastest point is V4.1 Flash's concurrency-1 AgentX row."""
+    results = suite_results("20-frontier-deepseek-v4")
+    groups = results["groups"]
+    assert "DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx" in groups
+    assert "DeepSeek-V4-Flash · GB300 NVL72 · fp4 · node · random-capped · 8k/1k" in groups
+    assert {k for v in results["capacity_source_kind"].values() for k in v.values() if k} == {"published-table"}
+    fastest = results["fastest_point"]["DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx"]
+    assert fastest["tok_s_per_user"] == pytest.approx(1000 / 2.19) and fastest["concurrency"] == 1
+    assert "Capacity (agentx):" in results["headline"] and "Capacity (random-capped · 8k/1k):" in results["headline"]

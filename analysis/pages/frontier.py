@@ -25,6 +25,7 @@ from analysis.frontier_words import (
     ratio_text,
     repeat_note,
     source_kind_text,
+    statistic_note,
     without_spec_note,
 )
 from analysis.schema import has_flag
@@ -432,11 +433,16 @@ class FrontierPage:
             reached = reached[reached[frontier.reading_column(t)] != "wide gap"]
         return None if reached.empty else reached.loc[reached[col].idxmax()]
 
-    def _cheapest_at(self, t: float, *, solid: bool = False) -> pd.Series | None:
-        """The group with the lowest $/M output tokens at ``t`` (``solid``: not read across a wide gap)."""
+    def _cheapest_at(self, t: float, *, solid: bool = False, labels=None) -> pd.Series | None:
+        """The group with the lowest $/M output tokens at ``t`` (``solid``: not read across a wide gap; ``labels``:
+        only these groups, e.g. one workload's)."""
         table = self.efficiency.get("usd_per_mtok", pd.DataFrame())
         if table.empty or frontier.metric_column("usd_per_mtok", t) not in table:
             return None
+        if labels is not None:
+            table = table[table["label"].isin(list(labels))]
+            if table.empty:
+                return None
         if solid:
             table = table[table[frontier.reading_column(t)] != "wide gap"]
         col = table[frontier.metric_column("usd_per_mtok", t)]
@@ -515,11 +521,22 @@ class FrontierPage:
                       + (f", {accept}" if accept else "") + f"; {user_iv}; {kind}), keeps "
                       f"{share(kept)} of that group's best tok/s/GPU."))
         level = self.levels[0]
-        cheap = self._cheapest_at(level)
         no_price = f" No price, so no cost figure, for {names(self.no_price)}." if self.no_price else ""
+        parts = self.workload_tables()
+        for i, (workload, part) in enumerate(parts):
+            topic = "Cost" + (f" ({e(workload)})" if workload else "")
+            found.append((topic, self._cost_finding(level, part["label"], e, spec)
+                          + (no_price if i == len(parts) - 1 else "")))
+        found.append(("Energy (GPU power only)", f"measured on {self.n_with_power} of {len(self.data)} points"
+                      + (f", all on {names(self.power_hardware)}." if self.power_hardware else
+                         "; no energy figure on this page.")))
+        return found
+
+    def _cost_finding(self, level: float, labels, e, spec) -> str:
+        cheap = self._cheapest_at(level, labels=labels)
         if cheap is not None:
             rough = cheap[frontier.reading_column(level)] == "wide gap"
-            solid = self._cheapest_at(level, solid=True)
+            solid = self._cheapest_at(level, solid=True, labels=labels)
             cheap_text = (f"{usd(cheap[frontier.metric_column('usd_per_mtok', level)])} per million output tokens "
                           f"({e(cheap['label'])}{spec(cheap, level)}; ${cheap['usd_per_gpu_hour']:.2f}/GPU-hour "
                           "total cost of ownership")
@@ -533,13 +550,8 @@ class FrontierPage:
                 text = (f"lowest at {level:g} tok/s/user is {cheap_text}"
                         + (f"; rough, read between frontier points {cheap[frontier.gap_column(level)]:.1f}× apart"
                            if rough else "") + ")")
-            found.append(("Cost", text + "." + no_price))
-        else:
-            found.append(("Cost", f"no priced group is measured at {level:g} tok/s/user." + no_price))
-        found.append(("Energy (GPU power only)", f"measured on {self.n_with_power} of {len(self.data)} points"
-                      + (f", all on {names(self.power_hardware)}." if self.power_hardware else
-                         "; no energy figure on this page.")))
-        return found
+            return text + "."
+        return f"no priced group is measured at {level:g} tok/s/user."
 
     @property
     def headline(self) -> str:
@@ -564,13 +576,28 @@ class FrontierPage:
         return [c for c in self.by if c != self.panel]
 
     @property
+    def user_axis_label(self) -> str:
+        """The figure's tok/s/user axis, naming the statistic (each source's own where they differ)."""
+        from analysis.frontier_words import USER_DEF_WORDS
+
+        defs = set(self.data["tok_s_per_user_def"].fillna("unknown")) if "tok_s_per_user_def" in self.data else set()
+        if len(defs) == 1:
+            return f"tok/s/user ({USER_DEF_WORDS.get(defs.pop(), 'as its source gives it')})"
+        return "tok/s/user (each source's own statistic)"
+
+    @property
     def n_published(self) -> int:
         return int((self.data["source_kind"] == "published-table").sum()) if "source_kind" in self.data else 0
 
     @property
     def prose(self) -> str:
-        return describe_frontiers(self.table, targets=self.targets, denominator=self.denominator,
+        text = describe_frontiers(self.table, targets=self.targets, denominator=self.denominator,
                                   ttft_limit_s=self.ttft_limit_s, parts=self.workload_tables())
+        counts = (self.data["tok_s_per_user_def"].fillna("unknown").value_counts().to_dict()
+                  if "tok_s_per_user_def" in self.data else {})
+        note = statistic_note(counts)
+        median_only = set(counts) == {"1000/tpot_ms_p50"}  # what the page's words already say
+        return text if median_only or not note else f"**{note}**\n\n{text}"
 
     def readings_display(self) -> pd.DataFrame:
         return readings_display(self.table, targets=self.targets)

@@ -181,7 +181,8 @@ def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_bet
 def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *, panel: str = "hardware",
                     denominator: str = "all", targets: Sequence[float] = (), ncols: int = 3,
                     label_concurrency: bool = True, ttft_limit_s: float = TTFT_LIMIT_S, title: str | None = None,
-                    line_by: Sequence[str] = ("precision", "scope"), color_by: str = "precision"):
+                    line_by: Sequence[str] = ("precision", "scope"), color_by: str = "precision",
+                    user_label: str = USER_LABEL):
     """One log-log panel per ``panel`` value: every measured point faint, each precision × scope frontier as a line,
     frontier points labelled with their concurrency (plus GPU count, ``8192/12g``, where it varies within the
     frontier), points whose median TTFT exceeds ``ttft_limit_s`` drawn hollow, dotted verticals at the targets,
@@ -251,7 +252,7 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
     for ax in axes[-1, :]:
-        ax.set_xlabel(USER_LABEL + ", log scale")
+        ax.set_xlabel(user_label + ", log scale")
     for ax in axes[:, 0]:
         ax.set_ylabel(log_gpu_label(denominator))
     fig.suptitle(title or "Pareto frontiers: numbers next to points are client concurrency (/Ng: GPU count where it "

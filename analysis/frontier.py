@@ -40,7 +40,7 @@ CONFIG_COLUMNS = [
     "output_tok_s", "framework", "spec_decode", "tp", "ep", "dp", "disagg", "n_gpus", "n_prefill_gpus", "n_decode_gpus",
     "concurrency", "batch_size", "ttft_ms_p50", "date", "tool_version", "flags", "source_file", "source_line",
     "spec_method", "draft_tokens", "acceptance_length", "acceptance_source", "source_kind", "source_url", "workload",
-    "tok_s_per_user_def",
+    "tok_s_per_user_def", "ttft_ms_mean",
 ]
 # Per-point uncertainty (analysis.uncertainty.point_intervals) carried onto frontier points when the points have it.
 INTERVAL_KEEP = ["n_requests", "n_requests_source", "n_requests_ref", "user_lo", "user_hi", "user_method", "gpu_lo",

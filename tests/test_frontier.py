@@ -789,3 +789,17 @@ def test_v4_family_page_ranks_readings_within_one_workload(published):
     assert fastest["source_kind"] == "published-table" and fastest["acceptance"] == "not stated"
     assert fastest["source_url"].startswith("https://github.com/SemiAnalysisAI/InferenceX/pull/3176")
     assert "23 more points state no tok/s/GPU" in p.left_out
+
+
+def test_v4_page_says_its_points_give_mean_ttft_only_and_how_many_waited_long(published):
+    """The published V4 rows give mean TTFT, never a median: the page says no point states a median TTFT and
+    counts the frontier points whose mean TTFT is over the 10 s limit (recomputed here from the frontier points)."""
+    p = page.build(published, model=V4_FAMILY, isl=None, osl=None, source_format="published-table")
+    assert p.fronts["ttft_ms_p50"].isna().all()
+    long = int((p.fronts["ttft_ms_mean"] > 10_000).sum())
+    assert long == 4
+    assert "**No frontier point here states a median TTFT**" in p.prose
+    assert f"**{long} of them above 10 s**" in p.prose
+    assert f"mean TTFT {text.seconds(p.fronts['ttft_ms_mean'].min() / 1000)}–" in p.prose
+    assert "tok/s/user here is 1000 / mean TPOT on every point" in p.prose
+    assert p.user_axis_label == "tok/s/user (1000 / mean TPOT)"

@@ -157,8 +157,15 @@ def describe_frontiers(table: pd.DataFrame, *, targets: Sequence[float], denomin
              "and random prompts are never one curve); values between measured frontier points are "
              "interpolated in log-log space and never extrapolated. " + SPEC_NOTE,
              f"- **{n_slow} of {n_front} frontier points have a median TTFT above {ttft_limit_s:g} s**: tok/s/user "
-             "(1000 / median TPOT) counts only decoding, so these points look interactive while each request waits "
+             "(1000 / TPOT) counts only decoding, so these points look interactive while each request waits "
              "that long for its first token. They are drawn hollow in the figure."]
+    no_ttft = table[~np.isfinite(table["ttft_s_p50_max"].astype(float))]
+    if len(no_ttft) == len(table):
+        lines[-1] = ("- **No frontier point here states a median TTFT** (time to first token): how long each request "
+                     "waited before decoding started is unknown, so no point can be shown to be interactive.")
+    elif len(no_ttft):
+        lines[-1] += (f" {len(no_ttft)} of {len(table)} groups state no TTFT at all ({_names(no_ttft['label'])}): "
+                      "their wait for a first token is unknown, not short.")
     whole_table = table
     for (name, table), t in [(p, t) for p in (parts or [("", whole_table)]) for t in targets]:
         at = f"At {t:g} tok/s/user" + (f" ({esc(name)})" if name else "")
@@ -596,6 +603,15 @@ class FrontierPage:
         counts = (self.data["tok_s_per_user_def"].fillna("unknown").value_counts().to_dict()
                   if "tok_s_per_user_def" in self.data else {})
         note = statistic_note(counts)
+        mean_only = self.fronts[self.fronts["ttft_ms_p50"].isna() & self.fronts["ttft_ms_mean"].notna()] \
+            if "ttft_ms_mean" in self.fronts else self.fronts.iloc[0:0]
+        if len(mean_only):
+            text += (f"\n\n{len(mean_only)} of {len(self.fronts)} frontier points state a *mean* TTFT but no median "
+                     f"(mean TTFT {seconds(mean_only['ttft_ms_mean'].min() / 1000)}–"
+                     f"{seconds(mean_only['ttft_ms_mean'].max() / 1000)} s; "
+                     f"**{int((mean_only['ttft_ms_mean'] > self.ttft_limit_s * 1000).sum())} of them above "
+                     f"{self.ttft_limit_s:g} s**): the frontier's long-wait mark uses the median only, so these "
+                     "points are never drawn hollow, though on average their requests waited that long.")
         median_only = set(counts) == {"1000/tpot_ms_p50"}  # what the page's words already say
         return text if median_only or not note else f"**{note}**\n\n{text}"
 

@@ -50,6 +50,8 @@ def cli_frontier(points_path, *, at: Sequence[float], by: Sequence[str] | None, 
                  "tok_s_per_user_max"]
     if metric == fr.DEFAULT_METRIC:
         cols += [fr.target_column(t) for t in at] + fr.CLI_END_COLUMNS
+        # what each reading rests on: the acceptance of its points (measured, forced, not stated) and its sources
+        cols += [fr.acceptance_column(t) for t in at] + ["source_kinds"]
     else:
         cols += [fr.metric_column(metric, t) for t in at]
         cols += fr.PRICE_COLUMNS if metric in cost.COST_METRICS else ["power_scope"]

@@ -26,9 +26,10 @@ import pandas as pd
 
 from analysis import cost
 from analysis.schema import trusted
-from analysis.text import plain
+from analysis.text import lengths, missing, plain
 
-DEFAULT_BY = ["model", "hardware", "precision", "scope", "isl", "osl", "context_len"]
+# ``workload`` keeps agentic traces (AgentX), random 8K/1K and named datasets apart: one curve per workload.
+DEFAULT_BY = ["model", "hardware", "precision", "scope", "workload", "isl", "osl", "context_len"]
 DENOMINATORS = ("all", "decode")
 DENOMINATOR_TEXT = {
     "all": "all GPUs (prefill + decode)",
@@ -38,7 +39,12 @@ DENOMINATOR_TEXT = {
 CONFIG_COLUMNS = [
     "output_tok_s", "framework", "spec_decode", "tp", "ep", "dp", "disagg", "n_gpus", "n_prefill_gpus", "n_decode_gpus",
     "concurrency", "batch_size", "ttft_ms_p50", "date", "tool_version", "flags", "source_file", "source_line",
+    "spec_method", "draft_tokens", "acceptance_length", "acceptance_source", "source_kind", "source_url", "workload",
+    "tok_s_per_user_def", "ttft_ms_mean",
 ]
+# Per-point uncertainty (analysis.uncertainty.point_intervals) carried onto frontier points when the points have it.
+INTERVAL_KEEP = ["n_requests", "n_requests_source", "n_requests_ref", "user_lo", "user_hi", "user_method", "gpu_lo",
+                 "gpu_hi", "gpu_method", "level"]
 # Median time to first token above which a frontier point is drawn hollow and counted in the prose: tok/s/user
 # (1000 / median TPOT) says nothing about how long a request waited before its first token.
 TTFT_LIMIT_S = 10.0
@@ -151,8 +157,42 @@ def frontier(points: pd.DataFrame, *, by: Sequence[str] | None = None, denominat
     by = _check_by(points, DEFAULT_BY if by is None else by)
     data = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
     keep_cols = by + ["tok_s_per_user", "tok_s_per_gpu", "gpu_denominator"] + [
-        c for c in CONFIG_COLUMNS if c in data.columns and c not in by]
+        c for c in CONFIG_COLUMNS + INTERVAL_KEEP if c in data.columns and c not in by]
     return _fronts(data, by, data["tok_s_per_gpu"].to_numpy(float), keep_cols)
+
+
+def with_intervals(points: pd.DataFrame, *, denominator: str = "all", requests: pd.DataFrame | None = None
+                   ) -> pd.DataFrame:
+    """``points`` with :data:`INTERVAL_KEEP` from :func:`analysis.uncertainty.point_intervals` (tok/s/GPU under
+    ``denominator``), computed for the rows a frontier may use; other rows get NaN (no interval)."""
+    from analysis import uncertainty  # uncertainty imports this module
+
+    data = usable(points, denominator=denominator)
+    out = points.drop(columns=[c for c in INTERVAL_KEEP if c in points.columns])
+    if data.empty:
+        return out.reindex(columns=list(out.columns) + INTERVAL_KEEP)
+    iv = uncertainty.point_intervals(points.loc[data.index], requests, denominator=denominator)
+    return out.join(iv[INTERVAL_KEEP])
+
+
+def acceptance_of(points: pd.DataFrame) -> pd.Series:
+    """Per point, what its acceptance rests on: ``none`` (no speculative decoding), ``measured``, ``forced``,
+    ``golden``, ``stated``, ``assumed`` (its ``acceptance_source``), ``not stated`` (speculative decoding ran but the
+    record does not say how acceptance was obtained) or ``unknown`` (not known whether speculative decoding ran)."""
+    from analysis.schema import UNKNOWN, normalize_spec_method
+    from analysis.specdecode import KNOWN_SOURCES
+
+    method = (points["spec_method"] if "spec_method" in points else pd.Series(UNKNOWN, index=points.index)
+              ).map(normalize_spec_method)
+    if "spec_decode" in points:
+        method = method.where(method != UNKNOWN, points["spec_decode"].map(normalize_spec_method))
+    source = (points["acceptance_source"] if "acceptance_source" in points
+              else pd.Series(UNKNOWN, index=points.index)).fillna(UNKNOWN).astype(str).str.strip().str.lower()
+    out = pd.Series("not stated", index=points.index, dtype=object)
+    out[source.isin(KNOWN_SOURCES)] = source[source.isin(KNOWN_SOURCES)]
+    out[(method == UNKNOWN) & ~source.isin(KNOWN_SOURCES)] = UNKNOWN
+    out[method == "none"] = "none"
+    return out
 
 
 def _fronts(data: pd.DataFrame, by: list[str], goodness: np.ndarray, keep_cols: list[str]) -> pd.DataFrame:
@@ -270,6 +310,30 @@ def spec_decode_column(target: float) -> str:
     return f"spec_decode_at_{plain(target)}"
 
 
+def acceptance_column(target: float) -> str:
+    """What the acceptance of the point(s) a reading at ``target`` comes from rests on (:func:`acceptance_of`;
+    ``forced+measured`` when the bracketing points differ)."""
+    return f"acceptance_at_{plain(target)}"
+
+
+def source_kind_column(target: float) -> str:
+    """The ``source_kind`` of the point(s) a reading at ``target`` comes from (``published-table``, ``log`` ...)."""
+    return f"source_kind_at_{plain(target)}"
+
+
+def interval_columns(target: float) -> dict[str, str]:
+    """The columns holding a reading's interval at ``target``: ``lo``, ``hi`` (tok/s/GPU), ``method`` (the points'
+    interval methods, ``+``-joined), ``n`` (the fewest requests behind the points read), ``n_source``."""
+    t = plain(target)
+    return {"lo": f"gpu_lo_at_{t}", "hi": f"gpu_hi_at_{t}", "method": f"interval_method_at_{t}",
+            "n": f"n_requests_at_{t}", "n_source": f"n_requests_source_at_{t}"}
+
+
+def _column(f: pd.DataFrame, col: str, default) -> np.ndarray:
+    return f[col].to_numpy() if col in f else np.full(len(f), default, dtype=object if isinstance(default, str)
+                                                       else float)
+
+
 def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap: float = WIDE_GAP
                       ) -> pd.DataFrame:
     """One row per target: the interpolated ``tok_s_per_gpu`` (NaN outside the measured range, as
@@ -280,6 +344,14 @@ def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap
     between points more than ``wide_gap``× apart in tok/s/user: rough), ``lower bound`` (the target is slower than
     the frontier's slowest point; a deployment that serves every user faster than the target also meets it, so the
     slowest point's tok/s/GPU is a floor, not an estimate) or ``above range`` (faster than anything measured).
+
+    Each reading also says what it rests on: ``spec_decode`` and ``acceptance`` (:func:`acceptance_of`) of the
+    point(s) read, their ``source_kind``, and an interval ``gpu_lo``–``gpu_hi`` for the tok/s/GPU read: a measured
+    point's own interval (:mod:`analysis.uncertainty`, carried as ``gpu_lo``/``gpu_hi`` on the frontier points), an
+    interpolated value's ends interpolated in log-log space with the value's own weights (the tok/s/user
+    uncertainty of the two points is not propagated), for a lower bound the slowest point's interval. NaN when any
+    point read has none. ``n_requests`` is the fewest requests behind the points read, ``n_requests_source`` how
+    those counts were obtained and ``interval_method`` the points' interval methods.
     """
     targets = [float(t) for t in targets]
     values = capacity_at(front, targets)
@@ -288,31 +360,65 @@ def capacity_readings(front: pd.DataFrame, targets: Iterable[float], *, wide_gap
     u = f["tok_s_per_user"].to_numpy(float)
     g = f["tok_s_per_gpu"].to_numpy(float)
     spec = f["spec_decode"].astype(str).to_numpy() if "spec_decode" in f else np.full(len(f), "unknown")
+    accept = acceptance_of(f).to_numpy() if len(f) else np.array([], dtype=object)
+    kind = _column(f, "source_kind", "unknown").astype(str)
+    lo, hi = _column(f, "gpu_lo", np.nan).astype(float), _column(f, "gpu_hi", np.nan).astype(float)
+    method = _column(f, "gpu_method", "none").astype(str)
+    n_req = _column(f, "n_requests", np.nan).astype(float)
+    n_src = _column(f, "n_requests_source", "unknown").astype(str)
 
-    def spec_at(*speeds: float) -> str:  # the best point at each speed (ties on a frontier: all of them)
+    def best(speed: float) -> np.ndarray:  # the best point at a speed (ties on a frontier: all of them)
+        at = u == speed
+        return at & (g == g[at].max())
+
+    def joined(values: np.ndarray, *speeds: float) -> str:
         found = set()
         for speed in speeds:
-            at = u == speed
-            found |= set(spec[at & (g == g[at].max())])
+            found |= set(values[best(speed)])
         return "+".join(sorted(found))
+
+    def about(*speeds: float) -> dict:
+        idx = np.flatnonzero(np.logical_or.reduce([best(s) for s in speeds]))
+        return {"spec_decode": joined(spec, *speeds), "acceptance": joined(accept, *speeds),
+                "source_kind": joined(kind, *speeds), "interval_method": joined(method, *speeds),
+                "n_requests": float(np.min(n_req[idx])) if np.isfinite(n_req[idx]).all() else np.nan,
+                "n_requests_source": joined(n_src, *speeds)}
+
+    def interval(speeds: tuple[float, ...], target: float) -> tuple[float, float]:
+        ends = [int(np.flatnonzero(best(s))[0]) for s in speeds]
+        los, his = lo[ends], hi[ends]
+        if not (np.isfinite(los).all() and np.isfinite(his).all() and (los > 0).all()):
+            return np.nan, np.nan
+        if len(ends) == 1:
+            return float(los[0]), float(his[0])
+        w = (np.log(target) - np.log(speeds[0])) / (np.log(speeds[1]) - np.log(speeds[0]))
+        return (float(np.exp((1 - w) * np.log(los[0]) + w * np.log(los[1]))),
+                float(np.exp((1 - w) * np.log(his[0]) + w * np.log(his[1]))))
 
     for t, value in zip(targets, values):
         row = {"target_tok_s_per_user": t, "tok_s_per_gpu": value, "reading": "above range", "gap": np.nan,
-               "lower_bound_tok_s_per_gpu": np.nan, "spec_decode": ""}
+               "lower_bound_tok_s_per_gpu": np.nan, "spec_decode": "", "acceptance": "", "source_kind": "",
+               "gpu_lo": np.nan, "gpu_hi": np.nan, "interval_method": "", "n_requests": np.nan,
+               "n_requests_source": ""}
+        speeds: tuple[float, ...] = ()
         if len(u) == 0:
             row["reading"] = "no data"
         elif t < u[0]:
             row["reading"] = "lower bound"
             row["lower_bound_tok_s_per_gpu"] = g[u == u[0]].max()
-            row["spec_decode"] = spec_at(u[0])
+            speeds = (u[0],)
         elif np.isfinite(value):  # the points bracketing_points would return, read off the sorted speeds
             if (u == t).any():
-                row.update(reading="measured", gap=1.0, spec_decode=spec_at(t))
+                row.update(reading="measured", gap=1.0)
+                speeds = (t,)
             else:
-                hi = int(np.searchsorted(u, t))
-                row["gap"] = u[hi] / u[hi - 1]
+                hi_i = int(np.searchsorted(u, t))
+                row["gap"] = u[hi_i] / u[hi_i - 1]
                 row["reading"] = "wide gap" if row["gap"] > wide_gap else "interpolated"
-                row["spec_decode"] = spec_at(u[hi - 1], u[hi])
+                speeds = (u[hi_i - 1], u[hi_i])
+        if speeds:
+            row.update(about(*speeds))
+            row["gpu_lo"], row["gpu_hi"] = interval(speeds, t if len(speeds) == 2 else speeds[0])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -347,6 +453,30 @@ def capacity_table(fronts: pd.DataFrame, *, targets: Iterable[float], by: Sequen
             row[lower_bound_column(t)] = r.lower_bound_tok_s_per_gpu
             row[gap_column(t)] = r.gap
             row[spec_decode_column(t)] = r.spec_decode
+            row[acceptance_column(t)] = r.acceptance
+            row[source_kind_column(t)] = r.source_kind
+            cols = interval_columns(t)
+            row.update({cols["lo"]: r.gpu_lo, cols["hi"]: r.gpu_hi, cols["method"]: r.interval_method,
+                        cols["n"]: r.n_requests, cols["n_source"]: r.n_requests_source})
+        accept = acceptance_of(front)
+        fast_accept = accept.get(fast.name, "") if len(front) else ""
+        row.update({
+            # a frontier that holds forced and measured acceptance compares a pinned acceptance with a real one
+            "acceptance_on_frontier": "+".join(sorted(set(accept))),
+            "mixed_forced_measured": bool({"forced", "measured"} <= set(accept)),
+            "source_kinds": "+".join(sorted(set(front["source_kind"].astype(str)))) if "source_kind" in front
+            else "unknown",
+            "fastest_acceptance": fast_accept,
+            "fastest_source_kind": str(fast.get("source_kind", "unknown")),
+            "fastest_source_url": str(fast.get("source_url", "") or ""),
+            "fastest_user_lo": float(fast.get("user_lo", np.nan)),
+            "fastest_user_hi": float(fast.get("user_hi", np.nan)),
+            "fastest_user_method": str(fast.get("user_method", "none")),
+            "fastest_n_requests": float(fast.get("n_requests", np.nan)),
+            "fastest_n_requests_source": str(fast.get("n_requests_source", "unknown")),
+            "fastest_tok_s_per_user_def": str(fast.get("tok_s_per_user_def", "") or ""),
+            "fastest_workload": str(fast.get("workload", "unknown")),
+        })
         row.update({
             "fastest_tok_s_per_user": fast["tok_s_per_user"],
             "fastest_tok_s_per_gpu": fast["tok_s_per_gpu"],
@@ -409,11 +539,16 @@ def levels_in(lo: float, hi: float, *, n: int = 25) -> np.ndarray:
     return levels
 
 
-def group_label(row: pd.Series | dict, by: Sequence[str]) -> str:
-    """A readable group name, e.g. ``GB200 NVL72 · fp4 · rack``; NaN parts are left out."""
+def group_label(row: pd.Series | dict, by: Sequence[str], *, pair_lengths: bool = False) -> str:
+    """A readable group name, e.g. ``GB200 NVL72 · fp4 · rack``; NaN parts are left out. ``pair_lengths``: ``isl``
+    and ``osl`` written as one ``8k/1k`` part (where the ``isl`` part would be)."""
     parts = []
     for col in by:
         value = row[col]
+        if pair_lengths and col in ("isl", "osl") and "isl" in by and "osl" in by:
+            if col == "isl" and not (missing(row["isl"]) or missing(row["osl"])):
+                parts.append(lengths(row["isl"], row["osl"]))
+            continue
         if value is None or (isinstance(value, float) and np.isnan(value)) or value == "unknown":
             continue
         parts.append(plain(value) if isinstance(value, float) else str(value))
@@ -488,7 +623,8 @@ def metric_readings(front: pd.DataFrame, targets: Iterable[float], *, metric: st
     return pd.DataFrame({"target_tok_s_per_user": r["target_tok_s_per_user"],
                          "value": back(r["tok_s_per_gpu"].to_numpy(float)), "reading": r["reading"],
                          "gap": r["gap"], "bound": back(r["lower_bound_tok_s_per_gpu"].to_numpy(float)),
-                         "spec_decode": r["spec_decode"]})
+                         "spec_decode": r["spec_decode"], "acceptance": r["acceptance"],
+                         "source_kind": r["source_kind"]})
 
 
 def metric_at(front: pd.DataFrame, targets: Iterable[float], *, metric: str = DEFAULT_METRIC) -> np.ndarray:
@@ -524,6 +660,7 @@ def metric_table(fronts: pd.DataFrame, *, targets: Iterable[float], metric: str 
             row[metric_bound_column(metric, t)] = r.bound
             row[gap_column(t)] = r.gap
             row[spec_decode_column(t)] = r.spec_decode
+            row[acceptance_column(t)] = r.acceptance
         if metric in cost.COST_METRICS:
             for col in PRICE_COLUMNS:
                 values = front[col].dropna().unique()
@@ -640,19 +777,24 @@ CLI_END_COLUMNS = ["fastest_tok_s_per_user", "fastest_tok_s_per_gpu", "fastest_c
 
 
 # --- report helpers (what the frontier notebook shows) ------------------------------------------------
-REPORT_BY = ["hardware", "precision", "scope"]
+REPORT_BY = ["hardware", "precision", "scope", "workload"]
 
 
 def report_tables(points: pd.DataFrame, *, targets: Sequence[float], denominator: str = "all",
                   by: Sequence[str] = REPORT_BY, ttft_limit_s: float = TTFT_LIMIT_S,
-                  ttft_max_ms: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Usable points, frontier points and the capacity table (with a ``label`` column) for one selection."""
+                  ttft_max_ms: float | None = None, intervals: bool = True,
+                  requests: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Usable points, frontier points and the capacity table (with a ``label`` column) for one selection.
+    ``intervals``: each point's n_requests and intervals (:func:`with_intervals`) ride along, so every reading
+    carries its interval."""
     by = list(by)
+    if intervals:
+        points = with_intervals(points, denominator=denominator, requests=requests)
     data = usable(points, denominator=denominator, ttft_max_ms=ttft_max_ms)
     fronts = frontier(points, by=by, denominator=denominator, ttft_max_ms=ttft_max_ms)
     table = capacity_table(fronts, targets=targets, by=by, ttft_limit_s=ttft_limit_s)
     if len(table):
-        table.insert(0, "label", [group_label(r, by) for _, r in table.iterrows()])
+        table.insert(0, "label", [group_label(r, by, pair_lengths=True) for _, r in table.iterrows()])
     return data, fronts, table
 
 
@@ -660,7 +802,10 @@ def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -
     """The fastest per-user point of each group's frontier (concurrency, GPUs, median TTFT) next to its capacity
     end, with the share of capacity kept, and the facts a reader is told about it: ``single_user`` (concurrency 1)
     and ``long_ttft`` (median TTFT above ``ttft_limit_s``); :func:`analysis.frontier_words.fastest_note` says them."""
-    spec = [c for c in ("fastest_spec_decode", "capacity_spec_decode") if c in table.columns]
+    spec = [c for c in ("fastest_spec_decode", "capacity_spec_decode", "fastest_acceptance", "fastest_source_kind",
+                        "fastest_source_url", "fastest_user_lo", "fastest_user_hi", "fastest_user_method",
+                        "fastest_n_requests", "fastest_n_requests_source", "fastest_tok_s_per_user_def",
+                        "fastest_workload") if c in table.columns]
     ends = table[["label", "n_frontier", "fastest_tok_s_per_user", "fastest_concurrency", "fastest_n_gpus",
                   "fastest_ttft_ms_p50", "fastest_tok_s_per_gpu", "capacity_tok_s_per_gpu",
                   "capacity_tok_s_per_user", "capacity_concurrency"] + spec].copy()
@@ -670,3 +815,44 @@ def fastest_points(table: pd.DataFrame, *, ttft_limit_s: float = TTFT_LIMIT_S) -
     ends["single_user"] = ends["fastest_concurrency"] == 1
     ends["long_ttft"] = ends["fastest_ttft_s_p50"] > ttft_limit_s
     return ends.sort_values("fastest_tok_s_per_user", ascending=False, ignore_index=True)
+
+
+# --- the best reading at a level, against the runner-up --------------------------------------------------------
+@dataclass
+class BestReading:
+    """The group with the most tok/s/GPU at ``level`` and the runner-up, with the ratio of the two and its interval
+    (:func:`analysis.uncertainty.ratio_interval`); ``verdict`` is ``higher``, ``within-noise`` or ``unknown`` (a
+    reading without an interval), never more than its interval supports."""
+
+    level: float
+    best: pd.Series
+    runner_up: pd.Series | None
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    verdict: str
+
+
+def best_reading(table: pd.DataFrame, level: float, *, solid: bool = False) -> BestReading | None:
+    """:class:`BestReading` at ``level`` among the groups of a capacity table (``solid``: readings across a wide gap
+    left out); None when no group reaches the level."""
+    from analysis import uncertainty
+
+    col = target_column(level)
+    reached = table[table[col].notna()] if col in table else table.iloc[0:0]
+    if solid:
+        reached = reached[reached[reading_column(level)] != "wide gap"]
+    if reached.empty:
+        return None
+    ordered = reached.sort_values(col, ascending=False)
+    best = ordered.iloc[0]
+    if len(ordered) < 2:
+        return BestReading(float(level), best, None, np.nan, np.nan, np.nan, "unknown")
+    second = ordered.iloc[1]
+    cols = interval_columns(level)
+
+    def iv(row: pd.Series):
+        return uncertainty.Interval(float(row[col]), float(row.get(cols["lo"], np.nan)),
+                                    float(row.get(cols["hi"], np.nan)))
+    r = uncertainty.ratio_interval(iv(best), iv(second))
+    return BestReading(float(level), best, second, r.value, r.lo, r.hi, uncertainty.ratio_verdict(r))

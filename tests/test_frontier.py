@@ -284,7 +284,8 @@ def test_frontier_headline_names_the_speculative_decoding_of_its_capacity_readin
     below, above = front[front["tok_s_per_user"] <= 50].iloc[-1], front[front["tok_s_per_user"] >= 50].iloc[0]
     expected = "+".join(sorted({str(below["spec_decode"]), str(above["spec_decode"])}))
     assert p.results()["capacity_spec_decode"][best["label"]]["50"] == expected
-    assert f"{best['label']}, {page.spec_text(expected, str)})" in p.headline_text
+    # ... and whether the acceptance of those points was measured or forced (the snapshot does not say: not stated)
+    assert f"{best['label']}, {page.spec_text(expected, str)} (acceptance not stated);" in p.headline_text
     assert "mtp" in set(p.table[fr.spec_decode_column(50)])  # the data does pool MTP points
 
 
@@ -331,9 +332,10 @@ def test_cli_frontier_prints_csv_per_group(snapshot, tmp_path, capsys):
     snapshot.to_parquet(path)
     assert cli.main(["frontier", str(path), "--at", "50,100", "--by", "hardware,precision,scope,isl,osl"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert list(table.columns[-7:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "fastest_tok_s_per_user",
-                                        "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
-                                        "fastest_ttft_ms_p50"]
+    assert list(table.columns[-10:]) == ["tok_s_per_gpu_at_50", "tok_s_per_gpu_at_100", "fastest_tok_s_per_user",
+                                         "fastest_tok_s_per_gpu", "fastest_concurrency", "fastest_n_gpus",
+                                         "fastest_ttft_ms_p50", "acceptance_at_50", "acceptance_at_100",
+                                         "source_kinds"]
     row = table[(table["hardware"] == "B200") & (table["precision"] == "fp4") & (table["scope"] == "node")
                 & (table["isl"] == 1024) & (table["osl"] == 1024)].iloc[0]
     grp = snapshot[(snapshot["hardware"] == "B200") & (snapshot["precision"] == "fp4") & (snapshot["scope"] == "node")
@@ -343,6 +345,7 @@ def test_cli_frontier_prints_csv_per_group(snapshot, tmp_path, capsys):
     expected = log_interp([u[i] for i in front], [g[i] for i in front], 50.0)
     assert row["tok_s_per_gpu_at_50"] == pytest.approx(expected, rel=1e-5)
     assert row["gpu_denominator"] == "all"
+    assert row["source_kinds"] == "raw-log" and row["acceptance_at_50"] in ("none", "not stated", "none+not stated")
 
 
 def test_cli_frontier_reports_user_errors_without_traceback(tmp_path, capsys):
@@ -659,3 +662,145 @@ def test_cost_chart_orders_best_first_marks_bounds_and_leaves_out_empty_groups()
     assert sorted(t.get_text() for t in ax.texts) == ["~", "≤"]
     assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
     plt.close(ax.figure)
+
+
+# --- frontiers per workload, and what each reading rests on (interval, acceptance, source kind) ----------------
+V4_FAMILY = ["DeepSeek-V4-Flash", "DeepSeek-V4-Flash-0731", "DeepSeek-V4.1-Flash", "DeepSeek-V4-Pro"]
+
+
+@pytest.fixture(scope="module")
+def published(raw_points):
+    return raw_points[raw_points["source_kind"] == "published-table"]
+
+
+def test_agentic_traces_and_random_prompts_are_two_frontiers(published):
+    """The shipped GB300 NVL72 fp4 node tables hold InferenceX AgentX traces (V4.1-Flash) and SGLang random 8K/1K
+    runs: the report grouping keys on workload, so they are two frontiers, each ending at its own fastest point."""
+    gb300 = published[(published["hardware"] == "GB300 NVL72") & (published["precision"] == "fp4")
+                      & (published["scope"] == "node")]
+    _, fronts, table = fr.report_tables(gb300, targets=[50], by=fr.REPORT_BY)
+    assert "workload" in fr.DEFAULT_BY and "workload" in fr.REPORT_BY
+    assert sorted(table["workload"]) == ["agentx", "random-capped"]
+    agentx = table.set_index("workload").loc["agentx"]
+    rows = gb300[gb300["workload"] == "agentx"]
+    assert agentx["fastest_tok_s_per_user"] == pytest.approx(rows["tok_s_per_user"].max())  # 1000 / 2.19 ms
+    assert agentx["fastest_tok_s_per_user"] == pytest.approx(456.621005, rel=1e-6)
+    assert agentx["label"] == "GB300 NVL72 · fp4 · node · agentx"
+    random = table.set_index("workload").loc["random-capped"]
+    assert random["fastest_tok_s_per_user"] == pytest.approx(
+        gb300.loc[(gb300["workload"] == "random-capped") & gb300["output_tok_s"].notna(), "tok_s_per_user"].max())
+    assert set(fronts.groupby("workload")["source_kind"].unique().explode()) == {"published-table"}
+
+
+def test_each_reading_carries_the_interval_of_the_points_it_was_read_from(snapshot):
+    """B200 fp4 node at 50 tok/s/user is read between two frontier points; its interval is theirs (from the
+    summaries and InferenceX's 10 × concurrency default), interpolated in log-log space with the value's weights."""
+    from analysis import uncertainty
+
+    sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=1024, osl=1024)
+    _, fronts, table = fr.report_tables(sel, targets=[50], by=fr.REPORT_BY)
+    row = table.set_index("label").loc["B200 · fp4 · node"]
+    assert row[fr.reading_column(50)] == "interpolated"
+    front = fronts[(fronts["hardware"] == "B200") & (fronts["precision"] == "fp4") & (fronts["scope"] == "node")]
+    pair = fr.bracketing_points(front, 50)
+    raw = sel.loc[sel["source_line"].isin(pair["source_line"]) & sel["source_file"].isin(pair["source_file"])]
+    raw = raw.set_index(raw["source_line"]).loc[pair["source_line"]]
+    iv = uncertainty.point_intervals(raw)
+    u = pair["tok_s_per_user"].to_numpy()
+    w = (math.log(50) - math.log(u[0])) / (math.log(u[1]) - math.log(u[0]))
+    lo = math.exp((1 - w) * math.log(iv["gpu_lo"].iloc[0]) + w * math.log(iv["gpu_lo"].iloc[1]))
+    hi = math.exp((1 - w) * math.log(iv["gpu_hi"].iloc[0]) + w * math.log(iv["gpu_hi"].iloc[1]))
+    cols = fr.interval_columns(50)
+    assert row[cols["lo"]] == pytest.approx(lo) and row[cols["hi"]] == pytest.approx(hi)
+    assert row[cols["lo"]] < row[fr.target_column(50)] < row[cols["hi"]]
+    assert row[cols["n"]] == min(iv["n_requests"]) == 10 * min(raw["concurrency"])
+    assert row[cols["n_source"]] == "tool-default"
+    assert "tool default" in page.reading_interval_text(row, 50)
+
+
+def test_a_reading_without_an_interval_says_why(published):
+    """The SGLang tables give 32 measured requests but only mean TPOT: no spread, so no interval, and the words say
+    so instead of printing a bare number as if it were exact."""
+    p = page.build(published, model=V4_FAMILY, isl=None, osl=None, source_format="published-table")
+    row = p.table.set_index("label").loc["DeepSeek-V4-Flash · B300 · fp4 · node · random-capped · 8k/1k"]
+    assert math.isnan(row[fr.interval_columns(100)["lo"]]) and row[fr.interval_columns(100)["n"]] == 32
+    assert page.reading_interval_text(row, 100) == (
+        "no interval (n = 32 requests; mean or median only, no spread)")
+
+
+def test_best_reading_within_noise_is_never_called_higher(snapshot):
+    """Among the node groups (which have intervals) the verdict on best ÷ runner-up is the interval's, computed here
+    by hand from the two readings' intervals, and the words follow it."""
+    from analysis import uncertainty
+
+    sel = fr.select(snapshot, model="DeepSeek-R1-0528", isl=1024, osl=1024)
+    _, _, table = fr.report_tables(sel, targets=[100], by=fr.REPORT_BY)
+    node = table[table["scope"] == "node"]
+    b = fr.best_reading(node, 100)
+    cols = fr.interval_columns(100)
+    ordered = node.dropna(subset=[fr.target_column(100)]).sort_values(fr.target_column(100), ascending=False)
+    a, c = ordered.iloc[0], ordered.iloc[1]
+    r = uncertainty.ratio_interval(uncertainty.Interval(a[fr.target_column(100)], a[cols["lo"]], a[cols["hi"]]),
+                                   uncertainty.Interval(c[fr.target_column(100)], c[cols["lo"]], c[cols["hi"]]))
+    assert (b.best["label"], b.runner_up["label"]) == (a["label"], c["label"])
+    assert b.ratio == pytest.approx(a[fr.target_column(100)] / c[fr.target_column(100)])
+    assert b.verdict == uncertainty.ratio_verdict(r) and b.ratio_lo == pytest.approx(r.lo)
+    words = frontier_words.ratio_text(b.ratio, b.ratio_lo, b.ratio_hi, b.verdict)
+    assert ("within noise" in words) == (b.verdict == "within-noise")
+    assert frontier_words.ratio_text(1.03, 0.95, 1.12, "within-noise").startswith("within noise (1.03×")
+    assert "higher" not in frontier_words.ratio_text(1.03, 0.95, 1.12, "within-noise")
+
+
+def test_acceptance_per_reading_and_a_frontier_mixing_forced_with_measured(raw_points):
+    """The vLLM console log's acceptance (2.33) is measured; the V4.1 Flash AgentX table names DSpark without saying
+    how acceptance was obtained (not stated); R1 points without MTP have none. A frontier holding a measured point and
+    the same point marked forced says it mixes them."""
+    measured = raw_points[raw_points["acceptance_source"] == "measured"]
+    agentx = raw_points[raw_points["workload"] == "agentx"]
+    plain_r1 = raw_points[(raw_points["model"] == "DeepSeek-R1-0528") & (raw_points["spec_decode"] == "none")]
+    assert set(fr.acceptance_of(measured)) == {"measured"}
+    assert set(fr.acceptance_of(agentx)) == {"not stated"}
+    assert set(fr.acceptance_of(plain_r1.head(20))) == {"none"}
+    assert frontier_words.acceptance_text("not stated") == "acceptance not stated"
+    assert "not like-for-like" in frontier_words.acceptance_text("forced+measured")
+    table = fr.capacity_table(fr.frontier(agentx, by=fr.REPORT_BY), targets=[100], by=fr.REPORT_BY)
+    assert table[fr.acceptance_column(100)].tolist() == ["not stated"]
+    assert not table["mixed_forced_measured"].any()
+    mixed = agentx.copy()
+    mixed["acceptance_source"] = ["forced"] * 4 + ["measured"] * 4
+    table = fr.capacity_table(fr.frontier(mixed, by=fr.REPORT_BY), targets=[100], by=fr.REPORT_BY)
+    assert table["mixed_forced_measured"].tolist() == [True]
+    table.insert(0, "label", ["GB300 NVL72 · fp4 · node · agentx"])
+    assert page.mixed_acceptance_text(table).startswith("**1 frontier mixes forced with measured acceptance**")
+
+
+def test_v4_family_page_ranks_readings_within_one_workload(published):
+    """The DeepSeek V4 page: one capacity finding per workload (AgentX apart from random 8K/1K), each reading from a
+    published table and labelled so, and the fastest point the AgentX table's concurrency-1 row."""
+    p = page.build(published, model=V4_FAMILY, isl=None, osl=None, source_format="published-table")
+    lead, found = p._headline(md=False)
+    topics = [t for t, _ in found]
+    assert topics[:2] == ["Capacity (agentx)", "Capacity (random-capped · 8k/1k)"]
+    assert "DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx" in found[0][1]
+    assert "agentx" not in found[1][1]
+    assert "44 of 44 points from published tables" in lead
+    readings = p.readings_display()
+    assert set(readings["source"]) == {"published table"}
+    fastest = p.results()["fastest_point"]["DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx"]
+    assert fastest["source_kind"] == "published-table" and fastest["acceptance"] == "not stated"
+    assert fastest["source_url"].startswith("https://github.com/SemiAnalysisAI/InferenceX/pull/3176")
+    assert "23 more points state no tok/s/GPU" in p.left_out
+
+
+def test_v4_page_says_its_points_give_mean_ttft_only_and_how_many_waited_long(published):
+    """The published V4 rows give mean TTFT, never a median: the page says no point states a median TTFT and
+    counts the frontier points whose mean TTFT is over the 10 s limit (recomputed here from the frontier points)."""
+    p = page.build(published, model=V4_FAMILY, isl=None, osl=None, source_format="published-table")
+    assert p.fronts["ttft_ms_p50"].isna().all()
+    long = int((p.fronts["ttft_ms_mean"] > 10_000).sum())
+    assert long == 4
+    assert "**No frontier point here states a median TTFT**" in p.prose
+    assert f"**{long} of them above 10 s**" in p.prose
+    assert f"mean TTFT {text.seconds(p.fronts['ttft_ms_mean'].min() / 1000)}–" in p.prose
+    assert "tok/s/user here is 1000 / mean TPOT on every point" in p.prose
+    assert p.user_axis_label == "tok/s/user (1000 / mean TPOT)"

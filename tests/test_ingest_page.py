@@ -63,3 +63,17 @@ def test_headline_and_flag_tables(tmp_path):
     assert list(page.warnings["flag"]) == ["failed-run"] and list(page.warnings["left_out_of_fits"]) == ["yes"]
     assert list(page.notes["flag"]) == ["request-rate-inf"] and list(page.notes["points"]) == [2]
     assert list(page.skipped["reason"]) == ["hidden folder (name starts with '.'), not read"]
+
+
+def test_models_table_shows_the_published_v4_family_apart_from_raw_logs(raw_points):
+    """The shipped published tables: V4.1 Flash's AgentX rows (InferenceX PR #3176) are their own line, labelled
+    published-table, next to the raw-log R1 points; each line counts its distinct source URLs or files."""
+    from analysis.pages import ingest
+
+    table = ingest.models_table(raw_points).set_index(["model", "source_kind", "workload"])
+    agentx = table.loc[("DeepSeek-V4.1-Flash", "published-table", "agentx")]
+    assert agentx["points"] == 8 and agentx["hardware"] == "GB300 NVL72" and agentx["sources"] == 1
+    pro = table.loc[("DeepSeek-V4-Pro", "published-table", "lengths-only")]
+    assert pro["points"] == 14 and pro["hardware"] == "GB200 NVL72, GB300 NVL72"
+    assert set(table.xs("DeepSeek-R1-0528", level="model").index.get_level_values("source_kind")) == {"raw-log"}
+    assert table["points"].sum() == len(raw_points)

@@ -218,7 +218,8 @@ def test_frontier_notebook_tables_capacity_at_50_100_200_and_fastest_points(suit
     # the cheapest reading is rough (a 4.7x gap): the headline leads with the one close points support, then it
     assert "Cost: lowest at 50 tok/s/user, read between close frontier points, is $0.22" in results["headline"]
     assert f"a rough reading between points 4.7× apart gives ${cheapest[0]:.2f} per million output tokens (GB300 " \
-           "NVL72 · fp4 · rack, read between points with speculative decoding mtp and none; $2.65/GPU-hour" \
+           "NVL72 · fp4 · rack, read between points with speculative decoding mtp and none (acceptance not stated); " \
+               "$2.65/GPU-hour" \
            in results["headline"]
     assert "no cost figure, for B300, MI300X, MI325X, MI355X" in results["headline"]
     assert "Energy (GPU power only): measured on 7 of 169 points, all on MI355X" in results["headline"]
@@ -393,3 +394,16 @@ def test_latency_notebook_as_the_suite_ran_it(suite_results, raw_points):
     table = goodput.goodput(raw_points, data.load_requests(), latency_page.DEFAULT_SLO)
     by_run = table[table["basis"] == "requests"]
     assert sorted(v["met"] for v in res["runs"].values()) == sorted(by_run["met"].astype(int)) == [37, 93, 150]
+
+
+def test_deepseek_v4_frontier_report_keeps_agentx_and_random_8k1k_apart(suite_results):
+    """The suite's V4 family report (published tables): the AgentX frontier and the random 8K/1K ones are separate
+    groups, every reading cites a published table, and the fastest point is V4.1 Flash's concurrency-1 AgentX row."""
+    results = suite_results("20-frontier-deepseek-v4")
+    groups = results["groups"]
+    assert "DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx" in groups
+    assert "DeepSeek-V4-Flash · GB300 NVL72 · fp4 · node · random-capped · 8k/1k" in groups
+    assert {k for v in results["capacity_source_kind"].values() for k in v.values() if k} == {"published-table"}
+    fastest = results["fastest_point"]["DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx"]
+    assert fastest["tok_s_per_user"] == pytest.approx(1000 / 2.19) and fastest["concurrency"] == 1
+    assert "Capacity (agentx):" in results["headline"] and "Capacity (random-capped · 8k/1k):" in results["headline"]

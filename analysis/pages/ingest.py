@@ -61,6 +61,12 @@ class IngestPage:
         return inventory.by_configuration(self.points)
 
     @property
+    def models(self) -> pd.DataFrame:
+        """Points per model × source kind × workload: the hardware covered and how many distinct sources (URLs
+        or files) stand behind them, so a published table is never read as a raw log."""
+        return models_table(self.points)
+
+    @property
     def without_points(self) -> pd.DataFrame:
         return inventory.files_without_points(self.files)
 
@@ -123,9 +129,28 @@ class IngestPage:
             "warnings": dict(zip(self.warnings["flag"], self.warnings["points"])),
             "notes": dict(zip(self.notes["flag"], self.notes["points"])),
             "points_by_tool": self.points.groupby("tool").size().to_dict() if len(self.points) else {},
+            "points_by_source_kind": (self.points["source_kind"].fillna("unknown").value_counts().to_dict()
+                                      if "source_kind" in self.points and len(self.points) else {}),
             "quarantine_reasons": reasons.set_index("reason")["records"].to_dict() if len(reasons) else {},
         }
 
+
+
+def models_table(points: pd.DataFrame) -> pd.DataFrame:
+    """Per model, source kind (``published-table``, ``raw-log`` ...) and workload (``agentx``, ``random-capped``
+    ...; ``unknown`` when the source does not say): points, hardware and distinct sources."""
+    if points.empty:
+        return pd.DataFrame(columns=["model", "source_kind", "workload", "points", "hardware", "sources"])
+    url = (points["source_url"] if "source_url" in points else pd.Series("", index=points.index)).fillna("")
+    url = url.astype(str).str.split(" [", regex=False).str[0]
+    source = url.where(~url.isin(["", "unknown"]), points["source_file"].astype(str))
+    frame = points.assign(
+        source_kind=points["source_kind"].fillna("unknown") if "source_kind" in points else "unknown",
+        workload=points["workload"].fillna("unknown") if "workload" in points else "unknown", _source=source)
+    return (frame.groupby(["model", "source_kind", "workload"], dropna=False)
+            .agg(points=("model", "size"), hardware=("hardware", lambda s: ", ".join(sorted(set(map(str, s))))),
+                 sources=("_source", "nunique"))
+            .reset_index().sort_values(["model", "source_kind", "workload"], ignore_index=True))
 
 
 def rows_read(points: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from analysis.frontier import DENOMINATOR_TEXT, TTFT_LIMIT_S
-from analysis.text import leading_digit, missing, plain, whole
+from analysis.text import leading_digit, lengths, missing, plain, whole
 
 PRECISION_COLORS = {"fp4": "#d95f02", "fp8": "#1b63a5", "bf16": "#1b9e77", "fp16": "#7570b3", "int8": "#e7298a",
                     "int4": "#66a61e", "mixed": "#a6761d", "unknown": "#666666"}
@@ -25,6 +25,25 @@ SCOPE_STYLES = {"single-gpu": ("-.", "D"), "node": ("-", "o"), "rack": ("--", "s
                 "unknown": ("-", "x")}
 SCOPE_ORDER = ["single-gpu", "node", "rack", "multi-node", "unknown"]
 USER_LABEL = "tok/s/user (1000 / median TPOT)"
+
+
+OTHER_COLORS = ["#1b63a5", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#666666"]
+
+
+def _line_label(values: dict, line_by: Sequence[str]) -> str:
+    """A frontier line's legend entry: its values in ``line_by`` order, missing and ``unknown`` ones left out, the
+    lengths as ``8k/1k``."""
+    parts = []
+    for col in line_by:
+        v = values[col]
+        if col == "osl" or missing(v) or str(v) == "unknown":
+            continue
+        if col == "isl":
+            if not missing(values.get("osl")):
+                parts.append(lengths(v, values["osl"]))
+            continue
+        parts.append(str(v))
+    return " · ".join(parts)
 
 
 def gpu_label(denominator: str) -> str:
@@ -161,7 +180,9 @@ def efficiency_dots(long: pd.DataFrame, *, xlabel: str, title: str, lower_is_bet
 
 def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *, panel: str = "hardware",
                     denominator: str = "all", targets: Sequence[float] = (), ncols: int = 3,
-                    label_concurrency: bool = True, ttft_limit_s: float = TTFT_LIMIT_S, title: str | None = None):
+                    label_concurrency: bool = True, ttft_limit_s: float = TTFT_LIMIT_S, title: str | None = None,
+                    line_by: Sequence[str] = ("precision", "scope"), color_by: str = "precision",
+                    user_label: str = USER_LABEL):
     """One log-log panel per ``panel`` value: every measured point faint, each precision × scope frontier as a line,
     frontier points labelled with their concurrency (plus GPU count, ``8192/12g``, where it varies within the
     frontier), points whose median TTFT exceeds ``ttft_limit_s`` drawn hollow, dotted verticals at the targets,
@@ -169,8 +190,19 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
 
     A point label goes beside its point where it overlaps no other label and no marker; where no such spot exists
     it is left out (``labels_drawn`` counts the kept ones). ``points`` must already carry ``tok_s_per_gpu`` under
-    the same denominator (``frontier.usable``). Returns the array of Axes.
+    the same denominator (``frontier.usable``). ``line_by``: the columns that keep two frontiers apart within a
+    panel (e.g. add ``workload``: agentic traces and random prompts are never one line); ``color_by`` names the
+    column that picks the colour (precision by default, else a fixed palette in sorted order); the line style is
+    always the scope. Returns the array of Axes.
     """
+    line_by = [c for c in line_by if c in fronts.columns and c != panel]
+    if "scope" not in line_by:
+        line_by.append("scope")
+    if color_by not in line_by:
+        line_by.insert(0, color_by)
+    palette = ({k: v for k, v in PRECISION_COLORS.items()} if color_by == "precision" else
+               {v: OTHER_COLORS[i % len(OTHER_COLORS)] for i, v in enumerate(sorted(fronts[color_by].astype(str)
+                                                                                     .unique()))})
     names = sorted(fronts[panel].unique())
     nrows = max(1, math.ceil(len(names) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows + 0.9), sharex=True, sharey=True,
@@ -185,13 +217,15 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
             legend.setdefault("measured point (beaten on both axes)", h)
         front = fronts[fronts[panel] == name]
         items = pending.setdefault(ax, {"labels": [], "points": []})
-        for (precision, scope), grp in front.groupby(["precision", "scope"], sort=True):
+        for key, grp in front.groupby(line_by, sort=True, dropna=False):
+            values = dict(zip(line_by, key if isinstance(key, tuple) else (key,)))
+            scope = values["scope"]
             style, marker = SCOPE_STYLES.get(scope, SCOPE_STYLES["unknown"])
-            color = PRECISION_COLORS.get(precision, "#444444")
+            color = palette.get(str(values[color_by]), "#444444")
             grp = grp.sort_values("tok_s_per_user")
             (line,) = ax.plot(grp["tok_s_per_user"], grp["tok_s_per_gpu"], linestyle=style, color=color, zorder=3,
                               marker=marker, markersize=5, markerfacecolor=color)
-            legend.setdefault(f"{precision} · {scope}", line)
+            legend.setdefault(_line_label(values, line_by), line)
             ttft = grp["ttft_ms_p50"].astype(float) if "ttft_ms_p50" in grp else pd.Series(np.nan, index=grp.index)
             slow = (ttft > limit_ms).to_numpy()
             ax.scatter(grp["tok_s_per_user"][slow], grp["tok_s_per_gpu"][slow], marker=marker, s=34,
@@ -218,7 +252,7 @@ def frontier_panels(fronts: pd.DataFrame, points: pd.DataFrame | None = None, *,
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
     for ax in axes[-1, :]:
-        ax.set_xlabel(USER_LABEL + ", log scale")
+        ax.set_xlabel(user_label + ", log scale")
     for ax in axes[:, 0]:
         ax.set_ylabel(log_gpu_label(denominator))
     fig.suptitle(title or "Pareto frontiers: numbers next to points are client concurrency (/Ng: GPU count where it "

@@ -125,3 +125,37 @@ def test_c00_scope_answer_cites_measured_collectives_with_an_interval_per_scope(
         ev = js["answers"][key]["evidence"]
         assert ev and all(e["model"].startswith("DeepSeek-V4") and e["source_url"].startswith("https://github.com/")
                           for e in ev), key
+
+
+def test_index_line_gives_no_number_where_the_bottom_line_compares_none(points):
+    # C22 and C23: lengths more than 4× from the claim's; the index line said "measured 3.0×" / "10,379 tok/s/GPU"
+    for cid in ("C22", "C23"):
+        card = claims.claim_card(cid, points)
+        assert "no number is compared" in card.bottom_line
+        assert "no number compared" in card.headline and "measured" not in card.headline
+        # and the verdict compares no part at those lengths either (C22's cost ratio gave "the data give 11.3×")
+        assert "the data give" not in card.verdict and "10,379" not in card.verdict
+
+
+def test_a_gap_made_by_the_default_latency_limit_is_compared_unconstrained_too(points):
+    # C06: 91 tok/s/GPU under perfclaims' own TTFT p50 ≤ 2 s against 688 unconstrained; the gap sentence said
+    # "31× above this evidence: a different axis, denominator or data?" without naming the tool's own limit
+    card = claims.claim_card("C06", points)
+    assert "read under perfclaims' default TTFT p50 ≤ 2 s, which the claim does not set" in card.bottom_line
+    assert "unconstrained: 688 tok/s/GPU over all GPUs" in card.bottom_line
+    assert "from the unconstrained figure" in card.headline
+
+
+def test_a_p99_limit_read_on_p50_is_said_where_the_number_is(points):
+    # C13: MLPerf Server's TTFT p99 ≤ 2 s, met by a sweep point only on its p50 (its p99 is 254.7 s)
+    card = claims.claim_card("C13", points)
+    assert "its own TTFT p99 is 254.7 s, above the limit: the limit was read on its TTFT p50" in card.bottom_line
+    assert "TTFT p99 254.7 s; the p99 limit read on TTFT p50" in card.headline
+
+
+def test_a_per_decode_node_claim_is_read_per_decode_gpu(points):
+    # C07 counts output tok/s per decode node: the like-for-like figure is per decode GPU (274.5), not all (92.5)
+    card = claims.claim_card("C07", points)
+    assert "274.5 tok/s/GPU (decode GPUs only)" in card.bottom_line
+    assert "the claim is 7× above" in card.bottom_line and "20×" not in card.bottom_line
+    assert "tok/s per decode GPU, the claim's denominator" in card.headline

@@ -59,3 +59,14 @@ def test_a_claimed_number_inside_the_interval_is_within_noise(points):
     row = card.checks.iloc[0]
     assert row["claim_in_interval"] == True  # noqa: E712 (a numpy bool in the table)
     assert "within noise" in row["how"]
+
+
+def test_r1_claims_reread_against_the_v4_tables_keep_their_own_model(points):
+    # C22 and C23 are DeepSeek-R1 claims: the shipped DeepSeek-V4 tables (another architecture: CSA/HCA attention,
+    # 284B total) are neither same-model nor proxy evidence for them, so the re-read leaves their evidence on R1
+    assert (points["model"].str.startswith("DeepSeek-V4")).sum() > 50
+    for cid in ("C22", "C23"):
+        ev = claims.claim_card(cid, points).basis
+        assert ev.pool_tier == "same-model"
+        assert not any(str(m).startswith("DeepSeek-V4") for m in ev.pool_models)
+        assert not ev.near["model"].astype(str).str.startswith("DeepSeek-V4").any()

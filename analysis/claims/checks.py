@@ -614,7 +614,12 @@ def _claim_in_interval(row: dict) -> bool | None:
 def _lengths_far(claim: Claim, row: dict) -> bool:
     """Whether a row's lengths are more than :data:`LENGTHS_FAR` from the claim's stated lengths (input or output)."""
     want = stated_lengths(claim)
-    evidence = row.get("evidence") or []
+    evidence = list(row.get("evidence") or [])
+    if not evidence:
+        # a ratio or cost row cites no single point: its lengths are in its label ("ISL 8,192 / OSL 1,024")
+        m = re.search(r"ISL ([0-9,]+) / OSL ([0-9,]+)", str(row.get("lengths") or ""))
+        if m:
+            evidence = [{"isl": float(m.group(1).replace(",", "")), "osl": float(m.group(2).replace(",", ""))}]
     if want is None or not evidence:
         return False
     for e in evidence:

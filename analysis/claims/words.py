@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -84,14 +85,84 @@ def _unreached(claim: Claim, checks: pd.DataFrame) -> str:
             f"{fmt_num(p.get('concurrency'))}; {where})")
 
 
-def gap_text(row) -> str:
-    """", and the claim is 42× this evidence: a different axis, denominator or data?" where they are far apart."""
-    gap = row.get("gap")
+def decode_counted(claim: Claim, row) -> bool:
+    """Whether the claim (or the part a row checks) counts decode GPUs or decode nodes only."""
+    return "decode" in f"{claim.unit} {row.get('part', '')}".lower() if claim is not None else False
+
+
+def claim_denominator(claim: Claim, row) -> tuple[float, str]:
+    """The measured value in the claim's own GPU denominator: the decode-GPU figure where the claim counts decode
+    GPUs (and the row has one), else all GPUs; with the words that say which."""
+    dec = row.get("measured_decode")
+    if row.get("kind") != "ratio" and decode_counted(claim, row) and dec is not None and pd.notna(dec):
+        return float(dec), " (decode GPUs only)"
+    return float(row["measured_all"]), ""
+
+
+def default_limit_text(row) -> str:
+    """"; read under perfclaims' default TTFT p50 ≤ 2 s, which the claim does not set; unconstrained: 688
+    tok/s/GPU over all GPUs at 12.3 tok/s/user" for a capacity read under the tool's own sanity limit."""
+    reading = row.get("reading") or {}
+    if reading.get("rule") != "capacity" or not reading.get("limit"):
+        return ""
+    free = reading.get("unconstrained")
+    text = f"; read under perfclaims' default {reading['limit']}, which the claim does not set"
+    if not free:
+        return text + " (the same point without it)"
+    gpu = free.get("tok_s_per_gpu")
+    return (text + f"; unconstrained: {num_text(gpu)} tok/s/GPU over all GPUs at "
+            f"{fixed(free.get('tok_s_per_user'), 1)} tok/s/user")
+
+
+def _unconstrained_gap(row) -> float:
+    reading = row.get("reading") or {}
+    free = reading.get("unconstrained") if reading.get("rule") == "capacity" else None
+    gpu = (free or {}).get("tok_s_per_gpu")
+    claimed = row.get("claimed")
+    if not free or gpu is None or pd.isna(gpu) or gpu <= 0 or claimed is None or pd.isna(claimed) or claimed <= 0:
+        return math.nan
+    return max(gpu / claimed, claimed / gpu)
+
+
+def gap_text(row, claim: Claim | None = None) -> str:
+    """"; the claim is 42× above this evidence: a different axis, denominator or data?" where they are far apart.
+    The gap is taken in the claim's own GPU denominator; a capacity read under perfclaims' own default latency
+    limit is also compared unconstrained, and a gap the limit alone makes is called that, not a doubt on the data."""
+    measured = claim_denominator(claim, row)[0] if claim is not None else row.get("measured_all")
+    claimed = row.get("claimed")
+    if row.get("kind") == "ratio" or measured is None or pd.isna(measured) or measured <= 0 or claimed is None \
+            or pd.isna(claimed) or claimed <= 0:
+        gap = row.get("gap")
+        measured = row.get("measured_all")
+    else:
+        gap = max(measured / claimed, claimed / measured)
     if gap is None or pd.isna(gap) or gap <= GAP_FACTOR:
         return ""
-    above = row["claimed"] > row["measured_all"]
-    return (f"; the claim is {gap:,.0f}× {'above' if above else 'below'} this evidence: a different axis, "
-            "denominator or data?")
+    above = claimed > measured
+    side = "above" if above else "below"
+    free = _unconstrained_gap(row)
+    if not math.isnan(free):
+        if free <= GAP_FACTOR:
+            return (f"; the claim is {gap:,.0f}× {side} this latency-limited evidence, and within "
+                    f"{GAP_FACTOR:g}× of the unconstrained figure: the gap is perfclaims' default latency limit, "
+                    "which the claim does not set")
+        return (f"; the claim is {gap:,.0f}× {side} this evidence and {free:,.0f}× from the unconstrained figure: "
+                "a different axis, denominator or data?")
+    return f"; the claim is {gap:,.0f}× {side} this evidence: a different axis, denominator or data?"
+
+
+def p50_read_text(row) -> str:
+    """"; its own TTFT p99 is 254.7 s: the TTFT p99 limit was read on its p50 ..." where a reading's point passed a
+    TTFT p99 limit only on its p50 (a fixed-concurrency sweep point, whose p99 is its start-up burst)."""
+    limits, p99 = str(row.get("limits") or ""), row.get("ttft_ms_p99")
+    m = re.search(r"TTFT p99 ≤ ([0-9.,]+) (ms|s)\b", limits)
+    if not m or p99 is None or pd.isna(p99):
+        return ""
+    limit_ms = float(m.group(1).replace(",", "")) * (1000 if m.group(2) == "s" else 1)
+    if p99 <= limit_ms:
+        return ""
+    return (f"; its own TTFT p99 is {fixed(p99 / 1000, 1)} s, above the limit: the limit was read on its TTFT p50, "
+            "as for every fixed-concurrency sweep point, whose p99 is its start-up burst")
 
 
 def match_label(row) -> str:
@@ -130,6 +201,11 @@ def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
             out.append(f"“{part.text}”: {c.iloc[0]['how']}.")
             continue
         top = ok.iloc[0]
+        if bool(top.get("lengths_far")):
+            out.append(f"“{part.text}”: the nearest {match_label(top)} evidence ({top['group']}) is at "
+                       f"{top['lengths']}, more than {LENGTHS_FAR:g}× from the claim's {claim.isl_osl} in input or "
+                       "output length: no number is compared.")
+            continue
         if part.kind == "ratio":
             spread = (f" (range {ok['measured_all'].min():.1f}–{ok['measured_all'].max():.1f}× over "
                       f"{len(ok)} length pairs)" if len(ok) > 1 else "")
@@ -150,12 +226,13 @@ def check_statements(claim: Claim, checks: pd.DataFrame) -> list[str]:
         if part.kind != "per-user" and pd.notna(top.get("ttft_ms_p99")):
             text += f"; that reading's TTFT p99 is {top['ttft_ms_p99'] / 1000:,.1f} s"
         if top.get("limits"):
-            text += f" (only points meeting {top['limits']})"
+            text += f" (only points meeting {top['limits']})" + p50_read_text(top)
+        text += default_limit_text(top)
         if part.kind != "per-user" and "interpolated" in str(top["how"]):
             text += f". Caveat: {SNAPSHOT_CAVEAT}"
         if top["lengths_note"]:
             text += f" [{top['lengths_note']}]"
-        out.append(text + gap_text(top) + ".")
+        out.append(text + gap_text(top, claim) + ".")
     return out
 
 
@@ -276,11 +353,13 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         unit = "×" if r["kind"] == "ratio" else f" {r['unit']}"
         measured = r["measured_all"]
         # A claim counted per decode GPU is read against the decode-GPU figure, and says so.
-        if "decode" in str(claim.unit).lower() and r["kind"] != "ratio" and pd.notna(r.get("measured_decode")):
-            measured, unit = r["measured_decode"], f" {r['unit']} (decode GPUs only)"
+        if r["kind"] != "ratio":
+            measured, which = claim_denominator(claim, r)
+            unit += which
         v = ("~" if r.get("rough") else "") + (f"{measured:.2f}" if r["kind"] == "ratio" else
                                                 fmt_num(measured, 1 if measured < 1000 else 0))
-        limits = f"; only points within {r['limits']}" if _name(r.get("limits")) else ""
+        limits = (f"; only points within {r['limits']}" + p50_read_text(r) if _name(r.get("limits")) else "")
+        limits += default_limit_text(r)
         p = ((r.get("reading") or {}).get("points") or [{}])[0]
         stat = f"{PER_USER_DEFS['1000/tpot_ms_mean']}; " if p.get("per_user_def") == "1000/tpot_ms_mean" else ""
         where = f"{stat}{r['group']}, {r['lengths']}{limits}"
@@ -296,7 +375,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         else:
             found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
                      f"{v}{unit} there ({where}), not a percentage of the claim")
-        found += gap_text(r) + _unreached(claim, checks)
+        found += gap_text(r, claim) + _unreached(claim, checks)
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
     return head + found + (tail[1:] if found.endswith("?") else tail)
@@ -307,16 +386,20 @@ def headline_text(claim: Claim, checks: pd.DataFrame, tier: str) -> str:
     with its match (a percentage of the claim only from direct or same-model evidence at the claim's lengths)."""
     text = f"[{tier} evidence] {claim.id}: {claim_title(claim)} — {kinds_text(claim)}"
     rows = checks[checks["measured_all"].notna()] if len(checks) else checks
-    if len(rows):
+    if len(rows) and bool(rows.iloc[0].get("lengths_far")):
+        r = rows.iloc[0]
+        text += (f"; nearest {match_label(r)} evidence at {r['lengths']}, more than {LENGTHS_FAR:g}× from the "
+                 f"claim's {claim.isl_osl}: no number compared")
+    elif len(rows):
         r = rows.iloc[0]
         v = r["measured_all"]
         mark = "~" if r.get("rough") else ""
         what = (mark + times(v, 1) if r["kind"] == "ratio" else
                 f"{mark}{whole(v) if v >= 1000 else fixed(v, 1)} {r['unit']}")
         dec = r.get("measured_decode")
-        if r["kind"] == "per-GPU" and pd.notna(dec) and abs(dec - v) > 0.005 * abs(v):
+        if r["kind"] in ("per-GPU", "per-system") and pd.notna(dec) and abs(dec - v) > 0.005 * abs(v):
             # both denominators where they differ, the claim's first when it names decode GPUs
-            if "decode" in str(claim.unit).lower():
+            if decode_counted(claim, r):
                 what = f"{num_text(dec)} tok/s per decode GPU, the claim's denominator ({num_text(v)} over all GPUs)"
             else:
                 what = f"{num_text(v)} {r['unit']} over all GPUs ({num_text(dec)} per decode GPU)"
@@ -324,8 +407,11 @@ def headline_text(claim: Claim, checks: pd.DataFrame, tier: str) -> str:
         if r["kind"] in ("per-GPU", "per-system") and pd.notna(r["tok_s_per_user"]):
             ttft = r.get("ttft_ms_p99")
             at = (f" at {fixed(r['tok_s_per_user'], 1)} tok/s/user"
-                  + (f", TTFT p99 {fixed(ttft / 1000, 1)} s" if pd.notna(ttft) else ""))
+                  + (f", TTFT p99 {fixed(ttft / 1000, 1)} s" if pd.notna(ttft) else "")
+                  + ("; the p99 limit read on TTFT p50" if p50_read_text(r) else "")
+                  + (f"; under perfclaims' default {(r.get('reading') or {}).get('limit')}"
+                     if default_limit_text(r) else ""))
         vs = (f" = {share(r['measured_over_claimed'])} of the claim" if pd.notna(r["measured_over_claimed"])
               else "; no percentage of the claim")
-        text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}" + gap_text(r)
+        text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}" + gap_text(r, claim)
     return text + ("" if text.endswith("?") else ".")

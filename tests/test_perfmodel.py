@@ -285,3 +285,16 @@ def test_shipped_example_configs_predict_deepseek_v4_flash_on_gb300(cal):
         users[g] = rows[0]["tok_s_per_user"]
     # one GPU reads every weight alone: slower per user at batch 1 than the 4-GPU tray
     assert users[1] < users[4]
+
+
+def test_fp4_vs_fp8_facts_are_fast_once_calibrated():
+    import time
+
+    scope.shipped_calibration()
+    t = time.perf_counter()
+    f = scope.fp4_vs_fp8("DeepSeek-V4.1-Flash", "GB300 NVL72", n_gpus=4, concurrency=1)
+    assert time.perf_counter() - t < 0.2
+    assert set(f["rows"]) == {"native", "fp8", "fp4"} and f["native_recipe"].startswith("fp8 (shared_experts fp4")
+    # FP4 reads fewer weight bytes than FP8: faster per user, but less than 2x (fixed costs and the KV read stay)
+    assert 1.0 < f["fp4_over_fp8"] < 2.0
+    assert f["rows"]["fp8"]["vs_fp8"] == pytest.approx(1.0)

@@ -4,6 +4,7 @@ calibration within physical bounds, leave-one-group-out validation, the scope fa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -268,3 +269,32 @@ def test_batch_scaling_validation_section(points):
     assert sec["worst"]["group"].iloc[0] == rep["groups"][0]["group"] and len(sec["worst"]) == 5
     assert len(sec["points"]) == sum(len(g["points"]) for g in rep["groups"])
     assert f"{100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user" in sec["text"]
+
+
+def test_shipped_example_configs_predict_deepseek_v4_flash_on_gb300(cal):
+    from analysis.perfmodel import predict as pr
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "specs" / "model-configs"
+    users = {}
+    for g in (1, 4, 72):
+        dep = configfile.load(folder / f"deepseek-v4.1-flash-gb300-{g}gpu.yaml")
+        assert (dep.model, dep.hardware, dep.n_gpus, dep.precision) == ("DeepSeek-V4.1-Flash", "GB300 NVL72", g,
+                                                                       "native")
+        rows = pr.predict(dep, [1, 16], cal).rows
+        assert rows[0]["tok_s_per_user"] >= rows[1]["tok_s_per_user"] > 0
+        users[g] = rows[0]["tok_s_per_user"]
+    # one GPU reads every weight alone: slower per user at batch 1 than the 4-GPU tray
+    assert users[1] < users[4]
+
+
+def test_fp4_vs_fp8_facts_are_fast_once_calibrated():
+    import time
+
+    scope.shipped_calibration()
+    t = time.perf_counter()
+    f = scope.fp4_vs_fp8("DeepSeek-V4.1-Flash", "GB300 NVL72", n_gpus=4, concurrency=1)
+    assert time.perf_counter() - t < 0.2
+    assert set(f["rows"]) == {"native", "fp8", "fp4"} and f["native_recipe"].startswith("fp8 (shared_experts fp4")
+    # FP4 reads fewer weight bytes than FP8: faster per user, but less than 2x (fixed costs and the KV read stay)
+    assert 1.0 < f["fp4_over_fp8"] < 2.0
+    assert f["rows"]["fp8"]["vs_fp8"] == pytest.approx(1.0)

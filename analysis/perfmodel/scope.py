@@ -11,6 +11,7 @@ latency at that scope (``data/specs/collectives.csv``), its range and sources. S
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from analysis import specs
 from analysis.perfmodel import calibrate as cb
@@ -93,3 +94,26 @@ def precision_facts(model: str, hardware: str, *, n_gpus: int = 1, concurrency: 
     for r in out:
         r["vs_fp8"] = r["tok_s_per_user"] / fp8 if fp8 == fp8 else math.nan
     return out
+
+
+@lru_cache(maxsize=1)
+def shipped_calibration() -> cb.Calibration:
+    """The calibration on the shipped points table, fitted once per process (a claim card calls it many times)."""
+    import pandas as pd
+
+    from analysis import config
+
+    return cb.calibrate(cb.training_table(pd.read_parquet(config.POINTS_FILE)))
+
+
+def fp4_vs_fp8(model: str, hardware: str, *, n_gpus: int = 1, concurrency: float = 1.0, framework: str = "unknown",
+               tau: float | None = None, isl: float = 1024.0, osl: float = 1024.0,
+               cal: cb.Calibration | None = None) -> dict:
+    """FP4 against FP8 at the shipped recipe, for a claim card: :func:`precision_facts` at ``native``, ``fp8`` and
+    ``fp4`` on the shipped calibration (cached) unless ``cal`` is given, keyed by precision, plus the FP4 ÷ FP8 and
+    native ÷ FP8 ratios of tok/s/user."""
+    rows = precision_facts(model, hardware, n_gpus=n_gpus, concurrency=concurrency, cal=cal or shipped_calibration(),
+                           framework=framework, tau=tau, isl=isl, osl=osl)
+    by = {r["precision"]: r for r in rows}
+    return {"rows": by, "fp4_over_fp8": by["fp4"]["vs_fp8"], "native_over_fp8": by["native"]["vs_fp8"],
+            "native_recipe": by["native"]["recipe"]}

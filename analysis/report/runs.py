@@ -113,13 +113,20 @@ def _lock_owner(path: Path) -> tuple[int | None, str | None]:
 
 
 def run_dirs(out: Path) -> list[Path]:
-    """Dated run folders with a manifest, in the order their runs finished (``finished`` in the manifest, else
-    the manifest's modification time): the last is the newest run, whatever its folder's date."""
+    """Dated run folders with a manifest, oldest first: by date, where a folder dated after the day its run
+    finished counts as that day, then by the time each run finished (``finished`` in the manifest, else the
+    manifest's modification time). A backfill stays behind newer dates, and a run filed under a future date
+    (``--allow-future-date``, a skewed clock) never hides the runs that finished after it."""
     out = Path(out)
     if not out.is_dir():
         return []
     dirs = [p for p in out.iterdir() if _DATE.match(p.name) and (p / MANIFEST).is_file() and not p.is_symlink()]
-    return sorted(dirs, key=lambda p: (finished_at(p), p.name))
+
+    def order(p: Path) -> tuple[str, str, str]:
+        done = finished_at(p)
+        return (min(p.name, done[:10]) if done else p.name, done, p.name)
+
+    return sorted(dirs, key=order)
 
 
 def finished_at(run_dir: Path) -> str:

@@ -241,7 +241,10 @@ def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_wo
         if (run_dir / job.results_name).is_file():
             (run_dir / job.results_name).unlink()
             removed = True
-    if removed:  # the index says so at once: killed from here on, the run leaves no index claiming them
+    if removed:  # run.json and the index say so at once: killed from here on, nothing claims them
+        manifest = runs.read_manifest(run_dir)
+        if manifest:
+            runs.write_manifest(run_dir, on_disk(run_dir, manifest))
         write_indexes(out)
     n_workers = max(1, min(n_workers or os.cpu_count() or 1, len(jobs)))
     # fork: workers start in milliseconds and re-import nothing; each report's state stays in its worker

@@ -8,11 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from test_faults_kill import _listing, _slow_suite
 
 from analysis import cli, config, ingest, report
 from analysis.report import runner
-
-from test_faults_kill import _listing, _slow_suite
 
 
 def _enospc(*args, **kwargs):

@@ -153,11 +153,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=config.REPORTS_DIR / "claims",
                    help="folder for the HTML card <id>.html (default: reports/claims)")
 
-    s = sub.add_parser("report", help="run the notebook suite and write HTML reports plus index.html")
+    s = sub.add_parser("report", help="run the notebook suite and write HTML reports plus index.html",
+                       description="Run the notebook suite into OUT/DATE/ and write the indexes. One run per OUT at "
+                                   "a time (a lock naming its owner; a stale lock left by a killed run is broken, "
+                                   "saying so); every file is written to a temporary sibling and renamed, so a "
+                                   "failed or killed run (disk full included) leaves the previous outputs as they "
+                                   "were; workers die with the run.")
     s.add_argument("--config", type=Path, default=config.SUITE_FILE)
     s.add_argument("--out", type=Path, default=config.REPORTS_DIR)
     s.add_argument("--only", type=_cols, help="run only these notebooks (names from the suite file)")
-    s.add_argument("--date", help="the run's date, YYYY-MM-DD (default today, UTC): reports go to OUT/DATE/")
+    s.add_argument("--date", help="the run's date, YYYY-MM-DD (default today, UTC): reports go to OUT/DATE/; "
+                                  "a date after today is refused unless --allow-future-date")
+    s.add_argument("--allow-future-date", action="store_true",
+                   help="accept a --date after today; OUT/latest, the index and share still follow the run that "
+                        "finished last")
     s.add_argument("--jobs", "-j", type=int, help="reports run at once (default: the number of cores)")
     s.add_argument("--force", action="store_true", help="re-execute reports whose inputs and code are unchanged")
     s.add_argument("--executor", choices=("papermill", "inprocess"),
@@ -231,7 +240,8 @@ def _dispatch(args) -> int:
 
         return report.run_suite(args.config, out=args.out, only=args.only, date=args.date, jobs=args.jobs,
                                 force=args.force, executor=args.executor,
-                                progress=lambda line: print(line, file=sys.stderr, flush=True))
+                                progress=lambda line: print(line, file=sys.stderr, flush=True),
+                                allow_future_date=args.allow_future_date)
     if args.command == "share":
         from analysis.report import share
 

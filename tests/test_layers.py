@@ -11,7 +11,7 @@ PKG = Path(__file__).resolve().parents[1] / "analysis"
 
 # Which layers each layer may import (docs/ARCHITECTURE.md). Domain code never reaches back into raw logs (ingest):
 # what it reads, it reads through the data layer; only the report layer and the CLI sit on top.
-FOUNDATIONS = {"config", "schema", "specs", "text", "lazy_imports", "safe_yaml"}
+FOUNDATIONS = {"config", "schema", "specs", "text", "lazy_imports", "safe_yaml", "procs"}
 LAYER_OF_TOP = {
     **{m: "foundations" for m in FOUNDATIONS},
     "ingest": "ingest", "data": "data", "pages": "pages", "plots": "plots",

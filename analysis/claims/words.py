@@ -80,7 +80,8 @@ def _unreached(claim: Claim, checks: pd.DataFrame) -> str:
     top = users.loc[users["measured_all"].idxmax()]
     p = (top.get("reading") or {}).get("points", [{}])[0]
     where = p.get("source_url") if p.get("source_url") not in (None, "unknown") else p.get("row")
-    return (f"; no measured point of this model or its architecture reaches the claimed speed: the fastest is "
+    return (f"; no measured point of this model or its architecture at the lengths compared here reaches the claimed "
+            f"speed: the fastest is "
             f"{top['measured_all']:,.1f} tok/s/user ({top['group']}, {top['lengths']}, concurrency "
             f"{fmt_num(p.get('concurrency'))}; {where})")
 

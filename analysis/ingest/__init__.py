@@ -14,6 +14,7 @@ import importlib
 import os
 import pkgutil
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import config
+from analysis import config, procs  # noqa: F401  (procs: forked reader workers die with this process)
 from analysis.ingest.base import HEAD_BYTES, Format, Quarantine, Sink, in_words
 from analysis.ingest.manifest import Manifest, load_manifest
 from analysis.schema import (
@@ -496,23 +497,55 @@ def write_outputs(result: IngestResult, out_dir: Path, *, partition: bool = Fals
         "files": lambda p: csv_safe(result.files).to_csv(p, index=False),
     }
     temps: dict[str, Path] = {}
+    datasets = {"points_dataset": (out_dir / "points", lambda: result.points),
+                "requests_dataset": (out_dir / "requests", lambda: _with_file_tool_and_date(result))}
+    staged: dict[str, Path] = {}
     try:
         for name, final in paths.items():
             temps[name] = final.with_name(f".{final.name}.{os.getpid()}.tmp")
             writers[name](temps[name])
+        if partition:  # ``partition=True``: the same rows as Hive-partitioned datasets (tool=.../day=YYYY-MM-DD),
+            # each written whole in a hidden sibling folder, swapped in after the main tables
+            for name, (final, frame) in datasets.items():
+                _check_dataset_folder(final)
+                staged[name] = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+                _write_dataset(frame(), staged[name])
         for name, final in paths.items():
             os.replace(temps[name], final)
+        for name, staged_folder in staged.items():
+            paths[name] = _swap_folder(staged_folder, datasets[name][0])
     except BaseException:
         for temp in temps.values():
             try:
                 temp.unlink()
             except FileNotFoundError:
                 pass
+        for folder in staged.values():
+            shutil.rmtree(folder, ignore_errors=True)
         raise
-    if partition:  # ``partition=True``: the same rows as Hive-partitioned datasets (tool=.../day=YYYY-MM-DD)
-        paths["points_dataset"] = _write_dataset(result.points, out_dir / "points")
-        paths["requests_dataset"] = _write_dataset(_with_file_tool_and_date(result), out_dir / "requests")
     return paths
+
+
+def _check_dataset_folder(folder: Path) -> None:
+    """Refuse to replace a folder this module did not write (it holds something else than partitions)."""
+    if folder.is_dir():
+        strangers = [q.name for q in folder.iterdir()
+                     if not (q.is_dir() and "=" in q.name) and not (q.is_file() and q.name.startswith("part-"))]
+        if strangers:  # never delete a folder this function did not write
+            raise ValueError(f"{folder}: not a dataset perfclaims wrote (holds {strangers[0]}); "
+                             "move it or choose another --out")
+
+
+def _swap_folder(new: Path, final: Path) -> Path:
+    """Put the finished folder ``new`` at ``final`` by renames: a reader sees the old dataset or the new one whole
+    (between the two renames, briefly none), never a part of one."""
+    old = final.with_name(f".{final.name}.{os.getpid()}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(new, final)
+    shutil.rmtree(old, ignore_errors=True)
+    return final
 
 
 def _status(row: dict) -> str:
@@ -615,17 +648,11 @@ def _folder(source_file: str) -> str:
 
 def _write_dataset(frame: pd.DataFrame, folder: Path) -> Path:
     """``frame`` as a Hive-partitioned Parquet dataset in ``folder`` (replaced whole: no stale partitions)."""
-    import shutil
-
     import pyarrow as pa
     import pyarrow.dataset as ds
 
+    _check_dataset_folder(folder)
     if folder.is_dir():
-        strangers = [q.name for q in folder.iterdir()
-                     if not (q.is_dir() and "=" in q.name) and not (q.is_file() and q.name.startswith("part-"))]
-        if strangers:  # never delete a folder this function did not write
-            raise ValueError(f"{folder}: not a dataset perfclaims wrote (holds {strangers[0]}); "
-                                  "move it or choose another --out")
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     if frame.empty:

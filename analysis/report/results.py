@@ -32,11 +32,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to a temporary sibling of ``path`` and rename it over ``path``: readers see old or new, never half."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    if isinstance(data, str):
-        tmp.write_text(data, encoding="utf-8")
-    else:
-        tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        if isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:  # disk full, interrupted: no half file left to keep the disk full
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def save_results(results: dict, path: str | Path | None) -> None:

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import os
 import secrets
 import shlex
@@ -46,15 +47,36 @@ OK = ("ok", "unchanged", "kept")
 def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORTS_DIR,
               only: list[str] | None = None, date: str | None = None, jobs: int | None = None,
               force: bool = False, executor: str | None = None,
-              progress: Callable[[str], None] | None = None) -> int:
+              progress: Callable[[str], None] | None = None, allow_future_date: bool = False) -> int:
     """Run the suite into ``out/<date>/``; write both indexes, ``latest``, a history part. 1 if a report failed.
 
     Two phases: the reports, then those that read the suite-history store (``{out}/history``), after the numbers
     the first phase computed are recorded there. ``executor`` runs every report with that executor (``papermill``:
-    each in its own kernel, as one would to rule out shared state)."""
+    each in its own kernel, as one would to rule out shared state). A disk that fills up ends the run with one
+    :class:`OutputError` line, its temporary files removed and the previous outputs left in place."""
     say = progress or (lambda line: None)
-    date = runs.check_date(date)
+    date = runs.check_date(date, allow_future=allow_future_date)
     out = runs.prepare_out(Path(out))
+    try:
+        return _run_suite(suite_file, out, only, date, jobs, force, executor, say)
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        _remove_temps(out, date)
+        raise OutputError(f"--out {out}: the disk is full ({err.strerror or err}); this run stopped, "
+                          f"its temporary files are removed and the previous outputs are as they were") from None
+
+
+def _remove_temps(out: Path, date: str) -> None:
+    """This process's temporary files and the run's work folder (left by a write that failed part-way)."""
+    shutil.rmtree(Path(out) / date / ".work", ignore_errors=True)
+    for folder in (Path(out), Path(out) / date):
+        if folder.is_dir():
+            for p in folder.glob(f".*.tmp-{os.getpid()}"):
+                p.unlink(missing_ok=True)
+
+
+def _run_suite(suite_file, out: Path, only, date: str, jobs, force: bool, executor, say) -> int:
     suite = read_suite(suite_file, out=out)
     if executor is not None:
         if executor not in EXECUTORS:
@@ -67,7 +89,7 @@ def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORT
         if not selected:
             raise ValueError(f"--only {','.join(only)} matches no notebook in {suite_file}")
     chosen = {j.name for j in selected}
-    with runs.run_lock(out):
+    with runs.run_lock(out, say=say):
         started = time.monotonic()
         run_dir = out / date
         run_dir.mkdir(exist_ok=True)
@@ -102,7 +124,8 @@ def run_suite(suite_file: Path = config.SUITE_FILE, *, out: Path = config.REPORT
         manifest = {"run_date": date, "suite": str(Path(suite_file).resolve()), "suite_title": suite.title,
                     "code_version": stamp["version"], "commit": stamp["commit"],
                     "inputs": {str(p): hasher.path(p)[:16] for j in shown for p in j.inputs},
-                    "seconds": round(time.monotonic() - started, 1), "jobs": [j.record() for j in shown]}
+                    "seconds": round(time.monotonic() - started, 1), "jobs": [j.record() for j in shown],
+                    "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")}
         runs.write_manifest(run_dir, manifest)
         write_indexes(out)
         runs.point_latest(out)
@@ -140,8 +163,12 @@ def _adopt(job: Job, found: tuple[Path, dict], run_dir: Path, *, status: str) ->
         src, dst = src_dir / name, run_dir / name
         if src.is_file() and src.resolve() != dst.resolve():
             tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-            shutil.copyfile(src, tmp)
-            os.replace(tmp, dst)
+            try:
+                shutil.copyfile(src, tmp)
+                os.replace(tmp, dst)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
     job.status, job.error = status, ""
     job.made_on = rec.get("made_on") or src_dir.name
     job.seconds = 0.0
@@ -209,8 +236,16 @@ def _execute(jobs: list[Job], run_dir: Path, suite, stamp: dict, out: Path, n_wo
 
     from analysis.report.execute import preload, run_job_spec
 
+    removed = False
     for job in jobs:  # stale results of an earlier run of this report go before it runs
-        (run_dir / job.results_name).unlink(missing_ok=True)
+        if (run_dir / job.results_name).is_file():
+            (run_dir / job.results_name).unlink()
+            removed = True
+    if removed:  # run.json and the index say so at once: killed from here on, nothing claims them
+        manifest = runs.read_manifest(run_dir)
+        if manifest:
+            runs.write_manifest(run_dir, on_disk(run_dir, manifest))
+        write_indexes(out)
     n_workers = max(1, min(n_workers or os.cpu_count() or 1, len(jobs)))
     # fork: workers start in milliseconds and re-import nothing; each report's state stays in its worker
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -239,6 +274,8 @@ def _pool_run(jobs: list[Job], specs: dict, n_workers: int, method: str, fn, fin
     """Run ``jobs`` in a pool, calling ``finished(job, result)`` for each; return the jobs whose worker died."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
+
+    from analysis import procs  # noqa: F401  (forked workers die with this process)
 
     lost = []
     with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context(method)) as pool:
@@ -274,6 +311,20 @@ def _place(job: Job, result: dict, run_dir: Path, work: Path, date: str) -> None
 
 # --- indexes ---------------------------------------------------------------------------------------
 
+def on_disk(run_dir: Path, manifest: dict) -> dict:
+    """The manifest as the folder bears it out: a report recorded as ok whose page or results are not on disk
+    (a run killed after removing them) is shown as missing, never as ok."""
+    jobs = []
+    for rec in manifest.get("jobs", []):
+        slug = rec.get("slug", "")
+        if rec.get("status") in OK and not ((run_dir / f"{slug}.html").is_file()
+                                            and (run_dir / f"{slug}.results.json").is_file()):
+            rec = {**rec, "status": "missing", "error": "its page or results are not on disk (an interrupted run); "
+                                                        "run the report again"}
+        jobs.append(rec)
+    return {**manifest, "jobs": jobs}
+
+
 def _results_of(run_dir: Path, manifest: dict) -> dict[str, dict]:
     found = {}
     for rec in manifest.get("jobs", []):
@@ -292,16 +343,16 @@ def write_indexes(out: Path) -> None:
 
     dirs = runs.run_dirs(out)
     for run_dir in dirs:
-        manifest = runs.read_manifest(run_dir)
+        manifest = on_disk(run_dir, runs.read_manifest(run_dir))
         results = _results_of(run_dir, manifest)
         present = {rec["slug"] for rec in manifest.get("jobs", []) if (run_dir / f"{rec['slug']}.html").is_file()}
-        others = [(d.name, f"../{d.name}/index.html", index_page.run_summary(runs.read_manifest(d)))
+        others = [(d.name, f"../{d.name}/index.html", index_page.run_summary(on_disk(d, runs.read_manifest(d))))
                   for d in reversed(dirs) if d != run_dir]
         write_atomic(run_dir / "index.html", index_page.index_page(
             manifest, results, href=lambda s, present=present: f"{s}.html" if s in present else None, runs=others,
             up_href="../index.html"))
         if run_dir == dirs[-1]:
-            earlier = [(d.name, f"{d.name}/index.html", index_page.run_summary(runs.read_manifest(d)))
+            earlier = [(d.name, f"{d.name}/index.html", index_page.run_summary(on_disk(d, runs.read_manifest(d))))
                        for d in reversed(dirs[:-1])]
             write_atomic(Path(out) / "index.html", index_page.index_page(
                 manifest, results, runs=earlier,

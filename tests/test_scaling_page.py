@@ -130,6 +130,7 @@ def test_b_half_on_its_floor_is_an_upper_bound_without_an_interval_and_extrapola
         m = re.search(r"[\d,.]+", cell)
         if m and float(m.group(0).replace(",", "")) > float(largest):
             assert cell.endswith("(beyond the largest batch measured)"), cell
+            assert "–" not in cell, cell  # never an interval on an extrapolated B½
             flagged += 1
         else:
             assert "beyond" not in cell, cell

@@ -80,6 +80,8 @@ def _b_half_text(row) -> str:
     # a per-sequence cost on its physical floor makes B½ an upper bound: no interval around it (as the prose says)
     if any(term in str(row.get("at_bound", "") or "") for term in ("t1", "t2")):
         return f"≤ {text.num(b)} (upper bound){beyond}"
+    if beyond:  # past the largest batch the interval is the model's, not the data's: print none
+        return f"{text.num(b)} (no interval){beyond}"
     if np.isfinite(lo) and np.isfinite(hi) and lo >= 1:
         return f"{text.num(b)} ({text.num(lo)}–{text.num(hi)}){beyond}"
     return f"{text.num(b)} (interval not identified){beyond}"

@@ -45,7 +45,7 @@ def test_poor_fits_are_listed_apart_with_why(page):
     assert (shown["cv error %"] <= 100 * limit).all()
     assert list(shown["cv error %"]) == sorted(shown["cv error %"])  # best first
     poor = page.serving_poor_table()
-    assert len(shown) + len(poor) == len(page.serving_fits)
+    assert len(shown) + len(page.serving_untestable_table()) + len(poor) == len(page.serving_fits)
     assert (poor["cv error %"] > 100 * limit).all()
     assert poor["why listed apart"].str.startswith("refit without one batch, the model misses it by").all()
     assert "B½ (95% interval)" not in poor.columns  # no derived numbers for fits that miss held-out batches
@@ -72,7 +72,7 @@ def test_one_batch_1_speed_per_configuration(page):
     # Labels drop what the section's rows share (H200 SXM; CUDA graphs: the eager fits are listed apart).
     head = step[step["configuration"] == "llama-3.1-8b | bf16 | single-gpu | 1 GPU | TP1"].iloc[0]
     assert head["B=1 tok/s/user (measured)"] == pytest.approx(166.2, abs=0.05)
-    serving = page.serving_table()
+    serving = pd.concat([page.serving_table(), page.serving_untestable_table()], ignore_index=True)
     assert [c for c in serving.columns if "B=1" in c] == ["B=1 tok/s/user (model, not measured)"]
     far = serving["smallest B"] > batch_scaling.PEAK_MODEL_MAX_BATCH_MIN
     assert far.any() and serving.loc[far, "B=1 tok/s/user (model, not measured)"].isna().all()
@@ -130,7 +130,18 @@ def test_b_half_on_its_floor_is_an_upper_bound_without_an_interval_and_extrapola
         m = re.search(r"[\d,.]+", cell)
         if m and float(m.group(0).replace(",", "")) > float(largest):
             assert cell.endswith("(beyond the largest batch measured)"), cell
+            assert "–" not in cell, cell  # never an interval on an extrapolated B½
             flagged += 1
         else:
             assert "beyond" not in cell, cell
     assert flagged >= 1
+
+
+def test_ranked_serving_table_holds_only_testable_fits(page):
+    ranked = page.serving_ranked_fits(True)
+    apart = page.serving_ranked_fits(False)
+    assert (ranked["n_batches"] >= batch_scaling.TESTABLE_BATCHES).all()
+    assert len(apart) and (apart["n_batches"] < batch_scaling.TESTABLE_BATCHES).all()  # 3-batch fits exist
+    assert len(ranked) + len(apart) == len(page._section(False, good=True))
+    assert len(page.serving_table()) == len(ranked) and len(page.serving_untestable_table()) == len(apart)
+    assert page.serving_untestable_caption().startswith(f"**Not ranked: {len(apart)} fit")

@@ -80,6 +80,8 @@ def _b_half_text(row) -> str:
     # a per-sequence cost on its physical floor makes B½ an upper bound: no interval around it (as the prose says)
     if any(term in str(row.get("at_bound", "") or "") for term in ("t1", "t2")):
         return f"≤ {text.num(b)} (upper bound){beyond}"
+    if beyond:  # past the largest batch the interval is the model's, not the data's: print none
+        return f"{text.num(b)} (no interval){beyond}"
     if np.isfinite(lo) and np.isfinite(hi) and lo >= 1:
         return f"{text.num(b)} ({text.num(lo)}–{text.num(hi)}){beyond}"
     return f"{text.num(b)} (interval not identified){beyond}"
@@ -147,6 +149,10 @@ def details_html(summary: str, frame: pd.DataFrame) -> str:
                            attributes='class="pc-table" style="font-size:85%"')
     return (f"<details><summary>{text.esc(summary)}</summary><div style=\"overflow-x:auto;max-width:100%\">"
             f"{html}</div></details>")
+
+
+# A fit is testable (its form can be checked on held-out batches) from this many batch sizes on.
+TESTABLE_BATCHES = 5
 
 
 @dataclass
@@ -385,9 +391,23 @@ class BatchScalingPage:
     def step_poor_table(self) -> pd.DataFrame:
         return poor_fit_table(self._section(True, good=False), self.params["poor_fit_cv_error"])
 
+    def serving_ranked_fits(self, testable: bool = True) -> pd.DataFrame:
+        """Good serving fits with (testable) or without enough batches to hold one out and still test the form."""
+        f = self._section(False, good=True)
+        return f[(f["n_batches"] >= TESTABLE_BATCHES) == testable].sort_values("cv_error")
+
     def serving_table(self) -> pd.DataFrame:
-        f = self._section(False, good=True).sort_values("cv_error")
-        return compact_table(f, measured_peak=False)
+        """Ranked by cv error, testable fits only: a 3-batch fit's tiny interval says nothing about its form."""
+        return compact_table(self.serving_ranked_fits(True), measured_peak=False)
+
+    def serving_untestable_table(self) -> pd.DataFrame:
+        """The good serving fits on fewer than TESTABLE_BATCHES batches, shown apart and not ranked."""
+        return compact_table(self.serving_ranked_fits(False), measured_peak=False)
+
+    def serving_untestable_caption(self) -> str:
+        n = len(self.serving_ranked_fits(False))
+        return (f"**Not ranked: {n} fit{'s' if n != 1 else ''} on fewer than {TESTABLE_BATCHES} batch sizes.** "
+                "Too few batches to test the form on held-out ones; a narrow interval here is not confidence.")
 
     def serving_poor_table(self) -> pd.DataFrame:
         f = self._section(False, good=False)

@@ -16,7 +16,8 @@ A change is a ratio between neighbouring dates of one series larger than the run
 (a frontier reading counts only when both dates read it between points at the same concurrencies: a point measured
 at a new concurrency raises an interpolated frontier without anything getting faster)
 (:func:`noise`): repeats on one date when there are any, else neighbouring dates of the same configuration and
-concurrency, using only pairs with a recorded, unchanged image when there are enough of them. The spread is a
+concurrency, using only pairs with a recorded, unchanged image when there are enough of them; and never below the
+spread of the same-date repeats where there are at least ``MIN_REPEAT_PAIRS`` of them. The spread is a
 robust one (1.4826 × median absolute log ratio, so the minority of pairs that really changed does not set it) and a
 change must exceed ``K_SIGMA`` times it. What differs between the two dates (image, framework version, run, the
 points an interpolated value was read between) is listed with every change.
@@ -52,6 +53,9 @@ BAD_FLAGS = ("failed-run", "inconsistent-throughput", "conflicting-duplicate")  
 LEVELS = (25.0, 50.0, 100.0, 200.0)  # tok/s/user at which each date's frontier is read
 K_SIGMA = 3.0  # a change must exceed this many robust standard deviations of the run-to-run noise
 MIN_QUIET_PAIRS = 20  # fewer neighbouring pairs with a recorded, unchanged image than this: use all pairs
+# Repeats on one date are the direct measure of run-to-run noise: from this many on, the threshold is never below
+# what they show (a same-date repeat spread of 12% cannot let a 5% change between dates count)
+MIN_REPEAT_PAIRS = 5
 MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → its standard deviation
 
 SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "lengths", "date", "metric", "value", "source",
@@ -252,7 +256,9 @@ def noise(points: pd.DataFrame, *, k_sigma: float = K_SIGMA, min_pairs: int = MI
           ) -> dict[str, Noise]:
     """Run-to-run noise per quantity, from the data: repeats on one date when there are at least ``min_pairs``,
     else neighbouring dates with a recorded, unchanged image when there are that many, else all neighbouring dates
-    (the robust spread ignores the minority that really changed)."""
+    (the robust spread ignores the minority that really changed); where there are fewer than ``min_pairs`` but at
+    least :data:`MIN_REPEAT_PAIRS` repeats and they spread more, the repeats set it (run-to-run noise is at least
+    what the same date shows)."""
     pairs = neighbour_pairs(points)
     out = {}
     for quantity in ("user", "gpu"):
@@ -264,6 +270,13 @@ def noise(points: pd.DataFrame, *, k_sigma: float = K_SIGMA, min_pairs: int = MI
             if len(values) >= min_pairs or basis.startswith("neighbouring dates of"):
                 break
         sigma = MAD_TO_SIGMA * float(np.median(values)) if len(values) else math.nan
+        repeats = pairs.loc[pairs["same_day"], col].abs().to_numpy(float)
+        if basis != "repeats on one date" and len(repeats) >= MIN_REPEAT_PAIRS:
+            # too few repeats to be the basis on their own, enough to say the noise is at least theirs
+            rep_sigma = MAD_TO_SIGMA * float(np.median(repeats))
+            if not len(values) or rep_sigma > sigma:
+                basis, values, sigma = "repeats on one date (few, above the neighbouring dates' spread)", repeats, \
+                    rep_sigma
         out[quantity] = Noise(quantity=quantity, basis=basis, n_pairs=len(values), sigma=sigma,
                               threshold=k_sigma * sigma if len(values) else math.inf, k_sigma=k_sigma)
     return out

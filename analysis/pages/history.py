@@ -78,8 +78,11 @@ class HistoryPage:
                  f"dates between {text.esc(first)} and {text.esc(last)}; between neighbouring dates "
                  f"{int((self.changes['kind'] == 'improvement').sum())} values rose and "
                  f"{int((self.changes['kind'] == 'regression').sum())} fell by more than the noise threshold "
-                 f"(tok/s/GPU: beyond ×{gpu.threshold_ratio:.3f}, {gpu.k_sigma:g}σ of {gpu.n_pairs} pairs)"
-                 + self._repeat_caveat() + "."]
+                 f"(tok/s/GPU: beyond ×{gpu.threshold_ratio:.3f}, {gpu.k_sigma:g}σ of "
+                 + (f"the {gpu.n_pairs} same-date repeats, which spread more than neighbouring dates do"
+                    if gpu.basis.startswith("repeats on one date (few") else f"{gpu.n_pairs} pairs") + ")"
+                 + self._repeat_caveat() + ". No image is recorded for most dates, so a change names no software "
+                 "version: a step between two dates may be the harness or the configuration as well as the stack."]
         if len(imp):
             parts.append("Largest lasting improvement: " + self._change_sentence(imp.iloc[0]) + ".")
         if len(reg):

@@ -245,7 +245,10 @@ def export_html(nb, html_path: Path, page: dict | None = None) -> None:
     nb.metadata["title"] = str(page.get("title") or nb.metadata.get("title") or "perfclaims report")
     nb.metadata["perfclaims"] = {k: str(v) for k, v in page.items() if v not in (None, "")}
     body, _ = _exporter().from_notebook_node(nb)
-    write_atomic(Path(html_path), body)
+    # heading ids as ASCII slugs: a heading with ">", "×" or "%" got a permalink that broke
+    from analysis.report.anchors import heading_anchors
+
+    write_atomic(Path(html_path), heading_anchors(body))
 
 
 def to_html(notebook_path: Path, html_path: Path, page: dict | None = None) -> None:

@@ -69,14 +69,12 @@ PAGE_MODULES = sorted(p.stem for p in (ROOT / "analysis" / "pages").glob("*.py")
 @pytest.mark.parametrize("name", PAGE_MODULES)
 def test_every_page_module_keeps_the_contract(name):
     """build(points, **params) and rows_read(points, **params) with the points table first, and a page object
-    with results(); claim_card's rows come from views.PENDING_ROWS_READ until it offers rows_read."""
+    with results()."""
     import importlib
     import inspect
 
     module = importlib.import_module(f"analysis.pages.{name}")
     build = getattr(module, "build", None)
-    if name == "claim_card" and build is None:
-        pytest.skip("pages/claim_card.py is being rewritten; its build and rows_read come with it")
     assert callable(build), f"analysis/pages/{name}.py has no build(points, **params)"
     assert next(iter(inspect.signature(build).parameters)) == "points"
     rows = getattr(module, "rows_read", None) or views.PENDING_ROWS_READ.get(name)

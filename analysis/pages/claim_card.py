@@ -204,7 +204,18 @@ class ClaimCardPage:
         return self.card.results()
 
 
+def rows_read(points: pd.DataFrame, *, claim: str | None = None, claim_file: str | None = None) -> pd.DataFrame:
+    """The rows this page reads: the claim's model (its architecture and family) and its hardware
+    (:func:`analysis.claims.relevance.relevant_points`, the same rows :func:`build` hands the card)."""
+    return claims.relevant_points(claims.load_claim(claim_file or claim), points)
+
+
+def build(points: pd.DataFrame, *, claim: str | None = None, claim_file: str | None = None) -> ClaimCardPage:
+    """The page for ``claim`` (an id) or ``claim_file`` (a claim file, or ``file.csv#ID``) against ``points``."""
+    return ClaimCardPage(claims.claim_card(claims.load_claim(claim_file or claim), points))
+
+
 def claim_card_page(claim, points_path=None) -> ClaimCardPage:
     """The page for ``claim`` (an id, a claim file, or ``file.csv#ID``) against the points table at
     ``points_path`` (default ``data/processed/points.parquet``)."""
-    return ClaimCardPage(claims.claim_card(claim, data.load_points(points_path)))
+    return build(data.load_points(points_path), claim=claim)

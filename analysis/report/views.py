@@ -26,15 +26,8 @@ if TYPE_CHECKING:
 PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
 
 
-def _claim_rows(points, *, claim=None, claim_file=None):
-    from analysis import claims
-
-    return claims.relevant_points(claims.load_claim(claim_file or claim), points)
-
-
-# Pages that do not offer rows_read yet, and the rows they read meanwhile. pages/claim_card.py is being rewritten
-# (one evidence object per claim); it will offer rows_read itself, and then this entry goes.
-PENDING_ROWS_READ: dict[str, Callable] = {"claim_card": _claim_rows}
+# Pages that do not offer rows_read yet, and the rows they read meanwhile (none left: every page offers its own).
+PENDING_ROWS_READ: dict[str, Callable] = {}
 
 
 def page_of(notebook: str) -> str:

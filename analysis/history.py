@@ -334,6 +334,13 @@ def differs(before: pd.DataFrame, after: pd.DataFrame, *, date_before: str, date
     ca, cb = tuple(sorted(set(before["concurrency"].dropna()))), tuple(sorted(set(after["concurrency"].dropna())))
     if ca != cb:
         out.append(Difference("concurrency", ca, cb))
+    if "acceptance_source" in before.columns and "acceptance_source" in after.columns:
+        # a speculative-decoding speed with a forced acceptance on one date and a measured one on the other is not
+        # one series changing: the change says so
+        aa = tuple(sorted(set(before["acceptance_source"].dropna().astype(str)) - {"none"}))
+        ab = tuple(sorted(set(after["acceptance_source"].dropna().astype(str)) - {"none"}))
+        if aa != ab and (aa or ab):
+            out.append(Difference("acceptance", aa, ab))
     out.append(Difference("days apart", (pd.Timestamp(date_after) - pd.Timestamp(date_before)).days))
     return tuple(out)
 
@@ -347,8 +354,8 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
     noise_by = noise(points) if noise_by is None else noise_by
     pts = dated_points(points)
     # what differs() reads, and nothing else: it filters these rows once per change
-    pts = pts[[c for c in ("source", "tool_version", "run_id", "n_gpus", "n_decode_gpus", "concurrency")
-               if c in pts.columns]]
+    pts = pts[[c for c in ("source", "tool_version", "run_id", "n_gpus", "n_decode_gpus", "concurrency",
+                           "acceptance_source") if c in pts.columns]]
     rows_of: dict[str, pd.DataFrame] = {}  # many changes read the same runs: filter each once
 
     def rows_for(sources: str) -> pd.DataFrame:

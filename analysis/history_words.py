@@ -23,6 +23,9 @@ def difference_text(d) -> str:
         return f"{d.what} {','.join(map(plain, d.before))} → {','.join(map(plain, d.after))}"
     if d.what == "concurrency":
         return "read between concurrency " + "–".join(map(plain, d.before)) + " → " + "–".join(map(plain, d.after))
+    if d.what == "acceptance":
+        return ("speculative-decoding acceptance " + (",".join(d.before) or "none") + " → "
+                + (",".join(d.after) or "none") + " (forced and measured acceptance are not one series)")
     if d.what == "days apart":
         return f"{d.before} days apart"
     raise ValueError(f"a difference of kind {d.what!r} has no words")

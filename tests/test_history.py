@@ -404,3 +404,16 @@ def test_the_low_end_of_a_series_is_named_for_its_concurrency_not_as_a_single_us
     assert low["metric"].str.match(r"tok/s/user at concurrency \d+").all()
     assert (low["concurrency"] > 1).any()  # the case the old name misread
 
+
+
+def test_a_change_between_forced_and_measured_acceptance_says_so():
+    before = _points([100.0]).assign(source="a", acceptance_source="forced")
+    after = _points([150.0]).assign(source="b", run_id="r9", acceptance_source="measured")
+    out = history.differs(before, after, date_before="2026-01-01", date_after="2026-01-11")
+    assert history.Difference("acceptance", ("forced",), ("measured",)) in out
+    from analysis.history_words import difference_text
+
+    assert "forced → measured (forced and measured acceptance are not one series)" in difference_text(
+        history.Difference("acceptance", ("forced",), ("measured",)))
+    same = history.differs(before, before, date_before="2026-01-01", date_after="2026-01-11")
+    assert not any(d.what == "acceptance" for d in same)

@@ -159,3 +159,17 @@ def test_a_per_decode_node_claim_is_read_per_decode_gpu(points):
     assert "274.5 tok/s/GPU (decode GPUs only)" in card.bottom_line
     assert "the claim is 7× above" in card.bottom_line and "20×" not in card.bottom_line
     assert "tok/s per decode GPU, the claim's denominator" in card.headline
+
+
+def test_what_differs_names_the_serving_engine_and_the_headline_the_spec_decoding(points):
+    # C00 names SGLang; its best same-model point ran vLLM with DSpark: the index line said neither
+    card = claims.claim_card("C00", points)
+    top = card.checks.iloc[0]
+    assert "framework: vllm measured, SGLang claimed" in top["differs"]
+    assert top["measured_over_claimed"] == pytest.approx(456.621 / 1000, rel=1e-3)  # informs, still a percentage
+    assert "spec decode dspark (acceptance not recorded)" in card.headline
+    # an engine named by several words, and none
+    from analysis.claims.checks import engine_of
+
+    assert engine_of("Dynamo + TensorRT-LLM") == "trt" and engine_of("dynamo-sglang") == "sglang"
+    assert engine_of("per InferenceX config") is None and engine_of("SGLang vs vLLM") is None

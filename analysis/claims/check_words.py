@@ -15,7 +15,7 @@ from analysis.claims.point_words import point_notes
 from analysis.claims.selection import ClaimEvidence
 
 # Conditions written "X measured, Y claimed"; the others "X instead of Y".
-_MEASURED_CLAIMED = {"speculative decoding", "lengths", "GPU count", "scope"}
+_MEASURED_CLAIMED = {"speculative decoding", "lengths", "GPU count", "scope", "framework"}
 
 
 def difference_text(d) -> str:

@@ -130,6 +130,22 @@ def single_user_end(front: pd.DataFrame) -> pd.Series:
     return front.loc[front["tok_s_per_user"].idxmax()]
 
 
+# Serving engines by the words a claim's software or a point's framework uses for them.
+ENGINE_WORDS = {"sglang": ("sglang",), "vllm": ("vllm",), "trt": ("tensorrt-llm", "trt-llm", "trtllm", "trt")}
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trt": "TensorRT-LLM"}
+# Conditions listed in a reading's differs that inform without making the reading a worse match (not counted when
+# the readings are ranked)
+INFORMATIVE = {"framework"}
+
+
+def engine_of(text) -> str | None:
+    """The one serving engine ``text`` names (``sglang``, ``vllm``, ``trt``), None for none or several."""
+    t = str(text or "").lower()
+    found = {e for e, words in ENGINE_WORDS.items() if any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", t)
+                                                             for w in words)}
+    return found.pop() if len(found) == 1 else None
+
+
 def scope_in_text(text) -> str | None:
     """The deployment scope a claim's free-text scope names: ``rack`` (NVL72, rack), ``multi-node`` (several
     nodes, a decode or prefill unit), ``node`` (one node), else None."""
@@ -211,12 +227,25 @@ class _Context:
             # another checkpoint of the same architecture: same-model evidence, said so, still a percentage
             differs.append(Difference("model revision", ", ".join(revisions), self.claim.model))
         differs += self.domain_differs(used)
+        differs += self.framework_differs(used)
         if self.model_tier == "proxy":
             return "proxy", [Difference("model", ", ".join(self.ev.pool_models), self.claim.model)] + differs, False
         # A percentage of the claim needs the claim's stated conditions: its lengths, its speculative decoding and
         # its deployment (GPU count, scope, disaggregation).
         return (("direct" if not differs else "same-model"), differs,
                 at_lengths is not False and not spec_differs and not deployment)
+
+    def framework_differs(self, used) -> list[Difference]:
+        """The serving engine the claim's software names (SGLang, vLLM, TensorRT-LLM) against the engines of the
+        points a reading rests on. Said, not disqualifying: the percentage stands, the reader knows."""
+        claimed = engine_of(self.claim.software)
+        if claimed is None:
+            return []
+        rows = [self.row(r) for r in used if r is not None]
+        measured = sorted({str(r.get("framework")) for r in rows if engine_of(r.get("framework")) not in (None, claimed)})
+        if not measured:
+            return []
+        return [Difference("framework", ", ".join(measured), ENGINE_NAMES[claimed])]
 
     def domain_differs(self, used) -> list[Difference]:
         """A claim that names a rack-scale NVLink domain (GB300 NVL72) without a GPU count, read on points that ran
@@ -589,7 +618,8 @@ def check_parts(ev: ClaimEvidence) -> pd.DataFrame:
     # the best tier first, then the reading with fewest differing conditions, then the highest
     # ... and close readings before rough ones (read across a wide frontier gap)
     table = table.assign(_p=table["part"].map(order), _t=table["match"].map(MATCH_TIERS.index),
-                         _d=[len(d or []) for d in table["differs"]], _r=table["rough"].astype(int))
+                         _d=[sum(getattr(x, "condition", None) not in INFORMATIVE for x in (d or []))
+                             for d in table["differs"]], _r=table["rough"].astype(int))
     table = table.sort_values(["_p", "_t", "_d", "_r", "measured_all"], ascending=[True, True, True, True, False],
                               na_position="last")
     return table.drop(columns=["_p", "_t", "_d", "_r"]).reset_index(drop=True)

@@ -8,7 +8,7 @@ import re
 import pandas as pd
 
 from analysis import specs
-from analysis.claims.checks import GAP_FACTOR, LENGTHS_FAR
+from analysis.claims.checks import GAP_FACTOR, INFORMATIVE, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
 from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
@@ -152,6 +152,18 @@ def gap_text(row, claim: Claim | None = None) -> str:
     return f"; the claim is {gap:,.0f}× {side} this evidence: a different axis, denominator or data?"
 
 
+def spec_text(row) -> str:
+    """", spec decode dspark (acceptance not recorded)" for a reading whose point ran speculative decoding."""
+    p = ((row.get("reading") or {}).get("points") or [{}])[0]
+    method = p.get("spec_method")
+    if method is None or pd.isna(method) or str(method) in ("none", "unknown", ""):
+        return ""
+    al, source = p.get("acceptance_length"), str(p.get("acceptance_source") or "unknown")
+    acc = (f"acceptance {fmt_num(al)}, {source}" if al is not None and pd.notna(al) and source != "unknown"
+           else "acceptance not recorded")
+    return f", spec decode {method} ({acc})"
+
+
 def p50_read_text(row) -> str:
     """"; its own TTFT p99 is 254.7 s: the TTFT p99 limit was read on its p50 ..." where a reading's point passed a
     TTFT p99 limit only on its p50 (a fixed-concurrency sweep point, whose p99 is its start-up burst)."""
@@ -184,7 +196,8 @@ def _versus(top, part_value, unit_is_ratio=False) -> str:
         return f" = {share(r)} of the claimed {part_value:g}×" if unit_is_ratio else f" = {share(r)} of the claim"
     if top.get("match") == "proxy":
         return " (proxy evidence from another model: no percentage of the claim)"
-    differs = [str(d).split(":")[0] for d in (top.get("differs") or [])]
+    # the conditions that withhold the percentage (the serving engine informs, it does not withhold one)
+    differs = [str(d).split(":")[0] for d in (top.get("differs") or []) if not str(d).startswith(tuple(INFORMATIVE))]
     why = " and ".join(differs) if differs else "conditions"
     return f" (not at the claim's {why}: no percentage of the claim)"
 
@@ -363,7 +376,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         limits += default_limit_text(r)
         p = ((r.get("reading") or {}).get("points") or [{}])[0]
         stat = f"{PER_USER_DEFS['1000/tpot_ms_mean']}; " if p.get("per_user_def") == "1000/tpot_ms_mean" else ""
-        where = f"{stat}{r['group']}, {r['lengths']}{limits}"
+        where = f"{stat}{r['group']}, {r['lengths']}{spec_text(r)}{limits}"
         if pd.notna(r["measured_over_claimed"]):
             found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "
                      f"{share(r['measured_over_claimed'])} of the claim")
@@ -414,5 +427,6 @@ def headline_text(claim: Claim, checks: pd.DataFrame, tier: str) -> str:
                      if default_limit_text(r) else ""))
         vs = (f" = {share(r['measured_over_claimed'])} of the claim" if pd.notna(r["measured_over_claimed"])
               else "; no percentage of the claim")
-        text += f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}){vs}" + gap_text(r, claim)
+        text += (f"; measured {what}{at} [{match_label(r)}] ({r['group']}, {r['lengths']}{spec_text(r)}){vs}"
+                 + gap_text(r, claim))
     return text + ("" if text.endswith("?") else ".")

@@ -131,7 +131,7 @@ def test_suite_writes_reports_and_index_and_fails_loudly(ingest_suite, tmp_path)
     assert 'href="2026-01-01/01-ingest.html"' in index
     assert "What was read" in index
     assert index.count(str(processed)) == 1  # one inputs line, not a column
-    assert re.search(r'class="ok">ok', index) and re.search(r'class="failed">failed', index)
+    assert re.search(r'class="ok">rendered', index) and re.search(r'class="failed">failed', index)
     assert "RuntimeError: no points for this group" in index
     page = (out / "2026-01-01" / "01-ingest.html").read_text()
     assert "data:image/png;base64," in page  # embedded figure

@@ -24,7 +24,8 @@ code{font-size:.85em;background:#f6f6f6;padding:0 .2em;overflow-wrap:anywhere}.e
 """
 
 GLOSSARY = [
-    ("tok/s/user", "one user's decode speed, 1000 / median time per output token (TPOT)"),
+    ("tok/s/user", "one user's decode speed, 1000 / median time per output token (TPOT); where a published source "
+                   "gives only means, 1000 / mean TPOT, and each reading names the statistic it used"),
     ("tok/s/GPU", "system output tokens per second divided by GPUs; every table and figure states whether by all "
                   "GPUs of the deployment or by decode GPUs only"),
     ("TTFT / TPOT", "time to first token / time per output token after the first"),
@@ -40,7 +41,7 @@ GLOSSARY = [
 e = html.escape
 
 
-def first_sentences(text: str, limit: int = 300) -> str:
+def first_sentences(text: str, limit: int = 700) -> str:
     """The index shows each report's first findings; the report itself has the rest."""
     if len(text) <= limit:
         return text
@@ -66,6 +67,8 @@ def status_cell(rec: dict) -> str:
         label = f"unchanged since {rec.get('made_on', '?')}"
     elif status == "kept":
         label = f"not rerun; from {rec.get('made_on', '?')}"
+    elif status == "ok":
+        label = "rendered"   # the notebook ran; not a verdict on the claim
     else:
         label = status
     cls = status if status in ("ok", "failed", "unchanged", "kept") else ""
@@ -113,10 +116,10 @@ def index_page(manifest: dict, results: dict[str, dict], *, href, runs: list[tup
 {f'({n_same} unchanged since an earlier run, not re-executed)' if n_same else ''}. perfclaims
 {e(str(manifest.get('code_version', '')))}, commit <code>{e(str(manifest.get('commit', '')))}</code>{up}.
 Each report separates single-user speed (tok/s/user) from server capacity (tok/s/GPU).</p>
-<p><b>Inputs</b> (content hash): {inputs_line or 'none recorded'}</p>
-<table><tr><th>report</th><th>notebook</th><th>parameters</th><th>status</th><th>time</th></tr>
+<table><tr><th>report and its first findings</th><th>notebook</th><th>parameters</th><th>run</th><th>time</th></tr>
 {''.join(rows)}
 </table>
+<p><b>Inputs</b> (content hash): {inputs_line or 'none recorded'}</p>
 {f'<h2>Earlier runs</h2><ul>{earlier}</ul>' if earlier else ''}
 <h2>Words the reports use</h2>
 <dl>{''.join(f"<dt><b>{e(t)}</b></dt><dd>{e(d)}</dd>" for t, d in GLOSSARY)}</dl>

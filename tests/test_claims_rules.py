@@ -173,3 +173,14 @@ def test_what_differs_names_the_serving_engine_and_the_headline_the_spec_decodin
 
     assert engine_of("Dynamo + TensorRT-LLM") == "trt" and engine_of("dynamo-sglang") == "sglang"
     assert engine_of("per InferenceX config") is None and engine_of("SGLang vs vLLM") is None
+
+
+def test_no_gpu_roofline_for_sram_machines_and_no_hardware_claimed_for_unnamed_points(points):
+    # C18 (Cerebras CS-3): HBM bytes, NVLink collectives and GPU counts said "does not fit in HBM" of an SRAM wafer
+    card = claims.claim_card("C18", points)
+    assert card.sol.empty
+    assert "No roofline: Cerebras WSE-3 / CS-3 keeps weights in on-chip SRAM (no HBM)" in card.verdict
+    assert "No plausible precision and scope reaches it" not in card.verdict
+    # its nearest gpt-oss-120b points name no hardware: not "points of this model on this hardware"
+    scope = card.answers["scope"].answer
+    assert "on this hardware" not in scope and "on hardware the points do not name" in scope

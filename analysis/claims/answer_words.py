@@ -264,7 +264,10 @@ def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     text += (f" The measured point nearest the claimed speed ran on {fmt_num(p.get('n_gpus'))} GPUs "
              f"(scope {p.get('scope')}; {who(p)}; {cite(p)}).")
     if gpus:
-        text += (f" Points of this model on this hardware ran on {', '.join(f'{g:g}' for g in gpus)} GPUs"
+        hw = str(p.get("hardware"))
+        where = "this hardware" if hw == str(claim.hardware) else (
+            "hardware the points do not name" if hw in ("unknown", "None", "nan") else hw)
+        text += (f" Points of this model on {where} ran on {', '.join(f'{g:g}' for g in gpus)} GPUs"
                  + (": none spans a whole rack-scale NVLink domain, so whether the claim needs one is not measured."
                     if "NVL72" in str(claim.hardware) and max(gpus) < 72 else "."))
     short = (f"not stated; measured on {', '.join(f'{g:g}' for g in gpus)} GPUs" if gpus else "not stated")

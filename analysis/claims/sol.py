@@ -90,6 +90,11 @@ def possible_at(row) -> str:
     return "near-peak" if user > row["sol_tok_s_per_user_achievable_comm"] else "possible"
 
 
+# Machines whose weights sit in on-chip SRAM (data/specs/hardware.csv: "no HBM"): a GPU roofline (HBM bytes per
+# step, NVLink collectives, GPU counts) says nothing about them, so they get none.
+SRAM_VENDORS = {"Cerebras", "Groq"}
+
+
 def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     """Batch-1 SOL per plausible precision × scope × τ (datasheet and achievable), with the claim's fraction."""
     info: dict = {}
@@ -100,6 +105,10 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
         hw = specs.hardware(claim.hardware_table or claim.hardware)
     except KeyError:
         info["reason"] = f"hardware {claim.hardware!r} is not in data/specs/hardware.csv: no roofline"
+        return pd.DataFrame(), info
+    if hw.vendor in SRAM_VENDORS:
+        info["reason"] = (f"{hw.name} keeps weights in on-chip SRAM (no HBM); the GPU roofline (HBM bytes per step, "
+                          "NVLink collectives, GPU counts) does not apply to it")
         return pd.DataFrame(), info
     model = specs.model(claim.model_table)
     context, context_text = context_for(claim)

@@ -304,7 +304,7 @@ def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
 
 
 def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd.DataFrame,
-            checks: pd.DataFrame | None = None) -> str:
+            checks: pd.DataFrame | None = None, sol_reason: str = "") -> str:
     """A few sentences from the computed facts: what kind of number each part is, how it compares with the
     measured frontier at matching hardware, precision and lengths, the batch-1 bound (per-user parts only: a
     capacity is not bounded by batch-1 speed), and what is missing."""
@@ -320,7 +320,8 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
         if not sol.empty and not math.isnan(user):
             parts.append(_sol_sentence(claim, sol))
         elif sol.empty:
-            parts.append("No roofline: the model or hardware is not in the spec tables.")
+            parts.append(f"No roofline: {sol_reason}." if sol_reason else
+                         "No roofline: the model or hardware is not in the spec tables.")
         users = checks[checks["kind"] == "per-user"] if checks is not None and len(checks) else pd.DataFrame()
         if len(users):
             top = users.iloc[0]

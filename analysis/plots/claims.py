@@ -50,7 +50,12 @@ def _part_label(card, part) -> str:
     unit, value = part.unit, part.compared_value
     at = f" @ {plain(part.at_tok_s_per_user)} tok/s/user" if np.isfinite(part.at_tok_s_per_user) else ""
     hw = f" ({part.hardware})" if part.hardware else ""
-    return f"claim {card.claim.id}: {whole(value)} {unit}{at}{hw}"
+    from analysis.claims.words import decode_counted
+
+    # the y axis divides by all GPUs: a claim counted per decode GPU sits higher than like-for-like, and says so
+    dec = (" — per decode GPU, the axis counts all GPUs" if part.kind in ("per-GPU", "per-system")
+           and decode_counted(card.claim, {"part": part.text}) else "")
+    return f"claim {card.claim.id}: {whole(value)} {unit}{at}{hw}{dec}"
 
 
 def claim_on_frontier(card, *, ax=None, title: str | None = None):

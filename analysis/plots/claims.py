@@ -151,7 +151,8 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=styles.get(int(g), "--"),
                            lw=1.1, alpha=0.9,
                            label=f"batch-1 SOL of {sol_model}, {r['scope']}, {precs}: "
-                                 f"{whole(r['sol_tok_s_per_user_comm'])}")
+                                 f"{whole(r['sol_tok_s_per_user_comm'])}"
+                                 + (" (assumed collective latency)" if r.get("comm_floor_ms", 0) > 0 else ""))
                 xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -84,6 +84,9 @@ def test_the_same_date_repeats_set_the_threshold_the_headline_counts_against(pag
     n_up = int((page.changes["kind"] == "improvement").sum())
     assert f"between neighbouring dates {n_up} values rose" in page.headline() and n_up < 100
     assert f"median {math.expm1(rep.median()):.1%}" in page.threshold_text()
+    # every change the headline names carries the noise band it lies outside
+    r = page.noise["gpu"].threshold_ratio
+    assert f"outside the run-to-run band ÷{r:.2f}–×{r:.2f}" in page.headline()
 
 
 def test_the_history_figure_tells_lengths_apart(page):

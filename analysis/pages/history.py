@@ -56,7 +56,16 @@ class HistoryPage:
         first = " (the first date of this series)" if row.get("first_date") is True else ""
         return (f"**{text.esc(row['group'])}**, {text.esc(row['metric'])}: {text.num(row['before'])} on "
                 f"{text.esc(row['date_before'])}{first} → {text.num(row['after'])} on {text.esc(row['date_after'])} "
-                f"(×{row['ratio']:.2f}){back}; what differs: {text.esc('; '.join(differences_text(row['differs'])))}")
+                f"(×{row['ratio']:.2f}{self._band(row)}){back}; what differs: "
+                f"{text.esc('; '.join(differences_text(row['differs'])))}")
+
+    def _band(self, row) -> str:
+        """", outside the run-to-run band ÷1.67–×1.67": the noise interval a change of ×1 would have."""
+        n = self.noise.get("user" if str(row.get("metric", "")).startswith("tok/s/user") else "gpu")
+        if n is None or not math.isfinite(n.threshold):
+            return ""
+        r = n.threshold_ratio
+        return f", outside the run-to-run band ÷{r:.2f}–×{r:.2f}"
 
     def headline(self) -> str:
         """The lead paragraph (after any conflicting records, :func:`analysis.history.conflicts`)."""

@@ -53,7 +53,7 @@ def _part_label(card, part) -> str:
     from analysis.claims.words import decode_counted
 
     # the y axis divides by all GPUs: a claim counted per decode GPU sits higher than like-for-like, and says so
-    dec = (" — per decode GPU, the axis counts all GPUs" if part.kind in ("per-GPU", "per-system")
+    dec = (" per decode GPU" if part.kind in ("per-GPU", "per-system")
            and decode_counted(card.claim, {"part": part.text}) else "")
     return f"claim {card.claim.id}: {whole(value)} {unit}{at}{hw}{dec}"
 
@@ -151,8 +151,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 ax.axvline(r["sol_tok_s_per_user_comm"], color=_color(r["precision"]), ls=styles.get(int(g), "--"),
                            lw=1.1, alpha=0.9,
                            label=f"batch-1 SOL of {sol_model}, {r['scope']}, {precs}: "
-                                 f"{whole(r['sol_tok_s_per_user_comm'])}"
-                                 + (" (assumed collective latency)" if r.get("comm_floor_ms", 0) > 0 else ""))
+                                 f"{whole(r['sol_tok_s_per_user_comm'])}")
                 xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -163,7 +162,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     elif not len(ev):
         ax.set_ylim(1, 1e5)
     ax.set_xlabel("tok/s per user (1000 / TPOT at the source's statistic, median where stated; SOL: batch 1, "
-                  "datasheet bandwidth, communication floor)")
+                  "datasheet bandwidth,\ncommunication floor from the roofline's assumed collective latencies)")
     ax.set_ylabel("output tok/s per GPU\n(÷ all GPUs of the deployment, prefill included)")
     ax.grid(True, which="major", alpha=0.3)
     if not len(ev):

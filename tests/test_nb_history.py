@@ -104,3 +104,10 @@ def test_the_history_figure_tells_lengths_apart(page):
     markers = {line.get_marker() for ax in axes.ravel() for line in ax.get_lines()}
     assert len(markers) >= 3  # one per lengths pair drawn
     plt.close("all")
+
+
+def test_dated_models_without_a_history_are_named(page):
+    """The DeepSeek V4 tables are dated (five dates) but measure each configuration once: the page names them
+    as having no history yet instead of leaving them out silently."""
+    assert "DeepSeek-V4.1-Flash" in page.without_history and "DeepSeek-R1-0528" not in page.without_history
+    assert "no configuration measured on two dates, so no history yet: " in page.headline()

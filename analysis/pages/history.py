@@ -30,6 +30,8 @@ class HistoryPage:
     model: str | None = None
     levels: Sequence[float] = field(default_factory=lambda: list(history.LEVELS))
     conflicts: pd.DataFrame | None = None  # records history.conflicts found: named in the headline
+    # dated models none of whose configurations was measured on two dates (the published DeepSeek V4 tables)
+    without_history: tuple = ()
 
     # --- what the page is about ------------------------------------------------------------------------
     @property
@@ -70,7 +72,10 @@ class HistoryPage:
     def headline(self) -> str:
         """The lead paragraph (after any conflicting records, :func:`analysis.history.conflicts`)."""
         said = text.esc(conflicts_text(self.conflicts))
-        return (said + ". " if said else "") + self._headline()
+        alone = ("" if not self.without_history else
+                 f" Dated, but no configuration measured on two dates, so no history yet: "
+                 f"{text.esc(', '.join(self.without_history))}.")
+        return (said + ". " if said else "") + self._headline() + alone
 
     def _headline(self) -> str:
         """The lead paragraph: largest improvement and regression with dates, values and what changed."""
@@ -249,5 +254,8 @@ def build(points: pd.DataFrame, *, model: str | None = None, levels: Sequence[fl
     table = history.series(points, levels=levels)
     noise = history.noise(points)
     found = history.changes(points, levels=levels, noise_by=noise, table=table)
+    with_series = set(table["model"]) if len(table) else set()
+    dated = set(history.dated_points(points)["model"].dropna().astype(str)) if len(points) else set()
     return HistoryPage(series=table, noise=noise, changes=found, pairs=history.neighbour_pairs(points), model=model,
-                       levels=list(levels), conflicts=history.conflicts(points))
+                       levels=list(levels), conflicts=history.conflicts(points),
+                       without_history=tuple(sorted(dated - with_series)))

@@ -47,7 +47,8 @@ def test_a_per_node_denominator_is_not_a_deployment_size(cards):
 def test_a_claim_far_outside_its_evidence_is_questioned(cards):
     c08 = cards["C08"]
     assert c08.checks.iloc[0]["gap"] == pytest.approx(4130 / 97.51, rel=1e-3)
-    assert "42× above this evidence: a different axis, denominator or data?" in c08.bottom_line
+    assert ("42× above this evidence (this evidence differs in speculative decoding, a value interpolated between two "
+            "measured points): a different axis, denominator or data?") in c08.bottom_line
 
 
 def test_rough_readings_keep_their_label_where_they_are_reused(cards):
@@ -184,3 +185,10 @@ def test_no_gpu_roofline_for_sram_machines_and_no_hardware_claimed_for_unnamed_p
     # its nearest gpt-oss-120b points name no hardware: not "points of this model on this hardware"
     scope = card.answers["scope"].answer
     assert "on this hardware" not in scope and "on hardware the points do not name" in scope
+
+
+def test_a_large_gap_names_what_the_evidence_itself_brings_to_it(points):
+    # C08: 42× between a no-MTP interpolated reading and an MTP claim; the gap question doubted only the claim
+    head = claims.claim_card("C08", points).headline
+    assert ("the claim is 42× above this evidence (this evidence differs in speculative decoding, a value "
+            "interpolated between two measured points)") in head

@@ -149,7 +149,15 @@ def gap_text(row, claim: Claim | None = None) -> str:
                     "which the claim does not set")
         return (f"; the claim is {gap:,.0f}× {side} this evidence and {free:,.0f}× from the unconstrained figure: "
                 "a different axis, denominator or data?")
-    return f"; the claim is {gap:,.0f}× {side} this evidence: a different axis, denominator or data?"
+    # what the evidence itself brings to the gap, before the claim is doubted
+    own = [str(d).split(":")[0] for d in (row.get("differs") or [])
+           if str(d).split(":")[0] in ("speculative decoding", "lengths", "GPU count", "scope", "disaggregation")]
+    if row.get("rough"):
+        own.append("a reading across a wide frontier gap")
+    elif (row.get("reading") or {}).get("rule") == "interpolated":
+        own.append("a value interpolated between two measured points")
+    since = f" (this evidence differs in {', '.join(own)})" if own else ""
+    return f"; the claim is {gap:,.0f}× {side} this evidence{since}: a different axis, denominator or data?"
 
 
 def spec_text(row) -> str:

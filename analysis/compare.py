@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import frontier as fr
-from analysis import roofline, specs
+from analysis import pairing, roofline, specs
 from analysis.text import plain, span, whole
 
 PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spec_decode"]
@@ -153,8 +153,11 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
             note = (f"no overlapping tok/s/user range: {low} {row[f'tok_s_per_user_range_{low}']}, "
                     f"{high} {row[f'tok_s_per_user_range_{high}']}")
         names, detail = confounders(used_a, used_b)
+        # Date and image may differ in a clean pair only within the shared rule (one image, or dates in a window).
+        apart = pairing.apart_in_time(used_a.get("date", ()), used_b.get("date", ()),
+                                      used_a.get("tool_version", ()), used_b.get("tool_version", ()))
         row.update({"confounders": ", ".join(names) if names else "none", "confounder_detail": detail,
-                    "note": note})
+                    "apart_in_time": apart, "note": note})
         for t in targets:  # each reading's own speculative decoding: the pooled sets can match while a reading's differ
             row[f"spec_decode_at_{plain(t)}"] = (
                 f"{_setting(points_used(a, t, t)['spec_decode'], 'spec_decode')} vs "
@@ -407,15 +410,29 @@ def pair_label(row: pd.Series | dict, columns: Sequence[str]) -> str:
     return fr.group_label(row, columns)
 
 
+def only_time_differs(matched: pd.DataFrame) -> pd.Series:
+    """Matched pairs whose two sides differ in nothing but run date and container image (any spread)."""
+    return matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none"} | CLEAN_DIFFERENCES)
+
+
 def clean_pairs(matched: pd.DataFrame) -> pd.DataFrame:
-    """Matched pairs with a ratio whose two sides differ only in run date and container image (no parallelism,
-    GPU-count, framework or speculative-decoding confounder): the closest the snapshot gets to changing only the
-    precision."""
+    """Matched pairs with a ratio read at equal tok/s/user whose two sides differ only in run date and container
+    image (no parallelism, GPU-count, framework or speculative-decoding confounder), and those only within
+    :func:`analysis.pairing.apart_in_time` (one image, or every date within
+    :data:`analysis.pairing.DATE_WINDOW_DAYS`): the closest the snapshot gets to changing only the precision."""
     if matched.empty:
         return matched
     has = matched["ratio_median"].notna()
-    only_time = matched["confounders"].str.split(", ").apply(lambda names: set(names) <= {"none"} | CLEAN_DIFFERENCES)
-    return matched[has & only_time]
+    in_window = (matched["apart_in_time"].fillna("") == "") if "apart_in_time" in matched else True
+    return matched[has & only_time_differs(matched) & in_window]
+
+
+def apart_in_time_pairs(matched: pd.DataFrame) -> pd.DataFrame:
+    """Pairs that would be clean but for pooling dates further apart than the window: confounded in time."""
+    if matched.empty or "apart_in_time" not in matched:
+        return matched.iloc[0:0]
+    return matched[matched["ratio_median"].notna() & only_time_differs(matched)
+                   & (matched["apart_in_time"].fillna("") != "")]
 
 
 def held_equal(match: Sequence[str] = PRECISION_MATCH, columns: dict = CONFOUNDERS) -> list[str]:
@@ -434,6 +451,9 @@ def precision_summary(envelope: pd.DataFrame, matched: pd.DataFrame, *, wide_gap
     clean = with_bytes_ratio(clean_pairs(matched), low=low, high=high)
     n_env = len(env)
     return {
+        "axis": "at equal tok/s/user",
+        "date_window_days": pairing.DATE_WINDOW_DAYS,
+        "n_apart_in_time": len(apart_in_time_pairs(matched)),
         "n_clean": len(clean),
         "clean_median": clean["ratio_median"].median() if len(clean) else np.nan,
         "clean_min": clean["ratio_median"].min() if len(clean) else np.nan,

@@ -200,17 +200,17 @@ def test_precision_headline_is_the_clean_pairs_and_the_envelope_range_is_labelle
     assert summary["ratio_max"] == pytest.approx(envelope["ratio_max"].max())
     assert summary["ratio_max"] > 20
     assert summary["n_below_1"] == int((envelope["ratio_min"] < 1).sum()) == 4
-    clean = matched[matched["confounders"].isin(["date, image", "date", "image"]) & matched["ratio_median"].notna()]
-    assert summary["n_clean"] == len(clean) == 2
+    only_time = matched[matched["confounders"].isin(["date, image", "date", "image"]) & matched["ratio_median"].notna()]
+    assert len(only_time) == 2  # B200 trt pools runs 198 days apart on several images: confounded in time
+    clean = only_time[only_time["apart_in_time"] == ""]
+    assert summary["n_clean"] == len(clean) == 1 and summary["n_apart_in_time"] == 1
     assert (summary["clean_min"], summary["clean_max"]) == (clean["ratio_median"].min(), clean["ratio_median"].max())
     assert summary["clean_median"] == pytest.approx(clean["ratio_median"].median())
     headline = page.precision_headline(summary, compare.clean_pairs(matched), model="DeepSeek-R1-0528", isl=1024,
                                        osl=1024, denominator_text="all GPUs")
-    # two clean pairs: the range is the estimate (their median would only be their mean)
-    assert ("fp4 delivers 1.53× to 1.88× the tok/s/GPU of fp8 at equal tok/s/user (the medians of 2 clean pairs over "
-            "their shared tok/s/user ranges, B200 · trt · node · none 1.53×, MI355X · sglang · node · mtp 1.88×; "
-            "single levels 1.37× to 3.04×)") in headline
-    assert "each side may pool several of those" in headline  # run dates and images are not held equal
+    assert ("fp4 delivers 1.88× the tok/s/GPU of fp8 at equal tok/s/user (the median over one clean pair's shared "
+            "tok/s/user range, MI355X · sglang · node · mtp 1.88×; single levels 1.70× to 2.08×)") in headline
+    assert "within 31 days of each other" in headline  # run dates and images are held close, not equal
     assert "24.00" not in headline and "0.23" not in headline
     env = page.envelope_text(summary)
     assert env.startswith("Confounded, not an effect of precision")
@@ -331,3 +331,41 @@ def test_scope_bars_read_across_a_wide_gap_carry_a_tilde(raw_points):
     marks = [t.get_text() for ax in np.ravel(axes) for t in ax.texts].count("~")
     plt.close("all")
     assert len(rough) >= 1 and marks == len(rough)
+
+
+def test_apart_in_time_is_the_rule_the_claim_cards_use():
+    from analysis import pairing
+    from analysis.claims import pairs as claim_pairs
+
+    assert claim_pairs.DATE_WINDOW_DAYS == pairing.DATE_WINDOW_DAYS == 31
+    assert pairing.apart_in_time(["2026-01-01"], ["2026-02-01"]) == ""                       # 31 days: inside
+    assert pairing.apart_in_time(["2026-01-01"], ["2026-02-02"]) == "dates 32 days apart"
+    assert pairing.apart_in_time(["2026-01-01", "2026-05-01"], ["2026-05-02"]) == "dates 121 days apart"
+    assert pairing.apart_in_time(["2026-01-01"], ["2026-05-02"], ["img:1"], ["img:1"]) == ""   # one image
+    assert pairing.apart_in_time(["2026-01-01"], ["2026-05-02"], ["unknown"], ["unknown"]) == "dates 121 days apart"
+    assert claim_pairs._unmatched({"concurrency": 1024, "date": "2026-01-01"}, {"concurrency": 4, "date": "2026-01-02"}
+                                  ) == ["concurrency (1,024 against 4)"]
+
+
+def test_shipped_clean_pairs_ran_within_the_window_and_the_headline_names_its_axis(raw_points):
+    """On the shipped 1K/1K DeepSeek-R1-0528 data the B200 · trt · node pair pools fp4 runs of 2025-11-02 to
+    2026-05-19 on several TensorRT-LLM images: 198 days, beyond the 31-day window. It was clean and pulled the
+    headline to '1.53× to 1.88×'; now it is confounded in time and the one clean pair (MI355X, one day apart)
+    is the estimate, read at equal tok/s/user."""
+    p = page.build(raw_points, model="DeepSeek-R1-0528", isl=1024, osl=1024, source_format="inferencex-api")
+    for _, r in p.clean.iterrows():  # every clean pair's dates, read back from its own 'what differs'
+        dates = [d for part in r["confounder_detail"].split("; ") if part.startswith("date ")
+                 for side in part[len("date "):].split(" vs ") for d in side.split(",")]
+        if dates:
+            span_days = (pd.Timestamp(max(dates)) - pd.Timestamp(min(dates))).days
+            assert span_days <= 31, (compare.pair_label(r, page.PAIR_BY), dates)
+    assert list(p.results()["clean_pairs"]) == ["MI355X · sglang · node · mtp"]
+    assert p.summary["n_clean"] == 1 and p.summary["clean_median"] == pytest.approx(1.880, abs=5e-4)
+    assert p.summary["axis"] == "at equal tok/s/user"
+    apart = compare.apart_in_time_pairs(p.matched)
+    assert [compare.pair_label(r, page.PAIR_BY) for _, r in apart.iterrows()] == ["B200 · trt · node · none"]
+    assert apart["apart_in_time"].iloc[0] == "dates 198 days apart"
+    assert "fp4 delivers 1.88× the tok/s/GPU of fp8 at equal tok/s/user" in p.plain["headline"]
+    assert "1.53" not in p.plain["headline"]
+    assert "B200 · trt · node · none (dates 198 days apart, 1.53× at equal tok/s/user)" in p.plain["matched"]
+    assert "batch-1 bytes bound (roofline, not measured)" in p.tables["clean"].columns

@@ -36,8 +36,8 @@ def test_headline_is_the_clean_pair_ratio_and_a_confounded_pair_stays_out():
     headline = results["headline"]
     assert ("fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user (the median over one clean pair's shared "
             "tok/s/user range, B200 · sglang · node · none 1.60×; single levels") in headline
-    assert headline.endswith("A clean pair holds everything equal but run date and container image, and each side "
-                             "may pool several of those.")
+    assert headline.endswith("A clean pair holds everything equal but run date and container image, and its two "
+                             "sides ran on one image or within 31 days of each other (each side may pool several runs).")
     assert "5.00" not in headline and "MI355X" not in headline
     assert "date 2026-02-01 vs 2026-01-01; image img:2 vs img:1" in page.tables["clean"]["what differs"].iloc[0]
     assert results["precision_summary"]["n_clean_beyond_bytes"] == 0  # 1.6 is below 8/4.5
@@ -72,3 +72,21 @@ def test_many_clean_pairs_are_summarised_by_their_range():
     assert len(results["clean_pairs"]) == 4
     assert ("fp4 delivers 1.50× the tok/s/GPU of fp8 at equal tok/s/user (median of 4 clean pairs' medians, range "
             "1.20× to 1.80×; single levels") in results["headline"]
+
+
+def test_a_pair_run_months_apart_on_two_images_is_confounded_in_time_not_clean():
+    """fp8 on 2026-01-01 (img:1) against fp4 on 2026-06-01 (img:2): 151 days apart, beyond the 31-day window the
+    claim cards use, so the pair leaves the headline and the page says why; on one image it would stay clean."""
+    apart = {"date": "2026-06-01", "tool_version": "img:2"}
+    results = precision_scope.build(to_points(_pair_rows("B200", 1.6, fp4_setup=apart)), model="m", targets=[50],
+                                    source_format=None).results()
+    assert results["clean_pairs"] == {}
+    assert "there is no clean fp4/fp8 estimate" in results["headline"] and "1.60" not in results["headline"]
+    assert results["precision_summary"]["n_apart_in_time"] == 1
+    page = precision_scope.build(to_points(_pair_rows("B200", 1.6, fp4_setup=apart)), model="m", targets=[50],
+                                 source_format=None)
+    assert ("B200 · sglang · node · none (dates 151 days apart, 1.60× at equal tok/s/user) pools runs further apart "
+            "than 31 days on more than one image, so it is confounded in time") in page.plain["matched"]
+    same_image = precision_scope.build(to_points(_pair_rows("B200", 1.6, fp4_setup={"date": "2026-06-01"})),
+                                       model="m", targets=[50], source_format=None).results()
+    assert list(same_image["clean_pairs"]) == ["B200 · sglang · node · none"]

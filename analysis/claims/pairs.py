@@ -17,11 +17,10 @@ import pandas as pd
 
 from analysis import specs
 from analysis.claims.evidence import evidence_object, own_sol
-from analysis.text import plain, whole
+from analysis.pairing import DATE_WINDOW_DAYS as DATE_WINDOW_DAYS  # re-exported: the cards quote it
+from analysis.pairing import unmatched as _unmatched
 
 HELD_EQUAL = {"spec_decode": "speculative decoding", "framework": "framework", "disagg": "disaggregation"}
-# Two points measured further apart than this may differ in image and software as much as in precision.
-DATE_WINDOW_DAYS = 31
 PAIR_KEY = ["model_table", "hardware", "isl", "osl"]
 
 
@@ -86,25 +85,6 @@ def _at_common_concurrency(low_rows: list[dict], high_rows: list[dict]) -> tuple
         high_rows = [r for r in high_rows if pd.notna(r.get("concurrency")) and float(r["concurrency"]) == c]
     best = lambda rows: max(rows, key=lambda r: r["tok_s_per_user"])  # noqa: E731
     return best(low_rows), best(high_rows)
-
-
-def _days(a, b) -> float:
-    try:
-        return abs((pd.Timestamp(str(a)) - pd.Timestamp(str(b))).days)
-    except (ValueError, TypeError):
-        return math.nan
-
-
-def _unmatched(a: dict, b: dict) -> list[str]:
-    """What keeps two points of one cell from being a clean pair: unequal concurrency, dates far apart."""
-    out = []
-    ca, cb = a.get("concurrency"), b.get("concurrency")
-    if pd.notna(ca) and pd.notna(cb) and float(ca) != float(cb):
-        out.append(f"concurrency ({whole(float(ca))} against {whole(float(cb))})")
-    days = _days(a.get("date"), b.get("date"))
-    if not math.isnan(days) and days > DATE_WINDOW_DAYS:
-        out.append(f"dates {plain(days)} days apart")
-    return out
 
 
 def pairs_summary(clean: list[dict]) -> dict:

@@ -59,12 +59,12 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
     where = f"{e(model)} {isl:g}/{osl:g} tokens in/out, tok/s/GPU per {e(denominator_text)}"
     s = summary
     if not s["n_clean"]:
-        return (f"{where}: no {LOW}/{HIGH} pair in this selection differs only in run date and container image, "
+        return (f"{where}: no {LOW}/{HIGH} pair in this selection differs only in run date and container image "
+                f"(within {s.get('date_window_days', compare.pairing.DATE_WINDOW_DAYS)} days or on one image), "
                 f"so there is no clean {LOW}/{HIGH} estimate; every ratio below is confounded.")
     names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {times(r['ratio_median'])}" for _, r in clean.iterrows())
     levels = f"single levels {times(clean['ratio_min'].min())} to {times(clean['ratio_max'].max())}"
-    pooled = ("A clean pair holds everything equal but run date and container image, and each side may pool "
-              "several of those.")
+    pooled = compare_words.pooled_note(s.get("date_window_days", compare.pairing.DATE_WINDOW_DAYS))
     if s["n_clean"] == 1:
         return (f"{where}: {LOW} delivers {times(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
                 f"(the median over one clean pair's shared tok/s/user range, {names}; {levels}). {pooled}")
@@ -81,15 +81,16 @@ def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     """What the clean pairs hold equal, each pair's reading, and any ratio beyond the roofline's bytes ratio."""
     if clean.empty:
         return ""
-    parts = [f"A clean pair holds {held_equal_text()} equal; run date and container image are not held equal, and "
-             f"each side may pool several of them. {len(clean)} pair{'s' if len(clean) > 1 else ''} in this selection "
+    parts = [f"A clean pair holds {held_equal_text()} equal; run date and container image are not held equal, but "
+             f"its two sides ran on one image or within {compare.pairing.DATE_WINDOW_DAYS} days of each other, and "
+             f"each side may pool several runs. {len(clean)} pair{'s' if len(clean) > 1 else ''} in this selection "
              f"{'are' if len(clean) > 1 else 'is'} clean:"]
     items = []
     for _, r in clean.iterrows():
         label = e(compare.pair_label(r, PAIR_BY))
         items.append(f"- {label}: median {times(r['ratio_median'])} over {r['overlap_tok_s_per_user_lo']:.0f}–"
                      f"{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user (every level {times(r['ratio_min'])} to "
-                     f"{times(r['ratio_max'])}); roofline bytes ratio {times(r['bytes_ratio'])} "
+                     f"{times(r['ratio_max'])}); batch-1 roofline bytes bound {times(r['bytes_ratio'])}, not a measurement "
                      f"({_bytes_words(r['bytes_ratio'])} against 8), tensor-core rate ratio {times(r['math_ratio'])}.")
     tail = []
     for _, r in clean[clean["beyond_bytes"]].iterrows():
@@ -130,17 +131,24 @@ def envelope_text(summary: dict, *, wide_gap: float = fr.WIDE_GAP) -> str:
     return text_
 
 
-def matched_text(matched: pd.DataFrame, clean: pd.DataFrame) -> str:
+def matched_text(matched: pd.DataFrame, clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     if matched.empty:
         return f"No configuration was measured at both {LOW} and {HIGH}."
     has = matched["ratio_median"].notna()
     confounded = matched[has & ~matched.index.isin(clean.index)]
+    apart = compare.apart_in_time_pairs(matched)
+    other = confounded[~confounded.index.isin(apart.index)]
     out = (f"{len(matched)} configurations were measured at both precisions with the same hardware, framework, "
            f"scope, lengths and speculative decoding; {int(has.sum())} share a tok/s/user range and {len(clean)} "
-           f"of those are clean (the headline). The other {len(confounded)} differ in parallelism or GPU count as "
-           "well, listed under confounders: their ratios are not the effect of precision alone")
-    if len(confounded):
-        out += (f" (medians {times(confounded['ratio_median'].min())} to {times(confounded['ratio_median'].max())}).")
+           f"of those are clean (the headline). ")
+    if len(apart):
+        out += compare_words.apart_in_time_note(
+            [(e(compare.pair_label(r, PAIR_BY)), r["apart_in_time"], r["ratio_median"]) for _, r in apart.iterrows()],
+            window_days=compare.pairing.DATE_WINDOW_DAYS) + " "
+    out += (f"The other {len(other)} differ in parallelism or GPU count as "
+            "well, listed under confounders: their ratios are not the effect of precision alone")
+    if len(other):
+        out += f" (medians {times(other['ratio_median'].min())} to {times(other['ratio_median'].max())}, at equal tok/s/user)."
     else:
         out += "."
     missing = int((~has).sum())
@@ -237,9 +245,9 @@ def clean_table(clean: pd.DataFrame) -> pd.DataFrame:
                                                                for _, r in clean.iterrows()],
         "shared tok/s/user": [span(a, b) for a, b in zip(clean["overlap_tok_s_per_user_lo"],
                                                            clean["overlap_tok_s_per_user_hi"])],
-        f"{LOW}/{HIGH} median": clean["ratio_median"].to_numpy(),
+        f"{LOW}/{HIGH} median at equal tok/s/user": clean["ratio_median"].to_numpy(),
         "min": clean["ratio_min"].to_numpy(), "max": clean["ratio_max"].to_numpy(),
-        "roofline bytes ratio": clean["bytes_ratio"].to_numpy(),
+        "batch-1 bytes bound (roofline, not measured)": clean["bytes_ratio"].to_numpy(),
         "tensor-core rate ratio": clean["math_ratio"].to_numpy(),
         "what differs": clean["confounder_detail"].to_numpy(),
     })
@@ -260,7 +268,7 @@ def envelope_table(envelope: pd.DataFrame, targets: Sequence[float]) -> pd.DataF
         if col in envelope and envelope[col].notna().any():
             out[f"at {t:g} tok/s/user"] = envelope[col].to_numpy()
     out["widest gap"] = envelope["widest_gap"].to_numpy()
-    out["roofline bytes ratio"] = envelope["bytes_ratio"].to_numpy()
+    out["batch-1 bytes bound (roofline, not measured)"] = envelope["bytes_ratio"].to_numpy()
     out["confounders (pooled sides differ in)"] = envelope["confounders"].to_numpy()
     for t in targets:  # the two readings' own speculative decoding: pooled sides can hide an MTP-vs-none reading
         col = f"spec_decode_at_{t:g}"
@@ -280,6 +288,7 @@ def matched_table(matched: pd.DataFrame) -> pd.DataFrame:
         "median": matched["ratio_median"].to_numpy(), "min": matched["ratio_min"].to_numpy(),
         "max": matched["ratio_max"].to_numpy(), "widest gap": matched["widest_gap"].to_numpy(),
         "confounders": matched["confounders"].to_numpy(),
+        "apart in time": (matched["apart_in_time"].to_numpy() if "apart_in_time" in matched else ""),
         "note": ["no shared tok/s/user range" if str(n).startswith("no overlapping") else n for n in matched["note"]],
     })
 
@@ -438,7 +447,7 @@ def _sentences(page: PrecisionScopePage, e: Esc) -> dict:
         "clean": clean_pairs_text(page.clean, e=e),
         "scope_headline": scope_headline(page.scope_comparison, e=e),
         "envelope": envelope_text(page.summary),
-        "matched": matched_text(page.matched, page.clean),
+        "matched": matched_text(page.matched, page.clean, e=e),
         "steps_title": steps_title(page.steps),
         "steps": steps_text(page.step_summary, e=e),
         "scope": scope_text(page.scope_comparison, page.scope_capacity, e=e),

@@ -50,7 +50,7 @@ def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low:
         ax.plot(grp["tok_s_per_user"], grp["ratio"], color=color, marker="o", markersize=3, label=str(label))
         if label in bytes_ratios and np.isfinite(bytes_ratios[label]):
             ax.axhline(bytes_ratios[label], color=color, linestyle="--", linewidth=1.0,
-                       label=f"roofline bytes ratio {times(bytes_ratios[label])} ({label.split(' · ')[0]})")
+                       label=f"batch-1 bytes bound (roofline) {times(bytes_ratios[label])} ({label.split(' · ')[0]})")
     ax.axhline(1.0, color="#555555", linewidth=0.8, label=f"1×: {low} and {high} equal")
     ax.set_xscale("log")
     _plain_log_ticks(ax, curves["tok_s_per_user"].to_numpy(float))

@@ -48,7 +48,7 @@ CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_p
                  "own_sol_tok_s_per_user", "own_sol_comm_tok_s_per_user", "share_of_own_sol_comm",
                  "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row", "match", "differs",
                  "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99", "lengths_far", "gap", "rough",
-                 "claim_in_interval"]
+                 "claim_in_interval", "compared_lengths", "ttft_p99_limit_ms"]
 # Lengths further apart than this factor (input or output) give no number in a bottom line: a 1K-input point says
 # nothing of a 128K-input claim. A claim further than GAP_FACTOR from its evidence is pointed out.
 LENGTHS_FAR = 4.0
@@ -203,8 +203,10 @@ class _Context:
         part = self.part
         unit = ("total " + part.unit if part.kind in ("per-GPU", "per-system") and str(self.claim.counts) == "total"
                 else part.unit)
+        ttft_p99 = [lim.max_ms for lim in self.ev.limits if lim.metric == "ttft" and lim.stat == "p99"]
         return {"part": part.text, "kind": part.kind, "claimed": part.compared_value, "unit": unit,
-                "lengths_note": self.ev.lengths_note, "limits": self.ev.limits_text, **extra}
+                "lengths_note": self.ev.lengths_note, "limits": self.ev.limits_text,
+                "ttft_p99_limit_ms": min(ttft_p99) if ttft_p99 else math.nan, **extra}
 
     def tier(self, key, used=()) -> tuple[str, list[Difference], bool]:
         """(match, differs, whether a measured/claimed ratio may be computed) for one measured group, judged on
@@ -456,6 +458,7 @@ def _ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
         used = a[2] + b[2]
         match, differs, ratio_ok = ctx.tier((None, None, None) + pair, used)
         rows.append({**_ratio_base(ctx), "group": f"{a[1]} vs {b[1]}", "lengths": lengths_text(*pair),
+                     "compared_lengths": tuple(pair),
                      "lengths_note": note, "tok_s_per_user": at if axis == "tok/s/GPU" else math.nan,
                      "measured_all": measured, "measured_over_claimed": measured / part.value if ratio_ok else math.nan,
                      "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
@@ -529,7 +532,8 @@ def _cost_ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
         rough = [g for g, r in ((ga, ra), (gb, rb)) if r.get(frontier.reading_column(at)) == "wide gap"]
         side = lambda r, g: {"usd_per_mtok": r[col], "group": g, "usd_per_gpu_hour": r["usd_per_gpu_hour"],  # noqa: E731
                              "hardware": r["hardware"], "price_source": r["price_source"]}
-        rows.append({**base, "group": f"{ga} vs {gb}", "lengths": lengths_text(*pair), "lengths_note": "",
+        rows.append({**base, "group": f"{ga} vs {gb}", "lengths": lengths_text(*pair),
+                     "compared_lengths": tuple(pair), "lengths_note": "",
                      "tok_s_per_user": at, "measured_all": measured, "measured_over_claimed": math.nan,
                      "rows": [], "evidence": [], "match": ctx.model_tier if ctx.model_tier == "proxy" else "same-model",
                      "differs": differs,
@@ -645,11 +649,10 @@ def _lengths_far(claim: Claim, row: dict) -> bool:
     """Whether a row's lengths are more than :data:`LENGTHS_FAR` from the claim's stated lengths (input or output)."""
     want = stated_lengths(claim)
     evidence = list(row.get("evidence") or [])
-    if not evidence:
-        # a ratio or cost row cites no single point: its lengths are in its label ("ISL 8,192 / OSL 1,024")
-        m = re.search(r"ISL ([0-9,]+) / OSL ([0-9,]+)", str(row.get("lengths") or ""))
-        if m:
-            evidence = [{"isl": float(m.group(1).replace(",", "")), "osl": float(m.group(2).replace(",", ""))}]
+    pair = row.get("compared_lengths")
+    if not evidence and isinstance(pair, tuple):
+        # a ratio or cost row cites no single point: the length pair both sides were read at
+        evidence = [{"isl": pair[0], "osl": pair[1]}]
     if want is None or not evidence:
         return False
     for e in evidence:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
@@ -175,12 +174,8 @@ def spec_text(row) -> str:
 def p50_read_text(row) -> str:
     """"; its own TTFT p99 is 254.7 s: the TTFT p99 limit was read on its p50 ..." where a reading's point passed a
     TTFT p99 limit only on its p50 (a fixed-concurrency sweep point, whose p99 is its start-up burst)."""
-    limits, p99 = str(row.get("limits") or ""), row.get("ttft_ms_p99")
-    m = re.search(r"TTFT p99 ≤ ([0-9.,]+) (ms|s)\b", limits)
-    if not m or p99 is None or pd.isna(p99):
-        return ""
-    limit_ms = float(m.group(1).replace(",", "")) * (1000 if m.group(2) == "s" else 1)
-    if p99 <= limit_ms:
+    limit_ms, p99 = row.get("ttft_p99_limit_ms"), row.get("ttft_ms_p99")
+    if limit_ms is None or pd.isna(limit_ms) or p99 is None or pd.isna(p99) or p99 <= limit_ms:
         return ""
     return (f"; its own TTFT p99 is {fixed(p99 / 1000, 1)} s, above the limit: the limit was read on its TTFT p50, "
             "as for every fixed-concurrency sweep point, whose p99 is its start-up burst")

@@ -222,7 +222,38 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:
         print(f"collectives: {s}")
+    _print_measured(rep["measured"], c)
     return 0
+
+
+def _print_measured(m: dict, c: dict) -> None:
+    """The same model's measured points beside the prediction (``perfclaims model --config``)."""
+    from analysis.text import plain
+
+    if not m["points"]:
+        print(f"measured: no point of {c['model']} on this hardware family in the points table")
+        return
+    if c["n_gpus"] not in m["gpu_counts_measured"]:
+        print(f"measured: no point of {c['model']} at {c['n_gpus']} GPUs; measured at "
+              + ", ".join(f"{n} GPUs" for n in m["gpu_counts_measured"]) + " (below)")
+    print(f"measured {c['model']} points (each predicted at its own conditions, its group left out of the "
+          "calibration):")
+    print(f"{'GPUs':>5s}{'conc.':>7s}  {'spec (acceptance)':<26s}{'tok/s/user':>11s}{'own pred.':>10s}{'err':>7s}"
+          f"{'tok/s/GPU':>10s}{'own pred.':>10s}{'err':>7s}   this config / measured; differs in")
+    for p in m["points"]:
+        o = p["predicted_at_own_conditions"] or {}
+        acc = p["acceptance_length"]
+        spec = f"{p['spec_method']} ({'τ ' + format(acc, '.2f') if acc == acc else p['acceptance_source']})"
+        cp = p["config_prediction"]
+        beside = (f"{cp['ratio_tok_s_per_user']:.2f}× per user; differs in {', '.join(p['differs_from_config']) or '–'}"
+                  if cp else "")
+        eg = o.get("error_tok_s_per_gpu")
+        print(f"{plain(p['n_gpus']):>5s}{plain(p['concurrency']):>7s}  {spec:<26.26s}{p['tok_s_per_user']:>11,.1f}"
+              f"{o.get('tok_s_per_user', float('nan')):>10,.1f}{o.get('error_tok_s_per_user', float('nan')):>+7.0%}"
+              f"{p['tok_s_per_gpu']:>10,.1f}{o.get('tok_s_per_gpu', float('nan')):>10,.1f}"
+              f"{'' if eg is None else format(eg, '+.0%'):>7s}   {beside}")
+    srcs = list(dict.fromkeys(str(p["source"]).split(" [")[0] for p in m["points"]))
+    print("sources: " + "; ".join(srcs[:4]) + (f" and {len(srcs) - 4} more" if len(srcs) > 4 else ""))
 
 
 def _pct(x) -> str:

@@ -237,7 +237,7 @@ def test_cli_model_config_json(tmp_path, capsys):
                                "recipe": "native", "isl": 8192, "osl": 1024, "framework": "sglang"}))
     assert cli.main(["model", "--config", str(cfg), "--concurrency", "1,16", "--n-boot", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"rows", "config", "calibration"} and [r["concurrency"] for r in out["rows"]] == [1, 16]
+    assert set(out) == {"rows", "config", "calibration", "measured"} and [r["concurrency"] for r in out["rows"]] == [1, 16]
     row = out["rows"][0]
     assert {"concurrency", "tok_s_per_user", "tok_s_per_user_lo", "tok_s_per_user_hi", "tok_s_per_gpu",
             "tok_s_per_gpu_lo", "tok_s_per_gpu_hi", "step_ms", "terms", "dominant"} <= set(row)
@@ -298,3 +298,30 @@ def test_fp4_vs_fp8_facts_are_fast_once_calibrated():
     # FP4 reads fewer weight bytes than FP8: faster per user, but less than 2x (fixed costs and the KV read stay)
     assert 1.0 < f["fp4_over_fp8"] < 2.0
     assert f["rows"]["fp8"]["vs_fp8"] == pytest.approx(1.0)
+
+
+def test_config_prediction_prints_the_same_models_measured_points_beside_it(points):
+    """The 4-GPU V4.1-Flash config against InferenceX #3176's published 4 × GB300 points: each point predicted at
+    its own conditions (DSpark, its group left out), and the config's own prediction beside the matching ones."""
+    from analysis.perfmodel import run
+
+    dep = configfile.load(Path("data/specs/model-configs/deepseek-v4.1-flash-gb300-4gpu.yaml"))
+    rep = run.model_report(dep, points, concurrency=[1, 16], n_boot=0)
+    m = rep["measured"]
+    assert m["gpu_counts_measured"] == [4] and m["nearest_gpu_count"] == 4
+    by_c = {p["concurrency"]: p for p in m["points"]}
+    c1 = by_c[1.0]
+    # the published row: 1000 / mean TPOT 2.19 ms at concurrency 1, 42.34 tok/s/GPU (InferenceX #3176)
+    assert c1["tok_s_per_user"] == pytest.approx(1000 / 2.19) and c1["tok_s_per_gpu"] == pytest.approx(42.34)
+    assert "InferenceX/pull/3176" in c1["source"] and c1["left_out_group"]
+    own = c1["predicted_at_own_conditions"]
+    assert own["error_tok_s_per_user"] == pytest.approx(own["tok_s_per_user"] / c1["tok_s_per_user"] - 1)
+    assert own["tau"] > 1  # DSpark without a recorded acceptance: the calibrated τ, not 1
+    cp = c1["config_prediction"]
+    assert cp["tok_s_per_user"] == rep["rows"][0]["tok_s_per_user"]
+    assert cp["ratio_tok_s_per_user"] == pytest.approx(rep["rows"][0]["tok_s_per_user"] / c1["tok_s_per_user"])
+    assert "spec_method" in c1["differs_from_config"] and "precision" not in c1["differs_from_config"]
+    assert by_c[2.0]["config_prediction"] is None  # concurrency 2 was not asked for
+    one = run.model_report(configfile.load(Path("data/specs/model-configs/deepseek-v4.1-flash-gb300-1gpu.yaml")),
+                           points, concurrency=[1], n_boot=0)["measured"]
+    assert 1 not in one["gpu_counts_measured"] and all(p["config_prediction"] is None for p in one["points"])

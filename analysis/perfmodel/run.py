@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import specs
+from analysis.perfmodel import beside as bs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import predict as pr
 from analysis.perfmodel import step as st
@@ -15,7 +16,9 @@ DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAULT_CONCURRENCY, n_boot: int = 20,
                  seed: int = 0) -> dict:
-    """``{"rows": [...], "config": {...}, "calibration": {...}}`` for ``dep`` calibrated on ``points``."""
+    """``{"rows": [...], "config": {...}, "calibration": {...}, "measured": {...}}`` for ``dep`` calibrated on
+    ``points``; ``measured`` holds the same model's measured points on the same hardware family, each predicted at
+    its own conditions with its group left out (:mod:`analysis.perfmodel.beside`)."""
     train = cb.training_table(points)
     if train.empty:
         raise ValueError("the points table has no usable point of a model and hardware the spec tables know: "
@@ -26,7 +29,8 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
     p = pr.predict(dep, concurrency, cal, draws, serving=True)
     calibration = {**p.calibration, "training_rows": int(len(train)), "training_groups": cal.groups,
                    "rows_in_level": cal.rows.get(p.calibration["level"].replace(" (any framework)", ""), len(train))}
-    return {"rows": p.rows, "config": p.config, "calibration": calibration}
+    measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)
+    return {"rows": p.rows, "config": p.config, "calibration": calibration, "measured": measured}
 
 
 def validation_report(points: pd.DataFrame) -> dict:

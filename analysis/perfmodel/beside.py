@@ -1,0 +1,144 @@
+"""The measured points beside a prediction: the same model on the same hardware family, each predicted again at its
+own conditions with a calibration that never saw its configuration group.
+
+A prediction for a configuration nobody measured is only as good as the model is where someone did. For every
+measured point of the config's model on its hardware family (a published table or a raw log), this module gives:
+
+- the point as measured (GPUs, concurrency, speculation and acceptance, lengths, workload, source and row);
+- the model's prediction at the point's **own** deployment (its GPUs, parallelism, speculation, lengths), calibrated
+  with the point's configuration group left out (:func:`analysis.perfmodel.validate.validate`'s rule), and how far
+  that is from the measurement;
+- when the point has the config's GPU count and one of its concurrencies, the config's own prediction there and what
+  differs between the two (speculation, precision, lengths, framework), so a gap is read with its reasons.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis import specs
+from analysis.perfmodel import calibrate as cb
+from analysis.perfmodel import predict as pr
+from analysis.perfmodel import step as st
+
+COMPARED = ("spec_method", "precision", "isl", "osl", "framework", "workload")
+
+
+def _num(v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def _same(a, b) -> bool:
+    fa, fb = _num(a), _num(b)
+    if fa == fa and fb == fb:
+        return fa == fb
+    return str(a or "").strip().lower() == str(b or "").strip().lower()
+
+
+def _config_value(dep: st.Deployment, key: str):
+    if key == "workload":
+        return "random" if dep.isl == dep.isl else None
+    return getattr(dep, key)
+
+
+def differences(dep: st.Deployment, row: dict) -> list[str]:
+    """The conditions in which the measured ``row`` differs from the config ``dep`` (column names; a workload
+    other than random lengths, e.g. AgentX traces, counts as a difference; a config at ``recipe: native`` matches
+    any precision label)."""
+    out = []
+    for k in COMPARED:
+        if k == "workload":
+            w = str(row.get("workload") or "")
+            if w and w not in ("random", "unknown", "nan", "None"):
+                out.append(k)
+            continue
+        if k == "precision" and str(dep.precision).lower() == "native":
+            continue  # the shipped recipe: whatever the source labels the checkpoint it ran
+        if not _same(_config_value(dep, k), row.get(k)):
+            out.append(k)
+    return out
+
+
+def same_model_rows(dep: st.Deployment, points: pd.DataFrame) -> pd.DataFrame:
+    """Serving points of ``dep``'s model (exact name, any case) on hardware of ``dep``'s family."""
+    if points.empty or "model" not in points:
+        return points.iloc[0:0]
+    fam = specs.hardware(dep.hardware).family
+
+    def family_of(h) -> str:
+        try:
+            return specs.hardware(str(h)).family
+        except KeyError:
+            return ""
+    m = points["model"].astype(str).str.lower() == dep.model.lower()
+    sub = points[m]
+    sub = sub[[family_of(h) == fam for h in sub["hardware"]]]
+    return sub[pd.to_numeric(sub["tok_s_per_user"], errors="coerce") > 0]
+
+
+def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: list[dict], *,
+                    train: pd.DataFrame | None = None, full: cb.Calibration | None = None) -> dict:
+    """``{"points": [...], "gpu_counts_measured": [...], "note": ...}`` for :func:`model_report`'s JSON."""
+    rows = same_model_rows(dep, points)
+    if rows.empty:
+        return {"points": [], "gpu_counts_measured": [], "nearest_gpu_count": None}
+    train = cb.training_table(points) if train is None else train
+    full = cb.calibrate(train) if full is None else full
+    by_conc = {float(r["concurrency"]): r for r in prediction_rows}
+    group_of = dict(zip(train["run_id"].astype(str) + "|" + train["source_line"].astype(str), train["group_id"]))
+    cals: dict = {}
+    out = []
+    for rec in rows.to_dict(orient="records"):
+        own = cb.deployment(rec)
+        conc = _num(rec.get("concurrency"))
+        if conc != conc:
+            conc = _num(rec.get("batch_size"))
+        gid = group_of.get(f"{rec.get('run_id')}|{rec.get('source_line')}")
+        if gid is not None and gid not in cals:
+            g = train[train["group_id"] == gid].iloc[0]
+            cals[gid] = cb.calibrate(train[train["group_id"] != gid], warm=full, only=(g["family"], str(g["framework"])))
+        cal = cals.get(gid, full)
+        p_own = pr.predict(own, [conc], cal, serving=True).rows[0] if conc == conc else None
+        meas_u, meas_g = _num(rec.get("tok_s_per_user")), _num(rec.get("tok_s_per_gpu"))
+        item = {
+            "model": rec.get("model"), "hardware": rec.get("hardware"), "n_gpus": _num(rec.get("n_gpus")),
+            "concurrency": conc, "spec_method": rec.get("spec_method"),
+            "acceptance_length": _num(rec.get("acceptance_length")),
+            "acceptance_source": rec.get("acceptance_source"), "precision": rec.get("precision"),
+            "isl": _num(rec.get("isl")), "osl": _num(rec.get("osl")), "workload": rec.get("workload"),
+            "framework": rec.get("framework"), "tok_s_per_user": meas_u, "tok_s_per_user_def":
+            rec.get("tok_s_per_user_def"), "tok_s_per_gpu": meas_g, "source": rec.get("source_url") or
+            rec.get("source_file"),
+            "left_out_group": gid is not None,
+            "predicted_at_own_conditions": None if p_own is None else {
+                "tok_s_per_user": p_own["tok_s_per_user"], "tok_s_per_gpu": p_own["tok_s_per_gpu"],
+                "tau": pr.predict(own, [conc], cal, serving=True).config["tau"],
+                "error_tok_s_per_user": p_own["tok_s_per_user"] / meas_u - 1.0,
+                "error_tok_s_per_gpu": (p_own["tok_s_per_gpu"] / meas_g - 1.0) if meas_g > 0 else None},
+            "config_prediction": None, "differs_from_config": differences(dep, rec),
+        }
+        if _num(rec.get("n_gpus")) == dep.n_gpus and conc in by_conc:
+            r = by_conc[conc]
+            item["config_prediction"] = {
+                "tok_s_per_user": r["tok_s_per_user"], "tok_s_per_gpu": r["tok_s_per_gpu"],
+                "ratio_tok_s_per_user": r["tok_s_per_user"] / meas_u,
+                "ratio_tok_s_per_gpu": (r["tok_s_per_gpu"] / meas_g) if meas_g > 0 else None}
+        out.append(item)
+    counts = sorted({int(x["n_gpus"]) for x in out if x["n_gpus"] == x["n_gpus"]})
+    nearest = min(counts, key=lambda n: (abs(math.log(n / max(dep.n_gpus, 1))), n)) if counts else None
+    return {"points": out, "gpu_counts_measured": counts, "nearest_gpu_count": nearest,
+            "median_error_tok_s_per_user_at_own_conditions": _median(
+                [x["predicted_at_own_conditions"]["error_tok_s_per_user"] for x in out
+                 if x["predicted_at_own_conditions"]])}
+
+
+def _median(xs) -> float | None:
+    xs = [abs(x) for x in xs if x == x]
+    return float(np.median(xs)) if xs else None

@@ -595,3 +595,18 @@ def test_a_points_own_bound_is_set_up_as_the_point_ran():
     whole = own_sol({**base, "n_gpus": 72})[1]
     assert own_sol({**base, "n_gpus": 72, "disagg": True, "n_decode_gpus": 8})[1] == pytest.approx(plain)
     assert whole < plain  # 72 GPUs pay the rack's collective latency
+
+
+def test_c00_precision_context_carries_the_calibrated_models_fp4_over_fp8_at_the_shipped_recipe(points):
+    """The roofline's 1.78× (all-FP4 against all-FP8 bytes) is not the model's answer: DeepSeek-V4.1-Flash ships
+    FP4 experts with FP8 attention, and at concurrency 1 its step is dominated by a fixed per-layer cost."""
+    from analysis.perfmodel import scope
+
+    ans = card_of("C00", points).answers["precision"]
+    m = ans.fact["model"]
+    direct = scope.fp4_vs_fp8("DeepSeek-V4.1-Flash", "GB300 NVL72", n_gpus=m["n_gpus"], framework=m["framework"])
+    assert m["fp4_over_fp8"] == pytest.approx(direct["fp4_over_fp8"])
+    assert m["native_recipe"].startswith("fp8 (shared_experts fp4, routed_experts fp4")
+    assert 1.0 < m["fp4_over_fp8"] < ans.fact["roofline"]["ratio"]  # far below the bytes ratio
+    assert f"FP4 ÷ FP8 {m['fp4_over_fp8']:.2f}×" in ans.context and "not a measurement" in ans.context
+    assert m["n_gpus"] == 4  # the nearest evidence point's GPU count (a 4-GPU tray)

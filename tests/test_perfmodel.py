@@ -325,3 +325,28 @@ def test_config_prediction_prints_the_same_models_measured_points_beside_it(poin
     one = run.model_report(configfile.load(Path("data/specs/model-configs/deepseek-v4.1-flash-gb300-1gpu.yaml")),
                            points, concurrency=[1], n_boot=0)["measured"]
     assert 1 not in one["gpu_counts_measured"] and all(p["config_prediction"] is None for p in one["points"])
+
+
+def test_shipped_calibration_is_kept_beside_the_points_and_refitted_when_they_change(tmp_path, monkeypatch):
+    import shutil
+
+    pts = tmp_path / "points.parquet"
+    shutil.copy(config.POINTS_FILE, pts)
+    monkeypatch.setattr(config, "POINTS_FILE", pts)
+    scope.shipped_calibration.cache_clear()
+    try:
+        first = scope.shipped_calibration()
+        cached = json.loads((tmp_path / scope.CACHE_NAME).read_text())
+        assert cached["key"] == scope._cache_key(pts)
+        scope.shipped_calibration.cache_clear()
+        again = scope.shipped_calibration()  # read back, not refitted: the same numbers
+        assert again.to_dict() == first.to_dict()
+        (tmp_path / scope.CACHE_NAME).write_text("{not json")  # a corrupt cache is refitted and rewritten
+        scope.shipped_calibration.cache_clear()
+        assert scope.shipped_calibration().to_dict()["global"] == pytest.approx(first.to_dict()["global"])
+        assert json.loads((tmp_path / scope.CACHE_NAME).read_text())["key"] == cached["key"]
+        df = pd.read_parquet(pts)
+        df.iloc[:-1].to_parquet(pts)  # the points changed: the key changes
+        assert scope._cache_key(pts) != cached["key"]
+    finally:
+        scope.shipped_calibration.cache_clear()

@@ -328,6 +328,8 @@ def precision_words(claim: Claim, f: dict) -> tuple[str, str, str]:
                      + "; ".join(f"{p['ratio']:.2f}× at {lengths_text(p['isl'], p['osl'])} differing in "
                                  + ", ".join(p["confounders"]) for p in conf) + ".")
     context = ("Roofline (not a measurement): " + roof_text) if roof_text else ""
+    if f.get("model"):
+        context = (context + " " + model_precision_text(f["model"])).strip()
     if f["pairs_proxy"] and (summ["n"] or conf):
         context = (context + " Proxy evidence (another model's points): " + measured).strip()
         measured = "No matched FP4/FP8 pair of this model."
@@ -336,6 +338,18 @@ def precision_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     text = (f"Not stated ({f['text']})." if f["text_stated"] else "Not stated.") + " " + measured
     return text, (f"not stated; matched FP4/FP8 pairs median {summ['median']:.2f}×"
                   if summ["n"] and not f["pairs_proxy"] else "not stated"), context
+
+
+def model_precision_text(m: dict) -> str:
+    """The calibrated model's FP4/FP8 at the shipped recipe, worded (facts from ``answers.model_precision``)."""
+    u, rec = m["tok_s_per_user"], m["recipes"]
+    fp4 = ("FP4 (the shipped recipe: what an FP4 checkpoint of this model serves)" if rec["fp4"] == rec["native"]
+           else f"FP4 ({rec['fp4']}) {u['fp4']:,.0f}")
+    return (f"Calibrated step-time model (not a measurement; {m['n_gpus']} GPUs, {m['framework']}, concurrency 1, "
+            f"no speculation): the shipped recipe ({m['native_recipe']}) predicts {u['native']:,.0f} tok/s/user and "
+            f"FP8 everywhere {u['fp8']:,.0f}; {fp4}: FP4 ÷ FP8 {m['fp4_over_fp8']:.2f}× (the step's dominant term: "
+            f"{m['dominant']['native']}; a fixed per-layer cost that precision does not change keeps the ratio far "
+            "below the bytes ratio).")
 
 
 def _pool_text(pool: dict) -> str:

@@ -288,9 +288,37 @@ def precision_fact(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list
     proxy = any(not same_architecture(specs.match_model_name(str(p["a"]["model"])), claim.model_table) for p in clean)
     return {"rule": "stated" if claim.precision != NOT_STATED else "inferred", "text": str(claim.precision_text),
             "text_stated": is_stated(claim.precision_text), "roofline": roofline, "pairs": pairs_summary(clean),
+            "model": model_precision(ev) if roofline else None,
             "pairs_proxy": proxy, "confounded": [{"ratio": p["ratio"], "isl": p["a"]["isl"], "osl": p["a"]["osl"],
                                                    "confounders": list(p["confounders"])} for p in confounded],
             "evidence": [x for p in clean for x in (p["a"], p["b"])]}
+
+
+def model_precision(ev: ClaimEvidence) -> dict | None:
+    """FP4 against FP8 from the calibrated step-time model at the claim model's shipped recipe (FP4 experts with
+    FP8 attention for DeepSeek-V4, say), on the GPU count and framework of the nearest evidence point (8 GPUs and
+    the family's calibration without one), at concurrency 1 and τ 1 (:func:`analysis.perfmodel.scope.fp4_vs_fp8`).
+    None when the tables lack the model or hardware."""
+    from analysis.perfmodel import scope as model_scope
+
+    claim = ev.claim
+    if not claim.model_table:
+        return None
+    near = ev.near.iloc[0] if len(ev.near) else None
+    gpus = int(near["n_gpus"]) if near is not None and pd.notna(near.get("n_gpus")) and near["n_gpus"] >= 1 else 8
+    framework = str(near["framework"]) if near is not None and pd.notna(near.get("framework")) else "unknown"
+    try:
+        r = model_scope.fp4_vs_fp8(claim.model_table, str(claim.hardware_table or claim.hardware), n_gpus=gpus,
+                                   framework=framework)
+    except (KeyError, ValueError):
+        return None
+    rows = r["rows"]
+    return {"n_gpus": gpus, "framework": framework, "concurrency": 1, "tau": 1.0,
+            "native_recipe": r["native_recipe"], "fp4_over_fp8": r["fp4_over_fp8"],
+            "native_over_fp8": r["native_over_fp8"],
+            "tok_s_per_user": {k: v["tok_s_per_user"] for k, v in rows.items()},
+            "recipes": {k: v["recipe"] for k, v in rows.items()},
+            "dominant": {k: v["dominant"] for k, v in rows.items()}}
 
 
 def plausible_taus(claim: Claim) -> dict:

@@ -226,6 +226,15 @@ class Calibration:
                 return self.duty[k]
         return 1.0
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Calibration:
+        """The inverse of :meth:`to_dict` (a cached calibration read back)."""
+        eff = lambda v: st.Efficiency(**v)  # noqa: E731
+        return cls(global_=eff(d["global"]), tau_spec=float(d["tau_spec_assumed"]), routing=float(d["routing"]),
+                   taus=dict(d["taus"]), families={k: eff(v) for k, v in d["families"].items()},
+                   cells={k: eff(v) for k, v in d["cells"].items()}, duty=dict(d["duty"]), rows=dict(d["rows"]),
+                   groups=int(d["groups"]))
+
     def to_dict(self) -> dict:
         return {"global": self.global_.to_dict(), "tau_spec_assumed": self.tau_spec, "routing": self.routing,
                 "families": {k: v.to_dict() for k, v in self.families.items()},

@@ -96,14 +96,51 @@ def precision_facts(model: str, hardware: str, *, n_gpus: int = 1, concurrency: 
     return out
 
 
+CACHE_NAME = "calibration.json"
+
+
+def _cache_key(points_file) -> str:
+    """A digest of what a calibration depends on: the points table, the model's code and the spec tables."""
+    import hashlib
+    from pathlib import Path
+
+    from analysis import config
+
+    h = hashlib.sha256(Path(points_file).read_bytes())
+    for p in sorted(Path(__file__).parent.glob("*.py")) + sorted(config.SPECS_DIR.glob("*.csv")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
 @lru_cache(maxsize=1)
 def shipped_calibration() -> cb.Calibration:
-    """The calibration on the shipped points table, fitted once per process (a claim card calls it many times)."""
+    """The calibration on the shipped points table, fitted once and kept beside it (``calibration.json`` in
+    data/processed, keyed by a digest of the points, the model's code and the spec tables), since every claim card
+    of a report run asks for it and the fit takes seconds; an unreadable or stale cache is refitted, and a cache
+    that cannot be written is skipped."""
+    import json
+    import os
+
     import pandas as pd
 
     from analysis import config
 
-    return cb.calibrate(cb.training_table(pd.read_parquet(config.POINTS_FILE)))
+    key = _cache_key(config.POINTS_FILE)
+    cache = config.POINTS_FILE.parent / CACHE_NAME
+    try:
+        d = json.loads(cache.read_text())
+        if d.get("key") == key:
+            return cb.Calibration.from_dict(d["calibration"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    cal = cb.calibrate(cb.training_table(pd.read_parquet(config.POINTS_FILE)))
+    tmp = cache.with_name(f".{CACHE_NAME}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"key": key, "calibration": cal.to_dict()}))
+        os.replace(tmp, cache)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+    return cal
 
 
 def fp4_vs_fp8(model: str, hardware: str, *, n_gpus: int = 1, concurrency: float = 1.0, framework: str = "unknown",

@@ -436,8 +436,9 @@ def sol_table(model, hardware, *, precisions: list[str], gpus: list[int], batch:
 # bandwidth it adds. ROOFLINE.md 3.5: TP needs 2 all-reduces per layer (after attention, after the FFN/MoE);
 # EP needs dispatch + combine per MoE layer, also 2. The per-collective small-message latencies per interconnect
 # (8-GPU NVLink node, NVL72 domain, scale-out network) come from data/specs/interconnect.csv, each row with its
-# source and basis: today every row is an ASSUMPTION (no measured small-message figure is in the shared material),
-# with a low / central / high reading; the floor uses the central one and the range is carried to the claim card.
+# source and basis: every row is an ASSUMPTION, used only where data/specs/collectives.csv (published measurements:
+# TensorRT-LLM NVLinkOneSided, DeepEP, NCCL) has none for the hardware's interconnect; the floor uses the measured
+# latency, its range is carried to the claim card, and the basis says which.
 COLLECTIVES_PER_LAYER = 2
 INTERCONNECT_FILE = config.SPECS_DIR / "interconnect.csv"
 _DEFAULT_LATENCY_US = {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
@@ -472,11 +473,12 @@ def collective_latency_basis(where: str) -> str:
 
 COLLECTIVE_LATENCY_US = {w: collective_latency_us(w) for w in _DEFAULT_LATENCY_US}
 COMM_FLOOR_TEXT = ("communication floor = layers × 2 collectives per layer (ROOFLINE.md 3.5: TP all-reduce or "
-                   "EP dispatch + combine) × a small-message latency per collective from data/specs/interconnect.csv "
-                   f"({COLLECTIVE_LATENCY_US['node']:g} µs inside an 8-GPU NVLink node, "
-                   f"{COLLECTIVE_LATENCY_US['rack']:g} µs across a 72-GPU NVLink domain, "
-                   f"{COLLECTIVE_LATENCY_US['scale-out']:g} µs over the scale-out network; assumptions, not "
-                   "measurements); one GPU has none")
+                   "EP dispatch + combine) × the small-message latency per collective measured for the hardware's "
+                   "interconnect and group size (data/specs/collectives.csv: TensorRT-LLM NVLinkOneSided, DeepEP, "
+                   "NCCL; a batch-1 message of one hidden vector, interpolated and never extrapolated silently: the "
+                   "table says which); where no measurement exists, data/specs/interconnect.csv's assumption "
+                   f"({COLLECTIVE_LATENCY_US['node']:g} µs node, {COLLECTIVE_LATENCY_US['rack']:g} µs 72-GPU domain, "
+                   f"{COLLECTIVE_LATENCY_US['scale-out']:g} µs scale-out), labelled as such; one GPU has none")
 
 
 @dataclass(frozen=True)
@@ -489,26 +491,58 @@ class CommunicationFloor:
     latency_us: float
     where: str            # "none" (1 GPU), "node", "rack" or "scale-out"
     floor_ms: float
+    basis: str = ""       # "measured", "interpolated", "extrapolated" (collectives.csv) or "assumption"
+    sources: tuple = ()
+
+
+@lru_cache(maxsize=256)
+def measured_collective_us(model_name: str, hardware_name: str, gpus: int) -> tuple | None:
+    """(latency, low, high, status, sources) per collective from the measured collectives table for a batch-1
+    message (one hidden vector in BF16) over ``gpus`` GPUs: the mean of EP dispatch and combine for a MoE model,
+    the all-reduce for a dense one; None where the table has no measurement for that interconnect."""
+    from analysis.perfmodel import collectives as measured
+
+    m, hw = _resolve(model_name, hardware_name)
+    where = measured.interconnect_for(hw, gpus)
+    if where is None:
+        return None
+    names = ("ep-dispatch", "ep-combine") if m.is_moe else ("all-reduce",)
+    got = [measured.latency(c, where, group_size=gpus, message_bytes=m.hidden * 2.0, hardware=hw.short_name)
+           for c in names]
+    if any(r.status in ("assumption", "no measurement") or r.latency_us != r.latency_us for r in got):
+        return None
+    mean = lambda xs: float(sum(xs) / len(xs))  # noqa: E731
+    order = ("measured", "interpolated", "extrapolated")
+    status = max((r.status for r in got), key=order.index)
+    return (mean([r.latency_us for r in got]), mean([r.low_us for r in got]), mean([r.high_us for r in got]),
+            status, tuple(sorted({u for r in got for u in r.sources})))
 
 
 def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: int = COLLECTIVES_PER_LAYER,
                         latency_us: float | str | None = None) -> CommunicationFloor:
-    """Latency floor of one decode step from collectives alone (0 on one GPU); ``latency_us`` overrides the
-    per-collective latency of :data:`COLLECTIVE_LATENCY_US` (``latency_us="low"``/``"high"`` takes that end of
-    the interconnect table's range)."""
+    """Latency floor of one decode step from collectives alone (0 on one GPU). The per-collective latency is the
+    measured one (:func:`measured_collective_us`) where the collectives table has it, else the interconnect table's
+    assumption (:data:`COLLECTIVE_LATENCY_US`); ``latency_us`` overrides it (``"low"``/``"high"`` takes that end
+    of the measured range, or of the interconnect table's)."""
     m, hw = _resolve(model, hardware)
     if gpus <= 1:
         return CommunicationFloor(gpus, m.n_layers, 0, 0.0, "none", 0.0)
     domain = hw.rack_gpus or hw.scale_up_domain_gpus or 8
     where = "node" if gpus <= 8 else ("rack" if gpus <= domain else "scale-out")
-    if latency_us is None:
+    meas = measured_collective_us(m.name, hw.name, int(gpus)) if not isinstance(latency_us, (int, float)) else None
+    basis, sources = ("assumption", ())
+    if meas is not None:
+        lat = {None: meas[0], "central": meas[0], "low": meas[1], "high": meas[2]}[latency_us]
+        basis, sources = meas[3], meas[4]
+    elif latency_us is None:
         lat = COLLECTIVE_LATENCY_US[where]
     elif isinstance(latency_us, str):
         lat = collective_latency_us(where, latency_us)
     else:
         lat = float(latency_us)
+        basis = "given"
     steps = m.n_layers * collectives_per_layer
-    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0)
+    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0, basis, sources)
 
 
 # --- H200 sweep points at batch 1 ------------------------------------------------------------------

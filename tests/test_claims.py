@@ -290,17 +290,32 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     assert one["sol_tok_s_per_user_achievable"] < 1000 < one["sol_tok_s_per_user"]
     assert one["reading"].startswith("above the achievable line: possible only at near-peak bandwidth")
     rack = sol.loc[("fp4", 72)]
-    # 43 layers x 2 collectives x 8 us = 688 us per step -> 1,453 tok/s/user, not the bandwidth-only 70,664.
-    assert rack["comm_floor_ms"] == pytest.approx(43 * 2 * 8e-3)
+    # 43 layers x 2 collectives x the measured NVL72 EP latency (mean of dispatch and combine for one 4,096-wide BF16
+    # token over 72 GPUs: TensorRT-LLM's NVLinkOneSided rows, extrapolated to batch 1), not the bandwidth-only 70,664.
+    from analysis.perfmodel import collectives as mc
+
+    d, c = (mc.latency(k, "nvl72-domain", group_size=72, message_bytes=4096 * 2.0, hardware="GB300")
+            for k in ("ep-dispatch", "ep-combine"))
+    per = (d.latency_us + c.latency_us) / 2
+    assert 20 < per < 40 and rack["comm_basis"] == d.status == "extrapolated"
+    assert rack["comm_floor_ms"] == pytest.approx(43 * 2 * per / 1000)
+    assert "TensorRT-LLM" in rack["comm_sources"]
     assert rack["sol_tok_s_per_user"] == pytest.approx(70664, rel=0.01)
-    assert rack["sol_tok_s_per_user_comm"] == pytest.approx(1000 / 0.688, rel=1e-6)
+    assert rack["sol_tok_s_per_user_comm"] == pytest.approx(1000 / (43 * 2 * per / 1000), rel=1e-6)
     from analysis.pages.claim_card import ClaimCardPage
 
-    shown = ClaimCardPage(card).sol_table().set_index(["precision", "scope", "τ"])
+    page = ClaimCardPage(card)
+    shown = page.sol_table().set_index(["precision", "scope", "τ"])
     assert list(shown.columns[:4]) == ["bandwidth only", "comm floor µs", "with comm", "range"]
-    # The range comes from data/specs/interconnect.csv: 12 µs (high) and 5 µs (low) per collective on the rack.
-    low, high = 1000 / (43 * 2 * 12e-3), 1000 / (43 * 2 * 5e-3)
-    assert shown.loc[("FP4", "72-GPU rack", 1.0), "range"] == f"{low:,.0f}–{high:,.0f}"
+    # The range comes from the measured latency's low and high ends (the extrapolation carries every measured reading).
+    low = 1000 / (43 * 2 * (d.high_us + c.high_us) / 2e3)
+    high = 1000 / (43 * 2 * (d.low_us + c.low_us) / 2e3)
+    assert shown.loc[("FP4", "72-GPU rack", 1.0), "range"] == f"{low:,.0f}–{min(high, rack['sol_tok_s_per_user']):,.0f}"
+    import html
+
+    md = html.unescape(page.sol_md)
+    assert "Measured per-collective latencies used: 8 GPUs" in md and f"72 GPUs {per:.1f} µs (extrapolated)" in md
+    assert "is an assumption, not a measurement" not in md  # every scope of C00 has a measured latency
 
 
 def test_evidence_efficiency_against_its_own_speed_of_light(points):
@@ -408,9 +423,13 @@ def test_interconnect_table_feeds_the_scope_answer(points):
     assert set(table["basis"]) <= {"measured", "assumption"} and table["source"].str.len().min() > 20
     assert {"all-reduce", "EP dispatch + combine"} <= set(table["collective"])
     assert roofline.COLLECTIVE_LATENCY_US == {"node": 5.0, "rack": 8.0, "scale-out": 20.0}
-    lo = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="low")
-    hi = roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72, latency_us="high")
-    assert (lo.latency_us, hi.latency_us) == (5.0, 12.0) and hi.floor_ms == pytest.approx(61 * 2 * 12e-3)
+    # the interconnect table's assumptions answer only where the collectives table measured nothing: EP inside a
+    # B200 node (no measured row), not the NVL72 domain (TensorRT-LLM NVLinkOneSided rows)
+    lo = roofline.communication_floor("DeepSeek-R1", "B200", gpus=8, latency_us="low")
+    hi = roofline.communication_floor("DeepSeek-R1", "B200", gpus=8, latency_us="high")
+    assert (lo.latency_us, hi.latency_us) == (3.0, 8.0) and hi.floor_ms == pytest.approx(61 * 2 * 8e-3)
+    assert lo.basis == "assumption"
+    assert roofline.communication_floor("DeepSeek-R1", "GB300 NVL72", gpus=72).basis == "extrapolated"
     scope = card_of("C00", points).answers["scope"]
     # C00: the roofline's batch-1 bounds (one GB300 at FP4 1,092 tok/s/user datasheet, 874 achievable; the 8- and
     # 72-GPU bounds with their ranges and basis) are context, labelled, never the answer: the answer is what the
@@ -418,7 +437,11 @@ def test_interconnect_table_feeds_the_scope_answer(points):
     assert scope.short == "not stated; measured on 4 GPUs"
     assert "Roofline (batch-1 bounds, not measurements)" in scope.context
     assert "The NVL72 domain is not needed for single-user speed" in scope.context
-    assert "72-GPU rack at FP4: 1,453 tok/s/user, 969–2,326" in scope.context and "(assumption)" in scope.context
+    sol = card_of("C00", points).sol.set_index(["precision", "gpus", "tokens_per_step"])
+    rack = sol.loc[("fp4", 72, 1.0)]
+    assert (f"72-GPU rack at FP4: {rack['sol_tok_s_per_user_comm']:,.0f} tok/s/user, "
+            f"{rack['sol_tok_s_per_user_comm_low']:,.0f}–{rack['sol_tok_s_per_user_comm_high']:,.0f}") in scope.context
+    assert "(extrapolated latency, data/specs/collectives.csv)" in scope.context and "assumed" not in scope.context
     assert "NVL72 not needed" not in scope.answer and "none spans a whole rack-scale NVLink domain" in scope.answer
 
 
@@ -589,9 +612,13 @@ def test_a_points_own_bound_is_set_up_as_the_point_ran():
     base = {"model": "DeepSeek-R1-0528", "hardware": "GB300 NVL72", "precision": "fp4", "isl": 1024, "osl": 1024,
             "n_gpus": 8, "spec_decode": "none"}
     plain, mtp = own_sol(base)[1], own_sol({**base, "spec_decode": "mtp"})[1]
-    # 8 GPUs at batch 1: one token per step waits on the collectives' floor (1,639 tok/s/user); with MTP each step
-    # verifies 4 tokens and emits 2.5, bandwidth-bound: more per user, at most 2.5x
-    assert plain == pytest.approx(1000 / (61 * 2 * 5e-3), rel=1e-6) and plain < mtp <= 2.5 * plain
+    # 8 GPUs at batch 1: one token per step waits on the collectives' floor (61 layers x 2 x the measured NVLink-domain
+    # EP latency, ~25 µs: ~330 tok/s/user); with MTP each step emits 2.5: more per user, at most 2.5x
+    from analysis import roofline
+
+    floor = roofline.communication_floor("DeepSeek-R1-0528", "GB300 NVL72", gpus=8)
+    assert floor.basis != "assumption" and floor.collectives_per_step == 122
+    assert plain == pytest.approx(1000 / floor.floor_ms, rel=1e-6) and plain < mtp <= 2.5 * plain
     whole = own_sol({**base, "n_gpus": 72})[1]
     assert own_sol({**base, "n_gpus": 72, "disagg": True, "n_decode_gpus": 8})[1] == pytest.approx(plain)
     assert whole < plain  # 72 GPUs pay the rack's collective latency

@@ -200,7 +200,11 @@ def test_communication_floor_per_layer_collectives():
     assert roofline.communication_floor("DeepSeek-V4-Flash", "GB300 NVL72", gpus=1).floor_ms == 0
     node = roofline.communication_floor("DeepSeek-R1", "B200", gpus=8)
     assert (node.n_layers, node.collectives_per_step, node.where) == (61, 122, "node")
-    assert node.floor_ms == pytest.approx(122 * 5e-3)
+    assert node.floor_ms == pytest.approx(122 * 5e-3) and node.basis == "assumption"  # no measured EP row on B200
     rack = roofline.communication_floor("DeepSeek-V4-Flash", "GB300 NVL72", gpus=72)
-    assert rack.where == "rack" and rack.floor_ms == pytest.approx(43 * 2 * 8e-3)
+    assert rack.where == "rack" and rack.basis == "extrapolated" and rack.floor_ms == pytest.approx(
+        43 * 2 * rack.latency_us / 1000)
+    assert rack.latency_us == pytest.approx(roofline.measured_collective_us("DeepSeek-V4-Flash", "GB300 NVL72", 72)[0])
+    dense = roofline.communication_floor("Llama 3.1 70B", "H200 SXM", gpus=8)  # NCCL all-reduce rows
+    assert dense.basis != "assumption" and dense.latency_us < 5.0 and "nccl" in " ".join(dense.sources).lower()
     assert roofline.communication_floor("DeepSeek-R1", "B200", gpus=16).where == "scale-out"

@@ -172,7 +172,9 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
     parts = []
     for b in bounds:
         rng = ("" if b["comm_where"] == "none" else
-               f", {b['low']:,.0f}–{b['high']:,.0f} over the interconnect table's latency range ({b['comm_basis']})")
+               f", {b['low']:,.0f}–{b['high']:,.0f} over the collective latency's range ("
+               + ("assumed: no measurement for this interconnect" if b["comm_basis"] == "assumption" else
+                  f"{b['comm_basis']} latency, data/specs/collectives.csv") + ")")
         parts.append(f"{b['scope']} at {precision_label(b['precision'])}: {b['bound']:,.0f} tok/s/user{rng}")
     rule = v["rule"]
     if rule == "node-suffices":

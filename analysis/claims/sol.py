@@ -151,7 +151,8 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
         cap = np.where(ms > 0, 1000.0 * out["tokens_per_step"] / ms.where(ms > 0, 1.0), np.inf)
         out[f"sol_tok_s_per_user_comm_{end}"] = np.minimum(out["sol_tok_s_per_user"], cap)
     out["comm_where"] = out["gpus"].map(lambda g: floors[g].where)
-    out["comm_basis"] = out["comm_where"].map(lambda w: roofline.collective_latency_basis(w) if w != "none" else "")
+    out["comm_basis"] = out["gpus"].map(lambda g: floors[g].basis if floors[g].where != "none" else "")
+    out["comm_sources"] = out["gpus"].map(lambda g: "; ".join(floors[g].sources))
     out["reading"] = out.apply(reading_for, axis=1)
     out = out.sort_values(["precision", "gpus", "tokens_per_step"],
                           key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)

@@ -157,15 +157,26 @@ class ClaimCardPage:
         info = self.card.sol_info
         if self.card.sol.empty:
             return f"## Speed of light\n\nNo roofline: {esc(info.get('reason', 'no spec data'))}."
-        basis = set(self.card.sol["comm_basis"]) - {""}
-        assumed = (" **Every collective latency in that table is an assumption, not a measurement** (no measured "
-                   "small-message figure is in the shared material)." if "assumption" in basis else "")
+        sol = self.card.sol
+        multi = sol[sol["comm_basis"] != ""]
+        assumed_scopes = sorted({int(g) for g in multi.loc[multi["comm_basis"] == "assumption", "gpus"]})
+        measured = multi[multi["comm_basis"] != "assumption"]
+        assumed = (f" **The collective latency on {', '.join(f'{g} GPUs' for g in assumed_scopes)} is an "
+                   "assumption, not a measurement** (no measured figure for that interconnect in "
+                   "`data/specs/collectives.csv`)." if assumed_scopes else "")
+        if len(measured):
+            lat = ", ".join(f"{int(g)} GPUs {us:.1f} µs ({b})" for g, us, b in
+                            measured.drop_duplicates("gpus")[["gpus", "collective_latency_us", "comm_basis"]]
+                            .itertuples(index=False))
+            srcs = sorted({u for x in measured["comm_sources"] for u in str(x).split("; ") if u})
+            assumed += (f" Measured per-collective latencies used: {esc(lat)}; sources: "
+                        + "; ".join(esc(u) for u in srcs) + ".")
         return (f"## Speed of light at batch 1\n\n{esc(info['model'])} on {esc(info['hardware'])}, context "
                 f"{esc(info['context_text'])}; {esc(info['tau_text'])}. tok/s/user per column: bandwidth only "
                 f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the "
                 f"{esc(info['comm_floor_text'])}"
-                f" ({info['n_layers']} layers here); its range over the low and high latencies of "
-                f"`data/specs/interconnect.csv`;{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
+                f" ({info['n_layers']} layers here); its range over the low and high ends of the latency used;"
+                f"{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
                 "weights and KV only.")
 
     @property

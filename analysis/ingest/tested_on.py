@@ -12,6 +12,8 @@ TESTED_ON = {
     "published-table": "perfclaims transcriptions of published tables (data/raw/published)",
     "guidellm-report": "GuideLLM 0.2-era layout (neuralmagic/guidellm test asset @16270d2b); 0.5.0.dev0 report",
     "guidellm-report-yaml": "GuideLLM 0.2-era layout as YAML (neuralmagic/guidellm test asset @16270d2b)",
+    "inference-perf-lifecycle": "inference-perf KubeCon NA 2025 demo reports @7ff81506 (vLLM, 7 rate stages, summary)",
+    "inference-perf-prometheus": "inference-perf KubeCon NA 2025 demo Prometheus summaries @7ff81506 (noted, not read)",
     "inferencex-agentx": "InferenceX AgentX aggregate @6c128cd2 (AIPerf 0.8.0 artifacts)",
     "inferencex-agg": "InferenceX utils/process_result.py output @bf030960",
     "inferencex-api": "InferenceX API snapshot (data/raw/inferencex)",

@@ -365,10 +365,20 @@ def plausibility(df: pd.DataFrame) -> pd.DataFrame:
         unordered = (lo > hi * (1 + 1e-6) + 1e-9).any(axis=1)
     over |= impossible_setup(df)
     for mask, flag in ((over, "implausible-value"), (unordered, "percentiles-unordered"),
+                       (output_above_total(df), "output-above-total"),
                        (implausible_dates(df["date"]), "implausible-date")):
         if mask.any():
             df.loc[mask, "flags"] = [add_flag(f, flag) for f in df.loc[mask, "flags"]]
     return df
+
+
+def output_above_total(df: pd.DataFrame) -> np.ndarray:
+    """Rows whose output tok/s exceeds their total (input + output) tok/s beyond rounding: over one window the
+    output tokens are a part of all tokens, so one of the two rates is not what its name says."""
+    with np.errstate(invalid="ignore"):
+        out = df["output_tok_s"].to_numpy(dtype=float)
+        total = df["total_tok_s"].to_numpy(dtype=float)
+        return out > total * (1 + 1e-3) + 0.01
 
 
 WHOLE_COUNTS = ("n_gpus", "tp", "ep", "pp", "dp", "n_workers", "n_prefill_gpus", "n_decode_gpus")
@@ -508,6 +518,11 @@ FLAG_LIST = [
          "latency of zero); the point is kept but not believed", untrusted=True),
     Flag("percentiles-unordered", "a latency's percentiles are out of order (p50 > p90 or p90 > p99, or a mean "
          "outside min–max); the statistics cannot all be right", untrusted=True),
+    Flag("output-above-total", "the output tok/s exceeds the total (input + output) tok/s, which cannot happen over "
+         "one window: the source's output rate was taken over a shorter window than its name says (SGLang "
+         "bench_one_batch_server's output_throughput divides by latency − the last request's TTFT). Where the "
+         "reader could, it restated the rates from end-to-end quantities (flag derived-from-e2e); the run's timing "
+         "is not believed either way", untrusted=True),
     Flag("truncated", "the summary was cut off before its closing section; values may be missing or partial",
          untrusted=True),
     Flag("conflicting-duplicate", "another file reports the same run, configuration, day and load with different "

@@ -6,6 +6,8 @@ No real SGLang result file was found committed anywhere, so the fixtures follow 
 2026 ``python/sglang/benchmark/serving.py`` with ``--output-details`` (tag, server_info, p90/p95/p99, achieved
 ``concurrency``, ``accept_length``); ``one_batch.jsonl`` follows ``python/sglang/benchmark/one_batch.py`` and
 ``one_batch_server.jsonl`` ``python/sglang/benchmark/one_batch_server.py`` (``-1`` sentinels).
+``one_batch_server_dsv4_flash_fp8_excerpt.jsonl`` holds four real ``bench_one_batch_server`` lines (sglang
+v0.5.13.post1) copied verbatim from two published write-ups (provenance: tests/data/formats/PROVENANCE.md).
 """
 
 from __future__ import annotations
@@ -114,3 +116,59 @@ def test_one_batch_server_sentinels_are_nan():
     assert pts["tpot_ms_mean"].tolist() == pytest.approx(
         [1000 * r["batch_size"] / r["output_throughput"] for r in raw])
     assert np.all(pts["output_tok_s"].to_numpy() > 0)
+
+
+# --- bench_one_batch_server: real pasted lines ----------------------------------------------------------------
+# Four result lines as two benchmark write-ups (DeepSeek-V4-Flash FP8, 8× RTX PRO 6000, sglang v0.5.13.post1) pasted
+# them, copied verbatim (provenance: tests/data/formats/PROVENANCE.md).
+PASTED = DATA / "one_batch_server_dsv4_flash_fp8_excerpt.jsonl"
+
+
+def test_real_lines_keep_the_files_decode_rate_where_it_is_possible():
+    raw = _lines(PASTED.name)
+    result = ingest([PASTED])
+    assert result.quarantine.empty and len(result.points) == len(raw) == 4
+    pts = result.points.sort_values("source_line")
+    for (_, p), r in zip(pts.iterrows(), raw):
+        b, i, o, lat, ttft = r["batch_size"], r["input_len"], r["output_len"], r["latency"], r["last_ttft"]
+        # the file's own definitions, recomputed by hand from its fields (2-decimal rounding in the file)
+        assert r["output_throughput"] == pytest.approx(b * o / (lat - ttft), abs=0.01)
+        assert r["overall_throughput"] == pytest.approx(b * (i + o) / lat, abs=0.01)
+        assert r["output_throughput"] < r["overall_throughput"]
+        assert p["output_tok_s"] == r["output_throughput"]
+        assert p["total_tok_s"] == r["overall_throughput"]
+        assert p["tok_s_per_user"] == pytest.approx(r["output_throughput"] / b)
+        assert p["tpot_ms_mean"] == pytest.approx(1000 * b / r["output_throughput"])
+        assert not {"output-above-total", "derived-from-e2e"} & set(p["flags"].split(";"))
+    first = pts.iloc[0]
+    assert first["batch_size"] == 1016 and first["tok_s_per_user"] == pytest.approx(3412.91 / 1016)
+
+
+def test_output_rate_above_the_total_is_restated_from_end_to_end_and_flagged(tmp_path):
+    """The defect: where the last request's first token comes late (the batch ran in waves), the file's
+    output_throughput divides by a window that is only the last wave. Constructed case: the first real line with
+    ``last_ttft`` moved to 2400 s of its 2688.9 s and ``output_throughput`` recomputed by the tool's own formula;
+    every other field as the file has it."""
+    rec = _lines(PASTED.name)[0]
+    rec["last_ttft"] = 2400.0
+    rec["output_throughput"] = round(rec["batch_size"] * rec["output_len"] / (rec["latency"] - rec["last_ttft"]), 2)
+    assert rec["output_throughput"] == pytest.approx(28808.54, abs=0.01)  # 8.3× the file's own total rate
+    assert rec["output_throughput"] > rec["overall_throughput"] == 3482.25
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    p = ingest([path]).points.iloc[0]
+    b, o, lat = rec["batch_size"], rec["output_len"], rec["latency"]
+    assert p["output_tok_s"] == pytest.approx(b * o / lat) == pytest.approx(3095.33, abs=0.01)
+    assert p["output_tok_s"] <= p["total_tok_s"] == rec["overall_throughput"]
+    assert p["tok_s_per_user"] == pytest.approx(o / lat) == pytest.approx(3.0466, abs=1e-4)
+    assert p["tok_s_per_user"] < rec["output_throughput"] / b / 9  # taken as is it would be 28.4 tok/s/user
+    assert math.isnan(p["tpot_ms_mean"])
+    assert {"output-above-total", "derived-from-e2e"} <= set(p["flags"].split(";"))
+
+
+def test_output_above_total_is_flagged_for_any_reader():
+    from analysis.schema import to_points
+
+    pts = to_points([{"source_file": "x", "tool": "t", "format": "f", "output_tok_s": 5000.0, "total_tok_s": 4000.0},
+                     {"source_file": "y", "tool": "t", "format": "f", "output_tok_s": 4000.0, "total_tok_s": 4000.0}])
+    assert has_flag(pts, "output-above-total").tolist() == [True, False]

@@ -207,6 +207,42 @@ def _sentinel(value, field: str, *, scale: float = 1.0) -> float:
     return x if x >= 0 else math.nan
 
 
+def one_batch_server_rates(rec: dict) -> dict:
+    """Output tok/s, total tok/s and per-user speed of one ``bench_one_batch_server`` line, with how they were had.
+
+    The file's ``output_throughput`` is batch × output_len ÷ (latency − ``last_ttft``), ``last_ttft`` being the
+    time until the *last* request of the batch got its first token. That is a decode rate only when the whole batch
+    was prefilled at once. When the server ran the batch in waves (batch above its running cap, or a KV pool too
+    small: prefill, decode and prefill interleaved, sgl-project/sglang#9967), ``last_ttft`` lands near the end, the
+    window shrinks to the last wave's decode, and the rate is inflated without bound; its ITL (1000 × batch ÷
+    output_throughput) with it. The sign it left is an output rate above the file's own total rate (batch ×
+    (input_len + output_len) ÷ latency), impossible over one window. There the rates are restated from end-to-end
+    quantities: output = batch × output_len ÷ latency, per user = output_len ÷ latency (TTFT included), flagged
+    ``derived-from-e2e`` and ``output-above-total`` (the run's timing is not believed)."""
+    batch = num(rec.get("batch_size"), "batch_size")
+    input_len = num(rec.get("input_len"), "input_len")
+    output_len = num(rec.get("output_len"), "output_len")
+    latency = _sentinel(rec.get("latency"), "latency")
+    last_ttft = _sentinel(rec.get("last_ttft"), "last_ttft")
+    file_out = _sentinel(rec.get("output_throughput"), "output_throughput")
+    total = _sentinel(rec.get("overall_throughput"), "overall_throughput")
+    if math.isnan(total) and latency > 0:
+        total = batch * (input_len + output_len) / latency
+    e2e_out = batch * output_len / latency if latency > 0 else math.nan
+    impossible = file_out > 0 and total > 0 and file_out > total * (1 + 1e-3) + 0.01
+    if (file_out > 0 and batch > 0 and not impossible
+            and not (latency > 0 and last_ttft >= latency)):  # the file's own decode-window figure
+        tpot = 1000.0 * batch / file_out  # SGLang's own report: ITL = 1000·batch/output_throughput
+        return {"output_tok_s": file_out, "total_tok_s": total, "tpot_ms_mean": tpot,
+                "tok_s_per_user": 1000.0 / tpot, "tok_s_per_user_def": "1000/tpot_ms_mean", "flags": ""}
+    flags = add_flag("", "derived-from-e2e") if e2e_out > 0 else ""
+    if impossible:
+        flags = add_flag(flags, "output-above-total")
+    return {"output_tok_s": e2e_out, "total_tok_s": total, "tpot_ms_mean": math.nan,
+            "tok_s_per_user": output_len / latency if latency > 0 else math.nan,
+            "tok_s_per_user_def": "output_len/latency", "flags": flags}
+
+
 def _parse_one_batch_server(path: Path, sink: Sink) -> None:
     for line, rec in json_documents(path, sink):
         if not isinstance(rec, dict) or "batch_size" not in rec:
@@ -214,9 +250,6 @@ def _parse_one_batch_server(path: Path, sink: Sink) -> None:
             continue
         try:
             batch = num(rec.get("batch_size"), "batch_size")
-            output_tok_s = _sentinel(rec.get("output_throughput"), "output_throughput")
-            # SGLang's own report derives ITL = 1000·batch/output_throughput over the decode window (TTFT excluded).
-            tpot = 1000.0 * batch / output_tok_s if output_tok_s > 0 and batch > 0 else math.nan
             row = {
                 "run_id": f"{rec.get('run_name') or path.stem}-bs{batch:g}",
                 "tool_version": "bench_one_batch_server",
@@ -228,13 +261,8 @@ def _parse_one_batch_server(path: Path, sink: Sink) -> None:
                 "isl": num(rec.get("input_len"), "input_len"),
                 "osl": num(rec.get("output_len"), "output_len"),
                 "num_requests": batch,
-                "output_tok_s": output_tok_s,
-                "tpot_ms_mean": tpot,
-                "tok_s_per_user": 1000.0 / tpot if tpot > 0 else math.nan,
-                "tok_s_per_user_def": "1000/tpot_ms_mean",
+                **one_batch_server_rates(rec),
             }
-            overall = _sentinel(rec.get("overall_throughput"), "overall_throughput")
-            row["total_tok_s"] = overall
             acc = _sentinel(rec.get("acc_length"), "acc_length")
             if acc > 0:
                 row["tokens_per_step"] = acc

@@ -12,6 +12,8 @@ TESTED_ON = {
     "published-table": "perfclaims transcriptions of published tables (data/raw/published)",
     "guidellm-report": "GuideLLM 0.2-era layout (neuralmagic/guidellm test asset @16270d2b); 0.5.0.dev0 report",
     "guidellm-report-yaml": "GuideLLM 0.2-era layout as YAML (neuralmagic/guidellm test asset @16270d2b)",
+    "inference-perf-lifecycle": "inference-perf KubeCon NA 2025 demo reports @7ff81506 (vLLM, 7 rate stages, summary)",
+    "inference-perf-prometheus": "inference-perf KubeCon NA 2025 demo Prometheus summaries @7ff81506 (noted, not read)",
     "inferencex-agentx": "InferenceX AgentX aggregate @6c128cd2 (AIPerf 0.8.0 artifacts)",
     "inferencex-agg": "InferenceX utils/process_result.py output @bf030960",
     "inferencex-api": "InferenceX API snapshot (data/raw/inferencex)",
@@ -30,7 +32,8 @@ TESTED_ON = {
     "mlperf-summary": "LoadGen v3.1 (GPT-J), v4.1 (GPT-J), v5.1 (Llama-2-70B) summaries",
     "sglang-bench-serving": "fixture after source (bench_serving @0033168f, 2026 benchmark/serving.py)",
     "sglang-one-batch": "fixture after source (bench_one_batch, 2026 benchmark/one_batch.py)",
-    "sglang-one-batch-server": "fixture after source (bench_one_batch_server, 2026 benchmark/one_batch_server.py)",
+    "sglang-one-batch-server": "fixture after source (2026 benchmark/one_batch_server.py); sglang v0.5.13.post1 "
+                               "result lines as pasted in two write-ups",
     "trtllm-bench-console": "TensorRT-LLM 1.1.0rc1 report (PR #7104) and a 2025 report (issue #6294), as pasted",
     "trtllm-bench-report": "fixture after source (reporting.py @02499765 and @2787769c)",
     "vllm-latency": "fixture after source (vllm/benchmarks/latency.py @00cae075)",

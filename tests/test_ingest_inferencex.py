@@ -104,3 +104,18 @@ def test_points_that_break_littles_law_are_flagged_and_left_out(api_points):
     mi = p[flagged & (p["hardware"] == "MI355X")].iloc[0]
     assert mi["concurrency"] == 512 and ratio[mi.name] < 0.05
     assert not trusted(p)[flagged].any()
+
+
+def test_decode_workers_are_read_from_the_api_rows(api_points):
+    """``decode_num_workers``: separate decode workers, each its own collective group (the speed-of-light bound of
+    a point charges one worker's GPUs); aggregated rows (0 workers in the file) have none."""
+    rows = json.loads((RAW / "inferencex" / "benchmarks.json").read_text())
+    p = api_points.reset_index(drop=True)
+    for rec, (_, pt) in zip(rows, p.iterrows()):
+        n = rec.get("decode_num_workers") or 0
+        if rec.get("disagg") and n >= 1:
+            assert pt["n_workers"] == n and pt["n_decode_gpus"] == rec["num_decode_gpu"]
+        else:
+            assert pt["n_workers"] != pt["n_workers"]  # NaN
+    five = p[(p["n_workers"] == 5) & (p["hardware"] == "GB200 NVL72")].iloc[0]
+    assert five["n_decode_gpus"] / five["n_workers"] == 4  # five TP4 workers on 20 decode GPUs

@@ -169,8 +169,8 @@ def test_validation_report_shape_and_summary(report):
 def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); the targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) are not all met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.172, abs=0.03)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.183, abs=0.03)
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.185, abs=0.02)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.22, abs=0.02)
     assert report["p90_error_tok_s_per_user"] < 0.5
 
 

@@ -249,9 +249,11 @@ def own_sol(row) -> tuple[float, float]:
     bandwidth only, and with the communication floor. NaN when not in the spec tables.
 
     The bound is set up as the point ran: on its decode GPUs when it is disaggregated (they set its per-user
-    speed), and with speculative decoding at the point's own τ (:func:`analysis.specdecode.tau_for`: its measured,
-    forced or stated acceptance length, else a golden curve, else the documented 2.5 assumption), verifying its
-    drafted tokens + 1, so an MTP point is not held against a one-token-per-step bound."""
+    speed), on one worker's GPUs when several decode workers ran (``n_workers``: each worker's collectives span
+    only its own GPUs, so a deployment of 5 TP8 workers is charged 8-GPU latencies, not 40-GPU ones), and with
+    speculative decoding at the point's own τ (:func:`analysis.specdecode.tau_for`: its measured, forced or stated
+    acceptance length, else a golden curve, else the documented 2.5 assumption), verifying its drafted tokens + 1,
+    so an MTP point is not held against a one-token-per-step bound."""
     from analysis.specdecode import tau_for
 
     name = specs.match_model_name(str(row.get("model")))
@@ -263,6 +265,9 @@ def own_sol(row) -> tuple[float, float]:
     if disagg is not None and pd.notna(disagg) and bool(disagg) and decode is not None and pd.notna(decode) \
             and decode > 0:
         n = decode
+    workers = row.get("n_workers")
+    if workers is not None and pd.notna(workers) and float(workers) > 1:
+        n = max(int(round(float(n) / float(workers))), 1)  # one worker's GPUs: the group its collectives span
     t = tau_for(row)
     tau, verify = (t.tokens_per_step, t.verify_tokens) if t.speculative else (1.0, None)
     isl, osl = row.get("isl"), row.get("osl")

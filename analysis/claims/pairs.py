@@ -30,7 +30,8 @@ def _cell(row) -> tuple:
 
 def _pair(fa, fb, confounders: list[str]) -> dict:
     # The roofline's ratio for the same two configurations on one GPU: the bytes-per-weight ratio, nothing else.
-    sol_a, sol_b = own_sol({**fa, "n_gpus": 1})[0], own_sol({**fb, "n_gpus": 1})[0]
+    one = {"n_gpus": 1, "disagg": False, "n_decode_gpus": math.nan, "n_workers": math.nan}
+    sol_a, sol_b = own_sol({**fa, **one})[0], own_sol({**fb, **one})[0]
     roof = sol_a / sol_b if sol_a > 0 and sol_b > 0 else math.nan
     ratio = float(fa["tok_s_per_user"]) / float(fb["tok_s_per_user"])
     return {"a": evidence_object(fa), "b": evidence_object(fb), "ratio": ratio, "confounders": confounders,

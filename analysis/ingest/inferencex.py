@@ -117,6 +117,15 @@ def _detect_api_history(path: Path, head: bytes) -> bool:
             and b'"image"' not in head)
 
 
+def _workers(value) -> float:
+    """``decode_num_workers`` as a count (NaN when absent, zero, negative or not a number)."""
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return n if math.isfinite(n) and n >= 1 else math.nan
+
+
 def _api_row(rec: dict) -> dict:
     metrics = rec.get("metrics")
     if not isinstance(metrics, dict):
@@ -167,6 +176,8 @@ def _api_row(rec: dict) -> dict:
         "disagg": disagg,
         "n_prefill_gpus": n_prefill_gpus,
         "n_decode_gpus": n_decode_gpus,
+        # separate decode workers (each TP×EP its own collective group); 0 or absent on aggregated rows
+        "n_workers": _workers(rec.get("decode_num_workers")) if disagg else math.nan,
         "spec_decode": rec.get("spec_method") or "none",
         "spec_method": normalize_spec_method(rec.get("spec_method") or "none"),
         "phase": "serving",

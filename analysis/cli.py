@@ -302,9 +302,14 @@ def _history(args) -> int:
         print(f"  {item.describe()}")
     print(f"{(found['kind'] == 'improvement').sum()} improvements, {(found['kind'] == 'regression').sum()} "
           "regressions (neighbouring dates; largest first)")
+    within = int((found["verdict"] == "within-noise").sum())
+    if within:
+        print(f"{within} of them within noise: their 95% interval includes ×1 (verdict within-noise)")
     shown = found.assign(differs=found["differs"].map(lambda d: "; ".join(history_words.differences_text(d))),
-                         ratio=found["ratio"].round(3), before=found["before"].round(1), after=found["after"].round(1))
-    cols = ["kind", "group", "metric", "date_before", "date_after", "before", "after", "ratio", "differs"]
+                         ratio=found["ratio"].round(3), before=found["before"].round(1), after=found["after"].round(1),
+                         ratio_lo=found["ratio_lo"].round(3), ratio_hi=found["ratio_hi"].round(3))
+    cols = ["kind", "group", "metric", "date_before", "date_after", "before", "after", "ratio", "ratio_lo", "ratio_hi",
+            "verdict", "differs"]
     print(shown[cols].to_string(index=False, max_colwidth=120))
     return 0
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import frontier as fr
-from analysis import pairing, roofline, specs
+from analysis import pairing, roofline, specs, uncertainty
 from analysis.text import plain, span, whole
 
 PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spec_decode"]
@@ -97,10 +97,12 @@ def compare_frontiers(front_a: pd.DataFrame, front_b: pd.DataFrame, *, targets: 
     levels = fr.levels_in(lo, hi, n=n_levels)
     ratios = fr.ratio_at(front_a, front_b, levels) if len(levels) else np.array([])
     if len(levels):
-        gaps = np.fmax(fr.capacity_readings(front_a, levels)["gap"].to_numpy(float),
-                       fr.capacity_readings(front_b, levels)["gap"].to_numpy(float))
+        read_a, read_b = fr.capacity_readings(front_a, levels), fr.capacity_readings(front_b, levels)
+        gaps = np.fmax(read_a["gap"].to_numpy(float), read_b["gap"].to_numpy(float))
+        readings = ratio_readings(read_a, read_b)
+        n_known = (np.isfinite(read_a["n_requests"].to_numpy(float)), np.isfinite(read_b["n_requests"].to_numpy(float)))
     else:
-        gaps = np.array([])
+        gaps, readings = np.array([]), []
     close = ratios[gaps <= wide_gap] if len(ratios) else ratios
     out = {
         "overlap_tok_s_per_user_lo": lo, "overlap_tok_s_per_user_hi": hi,
@@ -114,10 +116,55 @@ def compare_frontiers(front_a: pd.DataFrame, front_b: pd.DataFrame, *, targets: 
         "ratio_min_close": np.min(close) if len(close) else np.nan,
         "ratio_max_close": np.max(close) if len(close) else np.nan,
         "n_levels_close": len(close),
+        "n_levels_within_noise": sum(r.verdict == "within-noise" for r in readings),
+        "n_levels_no_interval": sum(r.verdict == "unknown" for r in readings),
     }
-    for t, r in zip(list(targets), fr.ratio_at(front_a, front_b, list(targets))):
+    if len(ratios):  # each summary ratio is one level's: that level's interval is the summary's
+        order = np.argsort(ratios, kind="stable")
+        at = {"fastest_end": len(ratios) - 1, "capacity_end": 0, "min": int(order[0]),
+              "median": int(order[len(order) // 2]), "max": int(order[-1])}
+        for name, i in at.items():
+            out.update(ratio_interval_columns(f"ratio_{name}", readings[i], n_known=(n_known[0][i], n_known[1][i])))
+    else:
+        for name in RATIO_STATS:
+            out.update(ratio_interval_columns(f"ratio_{name}", None))
+    targets = list(targets)
+    if targets:
+        t_a, t_b = fr.capacity_readings(front_a, targets), fr.capacity_readings(front_b, targets)
+        at_t = ratio_readings(t_a, t_b)
+        n_t = list(zip(np.isfinite(t_a["n_requests"].to_numpy(float)), np.isfinite(t_b["n_requests"].to_numpy(float))))
+    for i, (t, r) in enumerate(zip(targets, fr.ratio_at(front_a, front_b, targets))):
         out[f"ratio_at_{plain(t)}"] = r
+        out.update(ratio_interval_columns(f"ratio_at_{plain(t)}", at_t[i] if np.isfinite(r) else None, n_known=n_t[i]))
     return out
+
+
+# The ratios compare_frontiers summarises, each read at one level and so carrying that level's interval.
+RATIO_STATS = ("fastest_end", "capacity_end", "min", "median", "max")
+# What a missing interval's side is called: the ratio is low ÷ high, so the numerator is the low precision's.
+MISSING_SIDE = {"numerator": "low", "denominator": "high", "both": "both", "": ""}
+
+
+def ratio_readings(read_a: pd.DataFrame, read_b: pd.DataFrame) -> list:
+    """One :class:`analysis.uncertainty.RatioReading` per row of two :func:`analysis.frontier.capacity_readings`
+    tables (same levels): A ÷ B tok/s/GPU with the interval of the two readings' intervals."""
+    return uncertainty.compare_arrays(read_a["tok_s_per_gpu"], read_a["gpu_lo"], read_a["gpu_hi"],
+                                      read_b["tok_s_per_gpu"], read_b["gpu_lo"], read_b["gpu_hi"])
+
+
+def ratio_interval_columns(prefix: str, reading, *, n_known: tuple = (True, True)) -> dict:
+    """``<prefix>_lo``, ``_hi``, ``_verdict`` (``higher``, ``lower``, ``within-noise``, ``unknown``), ``_missing``
+    (which side has no interval: ``low``, ``high``, ``both`` or '') and ``_missing_why`` (``n unknown``: the side's
+    points record no request count; ``no spread``: a count but no percentiles to read a spread from); all unknown
+    when ``reading`` is None (no ratio read). ``n_known``: whether each side's request count is known."""
+    if reading is None:
+        return {f"{prefix}_lo": np.nan, f"{prefix}_hi": np.nan, f"{prefix}_verdict": "unknown",
+                f"{prefix}_missing": "", f"{prefix}_missing_why": ""}
+    side = MISSING_SIDE[reading.missing]
+    sides = {"low": [n_known[0]], "high": [n_known[1]], "both": list(n_known)}.get(side, [])
+    why = "" if not side else "n unknown" if not all(bool(k) for k in sides) else "no spread"
+    return {f"{prefix}_lo": reading.lo, f"{prefix}_hi": reading.hi, f"{prefix}_verdict": reading.verdict,
+            f"{prefix}_missing": side, f"{prefix}_missing_why": why}
 
 
 def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8",
@@ -130,6 +177,8 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
     """
     match = list(match)
     targets = list(targets)
+    if "gpu_lo" not in points.columns:  # every ratio carries its interval: the points' own must ride along
+        points = fr.with_intervals(points, denominator=denominator)
     fronts = fr.frontier(points, by=match + ["precision"], denominator=denominator)
     rows = []
     for key, group in fronts.groupby(match, dropna=False, sort=True):

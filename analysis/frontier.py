@@ -854,5 +854,5 @@ def best_reading(table: pd.DataFrame, level: float, *, solid: bool = False) -> B
     def iv(row: pd.Series):
         return uncertainty.Interval(float(row[col]), float(row.get(cols["lo"], np.nan)),
                                     float(row.get(cols["hi"], np.nan)))
-    r = uncertainty.ratio_interval(iv(best), iv(second))
-    return BestReading(float(level), best, second, r.value, r.lo, r.hi, uncertainty.ratio_verdict(r))
+    r = uncertainty.compare_readings(iv(best), iv(second))
+    return BestReading(float(level), best, second, r.ratio, r.lo, r.hi, r.verdict)

@@ -107,14 +107,17 @@ def interval_text(lo: float, hi: float, *, n: float = float("nan"), n_source: st
     return f"95% interval {span(lo, hi)}{how}, {n_words}"
 
 
-def ratio_text(ratio: float, lo: float, hi: float, verdict: str) -> str:
-    """A ratio of two readings with its interval: ``within noise (1.02×, 95% interval 0.97–1.08×)`` when the interval
-    includes 1, ``1.55× higher (95% interval 1.41–1.70×)`` when it lies above, ``1.55× (no interval)``."""
+def ratio_text(ratio: float, lo: float, hi: float, verdict: str, *, no_interval: str = "") -> str:
+    """A ratio of two readings with its interval (:class:`analysis.uncertainty.RatioReading`): ``within noise
+    (1.02×, 95% interval 0.97–1.08×)`` when the interval includes 1, ``1.55× higher (95% interval 1.41–1.70×)``
+    when it lies above; without an interval, ``1.55×, not shown to be beyond noise (…)`` with ``no_interval`` as
+    the reason when the caller knows it. Shared by the frontier, precision and history pages."""
     if verdict == "within-noise":
         return f"within noise ({times(ratio)}, 95% interval {times(lo)}–{times(hi)})"
     if verdict in ("higher", "lower"):
         return f"{times(ratio)} {verdict} (95% interval {times(lo)}–{times(hi)})"
-    return f"{times(ratio)}, not shown to be beyond noise (at least one of the two readings has no interval)"
+    why = no_interval or "at least one of the two readings has none"
+    return f"{times(ratio)}, not shown to be beyond noise (no interval: {why})"
 
 
 def repeat_note(summary: dict) -> str:

@@ -59,10 +59,13 @@ MIN_REPEAT_PAIRS = 5
 MAD_TO_SIGMA = 1.4826  # median absolute deviation of a normal distribution → its standard deviation
 
 SERIES_COLUMNS = ["group", "model", "hardware", "precision", "scope", "lengths", "date", "metric", "value", "source",
-                  "quantity", "concurrency", "level", "between", "role"]
+                  "quantity", "concurrency", "level", "between", "role", "lo", "hi"]
 CHANGE_COLUMNS = ["group", "model", "hardware", "metric", "role", "date_before", "date_after", "before", "after",
                   "ratio", "kind", "differs", "source_before", "source_after", "back_on", "held_on", "recovers",
-                  "first_date"]
+                  "first_date", "ratio_lo", "ratio_hi", "verdict", "interval_basis"]
+# What a change's interval rests on (``interval_basis``): both dates' points' own intervals and the run-to-run
+# noise, or the run-to-run noise alone (a date's points carry no interval).
+INTERVAL_BASES = ("points and run-to-run", "run-to-run only")
 SUITE_COLUMNS = ["run_id", "run_date", "report", "key", "value", "inputs_hash", "code_version", "commit"]
 
 
@@ -126,15 +129,54 @@ def level_metric(level: float) -> str:
     return f"tok/s/GPU at {plain(level)} tok/s/user"
 
 
+def with_point_intervals(pts: pd.DataFrame) -> pd.DataFrame:
+    """``pts`` (:func:`dated_points`) with each point's tok/s/user and tok/s/GPU interval (``user_lo`` …
+    ``gpu_hi``, :func:`analysis.uncertainty.point_intervals`, all GPUs), so every value over time carries one."""
+    from analysis import uncertainty  # uncertainty imports this module
+
+    if pts.empty:
+        return pts.assign(user_lo=pd.Series(dtype=float), user_hi=pd.Series(dtype=float),
+                          gpu_lo=pd.Series(dtype=float), gpu_hi=pd.Series(dtype=float))
+    iv = uncertainty.point_intervals(pts, denominator="all")
+    return pts.assign(**{c: iv[c].to_numpy(float) for c in ("user_lo", "user_hi", "gpu_lo", "gpu_hi")})
+
+
+def change_interval(before: float, before_lo: float, before_hi: float, after: float, after_lo: float,
+                    after_hi: float, *, sigma: float) -> tuple[float, float, float, str, str]:
+    """after ÷ before with a 95% interval: the two dates' values' own intervals
+    (:func:`analysis.uncertainty.compare_readings`) and the run-to-run noise ``sigma`` (robust σ of the log ratio
+    of like points, :func:`noise`) added in quadrature; with no interval on either date, the run-to-run noise
+    alone. Returns the ratio, its ends, the verdict (``higher``, ``lower``, ``within-noise``; ``unknown`` without
+    a noise estimate either) and the basis (one of :data:`INTERVAL_BASES`)."""
+    from analysis import uncertainty
+
+    reading = uncertainty.compare_readings(uncertainty.Interval(after, after_lo, after_hi),
+                                           uncertainty.Interval(before, before_lo, before_hi))
+    z = float(uncertainty.stats.norm.ppf(0.5 + uncertainty.LEVEL / 2))
+    ratio = after / before
+    if reading.verdict != "unknown":
+        se, basis = (math.log(reading.hi) - math.log(reading.lo)) / (2 * z), INTERVAL_BASES[0]
+    else:
+        se, basis = 0.0, INTERVAL_BASES[1]
+    if not math.isfinite(sigma):
+        if basis == INTERVAL_BASES[1]:
+            return ratio, math.nan, math.nan, "unknown", ""
+        sigma = 0.0
+    half = z * math.hypot(se, sigma)
+    iv = uncertainty.Interval(ratio, ratio * math.exp(-half), ratio * math.exp(half))
+    return ratio, iv.lo, iv.hi, uncertainty.ratio_verdict(iv), basis
+
+
 def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.DataFrame:
     """Every configuration measured on two or more dates: one row per group × date × metric (see the module note).
 
     ``role`` is ``low-concurrency end`` / ``capacity end`` for the two ends, ``at concurrency`` for the other
     equal-concurrency values and ``at interactivity`` for frontier readings; ``source`` names the row(s) read.
     """
-    pts = dated_points(points)
+    pts = with_point_intervals(dated_points(points))
     cols = [c for c in dict.fromkeys(CONFIG + LABEL_COLUMNS + ["day", "concurrency", "tok_s_per_user", "tok_s_per_gpu",
-                                                               "source"]) if c in pts.columns]
+                                                               "source", "user_lo", "user_hi", "gpu_lo", "gpu_hi"])
+            if c in pts.columns]
     pts = pts[cols]
     if pts.empty:
         return pd.DataFrame(columns=SERIES_COLUMNS)
@@ -161,17 +203,20 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
     parts = [
         pd.DataFrame({**base, "metric": [conc_metric("user", c) for c in conc],
                       "value": pts["tok_s_per_user"].to_numpy(float), "quantity": "user",
-                      "role": np.where(at_low, "low-concurrency end", "at concurrency")}),
+                      "role": np.where(at_low, "low-concurrency end", "at concurrency"),
+                      "lo": pts["user_lo"].to_numpy(float), "hi": pts["user_hi"].to_numpy(float)}),
         pd.DataFrame({**base, "metric": [conc_metric("gpu", c) for c in conc],
                       "value": pts["tok_s_per_gpu"].to_numpy(float), "quantity": "gpu",
-                      "role": np.where(at_high, "capacity end", "at concurrency")}),
+                      "role": np.where(at_high, "capacity end", "at concurrency"),
+                      "lo": pts["gpu_lo"].to_numpy(float), "hi": pts["gpu_hi"].to_numpy(float)}),
     ]
     rows: list[dict] = []
-    front_cols = ["concurrency", "tok_s_per_user", "tok_s_per_gpu", "source"]
+    front_cols = ["concurrency", "tok_s_per_user", "tok_s_per_gpu", "source", "gpu_lo", "gpu_hi"]
     for (gid, date), on_day in pts[["_g", "day"] + front_cols].groupby(["_g", "day"], sort=True):
         mask = frontier.pareto_mask(on_day["tok_s_per_user"].to_numpy(float), on_day["tok_s_per_gpu"].to_numpy(float))
         front = on_day[mask]
-        for level, value in zip(levels, frontier.capacity_at(front, levels)):
+        read = frontier.capacity_readings(front, levels)  # the value and its interval (log-log, as the frontier)
+        for level, value, lo, hi in zip(levels, read["tok_s_per_gpu"], read["gpu_lo"], read["gpu_hi"]):
             if not np.isfinite(value):
                 continue
             used = frontier.bracketing_points(front, level)
@@ -183,7 +228,8 @@ def series(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS) -> pd.Data
                          "precision": f["precision"], "scope": f["scope"], "lengths": lengths[gid], "date": date,
                          "metric": level_metric(level), "value": float(value), "source": "+".join(used["source"]),
                          "quantity": "gpu", "concurrency": np.nan, "level": float(level), "role": "at interactivity",
-                         "between": "–".join(plain(c) for c in sorted(used["concurrency"]))})
+                         "between": "–".join(plain(c) for c in sorted(used["concurrency"])), "lo": float(lo),
+                         "hi": float(hi)})
     parts.append(pd.DataFrame(rows, columns=SERIES_COLUMNS))
     out = pd.concat([p[SERIES_COLUMNS] for p in parts], ignore_index=True)
     # Repeats on one date (two runs of one configuration at one concurrency) stay as separate rows.
@@ -349,7 +395,10 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
             table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every ratio between neighbouring dates of a series beyond the noise threshold of its quantity, largest
     first within each kind. ``ratio`` = after / before (all metrics are higher-is-better), ``kind`` is
-    ``improvement`` or ``regression``, ``differs`` lists what changed between the two dates."""
+    ``improvement`` or ``regression``, ``differs`` lists what changed between the two dates. ``ratio_lo`` and
+    ``ratio_hi`` are its 95% interval (:func:`change_interval`: both dates' values' intervals, each the median of
+    its date's repeats' ends, and the run-to-run noise), ``verdict`` the interval against 1 (``within-noise``: no
+    evidence of a rise or a fall, whatever the threshold said) and ``interval_basis`` what it rests on."""
     table = series(points, levels=levels) if table is None else table
     noise_by = noise(points) if noise_by is None else noise_by
     pts = dated_points(points)
@@ -366,7 +415,8 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
     rows = []
     # repeats on one date: compare the dates' medians (one aggregation over every series, then a walk per series)
     per_day_all = table.groupby(["group", "metric", "date"], sort=True).agg(
-        value=("value", "median"), source=("source", "+".join), quantity=("quantity", "first"),
+        value=("value", "median"), lo=("lo", "median"), hi=("hi", "median"), source=("source", "+".join),
+        quantity=("quantity", "first"),
         role=("role", "first"), between=("between", "first"), model=("model", "first"),
         hardware=("hardware", "first")).reset_index()
     for (group, metric), recs in itertools.groupby(per_day_all.to_dict("records"),
@@ -395,7 +445,10 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
                 step = math.log(a["value"] / per_day[prev]["value"])
                 if -sign * step > limit and sign * math.log(b["value"] / per_day[prev]["value"]) >= -limit:
                     undoes = prev
+            _, lo, hi, verdict, basis = change_interval(a["value"], a["lo"], a["hi"], b["value"], b["lo"], b["hi"],
+                                                        sigma=noise_by[a["quantity"]].sigma)
             rows.append({
+                "ratio_lo": lo, "ratio_hi": hi, "verdict": verdict, "interval_basis": basis,
                 "group": group, "model": a["model"], "hardware": a["hardware"], "metric": metric, "role": a["role"],
                 "date_before": d0, "date_after": d1, "before": float(a["value"]), "after": float(b["value"]),
                 "ratio": float(ratio), "kind": "improvement" if ratio > 1 else "regression",
@@ -413,9 +466,12 @@ def changes(points: pd.DataFrame, *, levels: Sequence[float] = LEVELS, noise_by:
 
 def largest(changes_table: pd.DataFrame, kind: str, n: int = 5, *, lasting: bool = False) -> pd.DataFrame:
     """The ``n`` largest changes of one kind, at most one per configuration and pair of dates (its biggest
-    metric), so one re-run does not fill the list. ``lasting``: only changes that the next date confirms
-    (``held_on``: measured again and not back) and that do not undo an earlier one (``recovers``)."""
+    metric), so one re-run does not fill the list; a change whose interval includes 1 (``verdict``
+    ``within-noise``) is none. ``lasting``: only changes that the next date confirms (``held_on``: measured again
+    and not back) and that do not undo an earlier one (``recovers``)."""
     sel = changes_table[changes_table["kind"] == kind].copy()
+    if "verdict" in sel:  # a change whose interval includes 1 is within noise: neither a rise nor a fall
+        sel = sel[sel["verdict"] != "within-noise"]
     if lasting:
         sel = sel[sel["held_on"].notna() & sel["recovers"].isna()]
     if sel.empty:
@@ -437,7 +493,8 @@ def as_json(table: pd.DataFrame, change_table: pd.DataFrame) -> dict:
                    for r in table.itertuples()],
         "changes": [{"group": r.group, "metric": r.metric, "date_before": r.date_before, "date_after": r.date_after,
                      "before": _finite(r.before), "after": _finite(r.after), "ratio": _finite(r.ratio),
-                     "kind": r.kind, "differs": differences_text(r.differs)} for r in change_table.itertuples()],
+                     "kind": r.kind, "ratio_lo": _finite(r.ratio_lo), "ratio_hi": _finite(r.ratio_hi),
+                     "verdict": r.verdict, "differs": differences_text(r.differs)} for r in change_table.itertuples()],
     }
 
 

@@ -59,3 +59,17 @@ def conflicts_text(table) -> str:
     return (f"{len(table):,} records of {len(examples):,} points conflict (two files report the same run, "
             f"configuration, day and concurrency with different numbers) and are left out of every comparison "
             f"until one is removed: {shown}")
+
+
+INTERVAL_BASIS_WORDS = {"points and run-to-run": "both dates' own intervals and the run-to-run noise",
+                        "run-to-run only": "the run-to-run noise alone: a date's points carry no interval"}
+
+
+def change_interval_text(lo: float, hi: float, verdict: str, basis: str) -> str:
+    """A change's 95% interval (:func:`analysis.history.change_interval`) in words: ``95% interval ×1.93–×3.77
+    from both dates' own intervals and the run-to-run noise``; one that includes 1 is ``within noise``, never a
+    rise or a fall; ``no interval (…)`` when there is none."""
+    if verdict not in ("higher", "lower", "within-noise"):
+        return "no interval (no run-to-run noise estimate and no interval on the points)"
+    span = f"95% interval ×{fixed(lo, 2)}–×{fixed(hi, 2)} from {INTERVAL_BASIS_WORDS.get(basis, basis)}"
+    return f"within noise: {span} includes ×1" if verdict == "within-noise" else span

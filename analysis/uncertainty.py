@@ -17,7 +17,9 @@ spread of repeats of its configuration, and whether a ratio is within the noise.
   - step-timing points with repeat samples: a bootstrap over the step samples.
 * run-to-run spread (:func:`repeat_spread`): points of one configuration and concurrency measured more than once on
   one date (different runs), with the relative spread (max / min − 1) of each speed.
-* :func:`ratio_interval` and :func:`within_noise`: a ratio of two intervals, and whether it includes 1.
+* :func:`ratio_interval` and :func:`within_noise`: a ratio of two intervals, and whether it includes 1;
+  :func:`compare_readings` (one :class:`RatioReading`: ratio, interval, verdict, the side without an interval)
+  is what the frontier, precision and history pages read.
 
 Tables and dataclasses out; no sentences.
 """
@@ -364,3 +366,39 @@ def ratio_verdict(ratio: Interval) -> str:
     if within_noise(ratio):
         return "within-noise"
     return "higher" if ratio.lo > 1.0 else "lower"
+
+
+# Why a ratio has no interval: which of its two readings has none (``missing_side``'s values).
+MISSING_SIDES = ("", "numerator", "denominator", "both")
+
+
+@dataclass(frozen=True)
+class RatioReading:
+    """a / b with its interval (:func:`ratio_interval`), the verdict against 1 (:func:`ratio_verdict`) and, when
+    there is no interval, which side has none (``missing``: one of :data:`MISSING_SIDES`). What every page that
+    says "faster", "slower" or "within noise" about two readings reads, so none words it more strongly than its
+    interval allows."""
+
+    ratio: float
+    lo: float
+    hi: float
+    verdict: str
+    missing: str = ""
+
+
+def compare_readings(a: Interval, b: Interval, *, level: float = LEVEL) -> RatioReading:
+    """:class:`RatioReading` of two readings, each with its interval."""
+    r = ratio_interval(a, b, level=level)
+    verdict = ratio_verdict(r)
+    missing = ""
+    if verdict == "unknown":
+        no_a, no_b = not (a.known and a.lo > 0), not (b.known and b.lo > 0)
+        missing = "both" if no_a and no_b else "numerator" if no_a else "denominator" if no_b else "both"
+    return RatioReading(r.value, r.lo, r.hi, verdict, missing)
+
+
+def compare_arrays(value_a, lo_a, hi_a, value_b, lo_b, hi_b, *, level: float = LEVEL) -> list[RatioReading]:
+    """:func:`compare_readings` element by element over equal-length arrays (NaN ends: no interval)."""
+    arrays = [np.asarray(x, dtype=float) for x in (value_a, lo_a, hi_a, value_b, lo_b, hi_b)]
+    return [compare_readings(Interval(va, la, ha), Interval(vb, lb, hb), level=level)
+            for va, la, ha, vb, lb, hb in zip(*arrays)]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from test_frontier import brute_force_front, log_interp
 
-from analysis import compare, compare_words
+from analysis import compare, compare_words, uncertainty
 from analysis import frontier as fr
 from analysis.pages import precision_scope as page
 from analysis.schema import to_points
@@ -208,8 +208,9 @@ def test_precision_headline_is_the_clean_pairs_and_the_envelope_range_is_labelle
     assert summary["clean_median"] == pytest.approx(clean["ratio_median"].median())
     headline = page.precision_headline(summary, compare.clean_pairs(matched), model="DeepSeek-R1-0528", isl=1024,
                                        osl=1024, denominator_text="all GPUs")
-    assert ("fp4 delivers 1.88× the tok/s/GPU of fp8 at equal tok/s/user (the median over one clean pair's shared "
-            "tok/s/user range, MI355X · sglang · node · mtp 1.88×; single levels 1.70× to 2.08×)") in headline
+    assert ("fp4 delivers 1.88× the tok/s/GPU of fp8 at equal tok/s/user (95% interval 1.81×–1.95×), the median "
+            "over one clean pair's shared tok/s/user range (MI355X · sglang · node · mtp; single levels 1.70× to "
+            "2.08×, every one of the 25 levels beyond noise)") in headline
     assert "within 31 days of each other" in headline  # run dates and images are held close, not equal
     assert "24.00" not in headline and "0.23" not in headline
     env = page.envelope_text(summary)
@@ -367,5 +368,68 @@ def test_shipped_clean_pairs_ran_within_the_window_and_the_headline_names_its_ax
     assert apart["apart_in_time"].iloc[0] == "dates 198 days apart"
     assert "fp4 delivers 1.88× the tok/s/GPU of fp8 at equal tok/s/user" in p.plain["headline"]
     assert "1.53" not in p.plain["headline"]
-    assert "B200 · trt · node · none (dates 198 days apart, 1.53× at equal tok/s/user)" in p.plain["matched"]
+    assert ("B200 · trt · node · none (dates 198 days apart, 1.53× higher (95% interval 1.50×–1.56×) at equal "
+            "tok/s/user)") in p.plain["matched"]
     assert "batch-1 bytes bound (roofline, not measured)" in p.tables["clean"].columns
+
+
+def test_every_precision_ratio_carries_the_interval_of_its_two_readings(raw_points):
+    """The clean MI355X pair's ratios carry intervals propagated from the two frontiers' readings (each point's
+    interval from its summary percentiles and InferenceX's default request count), recomputed here from the
+    readings at the pair's fastest end; ratios whose points record no request count say so and are never called
+    higher."""
+    p = page.build(raw_points, model="DeepSeek-R1-0528", isl=1024, osl=1024, source_format="inferencex-api")
+    r = p.clean.iloc[0]
+    assert (r["ratio_median"], r["ratio_median_lo"], r["ratio_median_hi"]) == pytest.approx((1.880, 1.812, 1.950),
+                                                                                            abs=5e-4)
+    assert r["ratio_median_verdict"] == "higher" and r["n_levels_within_noise"] == 0
+    # the fastest end, from the two frontiers' own readings there
+    sel = fr.with_intervals(fr.select(raw_points, model="DeepSeek-R1-0528", isl=1024, osl=1024,
+                                      source_format="inferencex-api"))
+    fronts = fr.frontier(sel, by=compare.PRECISION_MATCH + ["precision"])
+    pair = fronts[(fronts["hardware"] == "MI355X") & (fronts["framework"] == "sglang") & (fronts["scope"] == "node")
+                  & (fronts["spec_decode"] == "mtp")]
+    level = r["overlap_tok_s_per_user_hi"]
+    a = fr.capacity_readings(pair[pair["precision"] == "fp4"], [level]).iloc[0]
+    b = fr.capacity_readings(pair[pair["precision"] == "fp8"], [level]).iloc[0]
+    assert a["reading"] == "measured" and b["reading"] == "interpolated"
+    assert a["gpu_lo"] == pytest.approx(340.23, abs=0.01) and a["gpu_hi"] == pytest.approx(348.87, abs=0.01)
+    iv = uncertainty.ratio_interval(uncertainty.Interval(a["tok_s_per_gpu"], a["gpu_lo"], a["gpu_hi"]),
+                                    uncertainty.Interval(b["tok_s_per_gpu"], b["gpu_lo"], b["gpu_hi"]))
+    assert (r["ratio_fastest_end"], r["ratio_fastest_end_lo"], r["ratio_fastest_end_hi"]) == pytest.approx(
+        (iv.value, iv.lo, iv.hi))
+    assert (iv.lo, iv.hi) == pytest.approx((2.009, 2.150), abs=5e-4)
+    # never wider than the worst case lo4/hi8 – hi4/lo8, never narrower than either side alone
+    assert a["gpu_lo"] / b["gpu_hi"] <= iv.lo and iv.hi <= a["gpu_hi"] / b["gpu_lo"]
+    assert math.log(iv.hi / iv.lo) >= math.log(a["gpu_hi"] / a["gpu_lo"])
+    assert p.tables["clean"]["median 95% interval"].iloc[0] == "1.81×–1.95× (higher)"
+    # multi-node pairs: no request count on either side, so no interval and no verdict
+    matched = p.tables["matched"].set_index("pair (hardware · framework · scope · spec decoding)")
+    assert matched.loc["B200 · dynamo-trt · multi-node · none", "median 95% interval"] == (
+        "no interval (fp4 and fp8: no request count)")
+    row = p.matched[(p.matched["hardware"] == "B200") & (p.matched["framework"] == "dynamo-trt")
+                    & (p.matched["spec_decode"] == "none")].iloc[0]
+    assert row["ratio_median_verdict"] == "unknown" and row["ratio_median_missing"] == "both"
+    words = compare_words.ratio_words(row, "ratio_median")
+    assert words.startswith("4.46×, not shown to be beyond noise (no interval: neither the fp4 nor the fp8 reading "
+                            "has one: their points record no request count)") and "higher" not in words
+
+
+def test_a_ratio_whose_interval_includes_one_is_within_noise_never_faster():
+    """The words follow the interval: the same 1.05× is 'higher' with a narrow interval, 'within noise' with a
+    wide one, on the page's cells and headline alike."""
+    narrow = uncertainty.compare_readings(uncertainty.Interval(105.0, 104.0, 106.0),
+                                          uncertainty.Interval(100.0, 99.0, 101.0))
+    wide = uncertainty.compare_readings(uncertainty.Interval(105.0, 95.0, 115.0),
+                                        uncertainty.Interval(100.0, 99.0, 101.0))
+    assert narrow.verdict == "higher" and wide.verdict == "within-noise" and wide.lo < 1 < wide.hi
+
+    def row(rr):
+        return {"ratio_median": rr.ratio, **compare.ratio_interval_columns("ratio_median", rr)}
+
+    assert compare_words.headline_ratio(row(wide), "ratio_median").startswith(
+        "fp4 and fp8 deliver tok/s/GPU within noise of each other at equal tok/s/user (1.05×, 95% interval 0.95×")
+    assert "delivers" not in compare_words.headline_ratio(row(wide), "ratio_median")
+    assert compare_words.interval_cell(row(wide), "ratio_median").endswith("(within noise)")
+    assert compare_words.headline_ratio(row(narrow), "ratio_median").startswith(
+        "fp4 delivers 1.05× the tok/s/GPU of fp8 at equal tok/s/user (95% interval 1.04×–1.06×)")

@@ -275,8 +275,13 @@ def test_history_json_contract(tmp_path, capsys):
     assert len(doc["changes"]) == 1
     change = doc["changes"][0]
     assert set(change) == {"group", "metric", "date_before", "date_after", "before", "after", "ratio", "kind",
-                           "differs"}
+                           "ratio_lo", "ratio_hi", "verdict", "differs"}
     assert change["kind"] == "improvement" and change["ratio"] == pytest.approx(2.0)  # 100 → 200, past ±1% noise
+    # no percentiles on these points: the interval is the run-to-run noise alone, 2 × exp(±1.96σ)
+    sigma = history.noise(pts)["gpu"].sigma
+    assert (change["ratio_lo"], change["ratio_hi"]) == pytest.approx((2 * math.exp(-1.959964 * sigma),
+                                                                       2 * math.exp(1.959964 * sigma)))
+    assert change["verdict"] == "higher"
     assert change["date_before"] == "2026-01-05" and change["date_after"] == "2026-01-06"
     assert change["before"] == pytest.approx(100.0) and change["after"] == pytest.approx(200.0)
     assert isinstance(change["differs"], list) and "1 days apart" in change["differs"]
@@ -417,3 +422,34 @@ def test_a_change_between_forced_and_measured_acceptance_says_so():
         history.Difference("acceptance", ("forced",), ("measured",)))
     same = history.differs(before, before, date_before="2026-01-01", date_after="2026-01-11")
     assert not any(d.what == "acceptance" for d in same)
+
+
+def test_a_change_past_the_threshold_whose_interval_includes_one_is_within_noise():
+    """×2.0 between two dates passes a threshold set by quiet neighbouring dates (±1%), but each date's point is
+    4 requests with a wide latency spread (p50 1000 ms, p99 2396 ms: a relative standard error of 0.30 on
+    tok/s/GPU), so the change's interval includes 1: it is within noise, listed with that verdict and named
+    neither a rise nor a fall."""
+    values = [100.0, 101.0, 100.0, 101.0, 100.0, 200.0, 202.0, 200.0, 202.0, 200.0]
+    pts = _points(values, user=[40.0] * 10).assign(num_requests=4.0, e2e_ms_p50=1000.0, e2e_ms_mean=1000.0,
+                                                   e2e_ms_p99=2396.0)
+    found = history.changes(pts)
+    assert len(found) == 1
+    c = found.iloc[0]
+    assert c["ratio"] == pytest.approx(2.0) and c["interval_basis"] == "points and run-to-run"
+    # each side ±1.96 × 0.30 around its value; their log half-widths and σ add in quadrature
+    z, rel = 1.959964, (2396.0 - 1000.0) / 2.326348 / 1000.0 / 2.0
+    se = (math.log(1 + z * rel) - math.log(1 - z * rel)) / (2 * z)
+    half = z * math.sqrt(2 * se ** 2 + history.noise(pts)["gpu"].sigma ** 2)
+    assert (c["ratio_lo"], c["ratio_hi"]) == pytest.approx((2 * math.exp(-half), 2 * math.exp(half)), rel=1e-4)
+    assert c["ratio_lo"] < 1 < c["ratio_hi"] and c["verdict"] == "within-noise"
+    assert history.largest(found, "improvement").empty  # not a rise
+    from analysis.pages import history as history_page
+
+    page = history_page.HistoryPage(series=history.series(pts), noise=history.noise(pts), changes=found,
+                                    pairs=history.neighbour_pairs(pts))
+    head = page.headline()
+    assert "0 values rose and 0 fell" in head
+    assert "1 more pass the threshold but their interval includes ×1, so they are within noise" in head
+    assert "Largest lasting improvement" not in head
+    assert page.change_display(found)["interval"].iloc[0].startswith("within noise: 95% interval ×")
+    assert page.results()["n_within_noise"] == 1

@@ -3,6 +3,8 @@ against the history module and the raw rows; and the notebook as the session's r
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from test_history import write_suite_history
 
@@ -111,3 +113,35 @@ def test_dated_models_without_a_history_are_named(page):
     as having no history yet instead of leaving them out silently."""
     assert "DeepSeek-V4.1-Flash" in page.without_history and "DeepSeek-R1-0528" not in page.without_history
     assert "no configuration measured on two dates, so no history yet: " in page.headline()
+
+
+def test_every_change_carries_an_interval_from_its_two_dates_and_the_run_to_run_noise(raw_points, page):
+    """Each listed change's 95% interval, recomputed from the two points' own tok/s/GPU intervals (summary
+    percentiles, InferenceX's default request count) and the run-to-run σ; on the shipped data every change past
+    the threshold also lies beyond its interval, and the headline's lasting improvement prints it."""
+    from analysis import uncertainty
+
+    found = page.changes
+    assert len(found) == 37 and set(found["verdict"]) == {"higher", "lower"}
+    assert ((found["verdict"] == "higher") == (found["ratio_lo"] > 1)).all()
+    assert ((found["verdict"] == "lower") == (found["ratio_hi"] < 1)).all()
+    z = 1.959964
+    for _, c in found.iterrows():  # never narrower than the run-to-run noise alone
+        sigma = page.noise["user" if c["metric"].startswith("tok/s/user") else "gpu"].sigma
+        assert c["ratio_hi"] / c["ratio_lo"] >= math.exp(2 * z * sigma) * (1 - 1e-6)
+    assert (found["interval_basis"] == "run-to-run only").sum() == 2  # multi-node: no request count
+    imp = found[(found["metric"] == "tok/s/GPU at concurrency 128") & (found["date_after"] == "2026-05-17")
+                & found["group"].str.contains("B300 · fp4 · sglang · node · TP4 EP4")].iloc[0]
+    rows = history.with_point_intervals(history.dated_points(raw_points))
+    ends = []
+    for src in (imp["source_before"], imp["source_after"]):
+        r = rows[rows["source"] == src].iloc[0]
+        ends.append(uncertainty.Interval(r["tok_s_per_gpu"], r["gpu_lo"], r["gpu_hi"]))
+    sampling = uncertainty.ratio_interval(ends[1], ends[0])
+    se = math.log(sampling.hi / sampling.lo) / (2 * z)
+    half = z * math.hypot(se, page.noise["gpu"].sigma)
+    assert (imp["ratio_lo"], imp["ratio_hi"]) == pytest.approx((imp["ratio"] * math.exp(-half),
+                                                                imp["ratio"] * math.exp(half)), rel=1e-6)
+    assert (imp["ratio"], imp["ratio_lo"], imp["ratio_hi"]) == pytest.approx((4.758, 3.401, 6.657), abs=5e-4)
+    assert ("(×4.76, 95% interval ×3.40–×6.66 from both dates' own intervals and the run-to-run noise, outside the "
+            "run-to-run band ÷1.67–×1.67)") in page.headline()

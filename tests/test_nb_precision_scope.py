@@ -34,8 +34,14 @@ def test_headline_is_the_clean_pair_ratio_and_a_confounded_pair_stays_out():
     assert results["matched_pairs"]["MI355X · sglang · node · none"]["confounders"] == "tp, GPUs, decode GPUs"
     assert results["matched_pairs"]["MI355X · sglang · node · none"]["ratio_median"] == pytest.approx(5.0)
     headline = results["headline"]
-    assert ("fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user (the median over one clean pair's shared "
-            "tok/s/user range, B200 · sglang · node · none 1.60×; single levels") in headline
+    # the synthetic rows have InferenceX's default request count but no percentiles: the ratio is given, with why
+    # it has no interval, and never called higher
+    assert ("fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user, not shown to be beyond noise (no interval: "
+            "neither the fp4 nor the fp8 reading has one: their points give a mean or median but no percentiles to "
+            "read a spread from), the median over one clean pair's shared tok/s/user range (B200 · sglang · node · "
+            "none; single levels 1.60× to 1.60×, 25 without an interval)") in headline
+    assert page.tables["clean"]["median 95% interval"].iloc[0] == "no interval (fp4 and fp8: no spread)"
+    assert "higher" not in headline
     assert headline.endswith("A clean pair holds everything equal but run date and container image, and its two "
                              "sides ran on one image or within 31 days of each other (each side may pool several runs).")
     assert "5.00" not in headline and "MI355X" not in headline
@@ -71,7 +77,9 @@ def test_many_clean_pairs_are_summarised_by_their_range():
     results = precision_scope.build(to_points(rows), model="m", targets=[50], source_format=None).results()
     assert len(results["clean_pairs"]) == 4
     assert ("fp4 delivers 1.50× the tok/s/GPU of fp8 at equal tok/s/user (median of 4 clean pairs' medians, range "
-            "1.20× to 1.80×; single levels") in results["headline"]
+            "1.20× to 1.80×; the median of medians has no interval of its own, each pair's is: B200 · sglang · node · "
+            "none 1.20×, not shown to be beyond noise (no interval: neither the fp4 nor the fp8 reading has one: "
+            "their points give a mean or median but no percentiles to read a spread from)") in results["headline"]
 
 
 def test_a_pair_run_months_apart_on_two_images_is_confounded_in_time_not_clean():
@@ -85,8 +93,10 @@ def test_a_pair_run_months_apart_on_two_images_is_confounded_in_time_not_clean()
     assert results["precision_summary"]["n_apart_in_time"] == 1
     page = precision_scope.build(to_points(_pair_rows("B200", 1.6, fp4_setup=apart)), model="m", targets=[50],
                                  source_format=None)
-    assert ("B200 · sglang · node · none (dates 151 days apart, 1.60× at equal tok/s/user) pools runs further apart "
-            "than 31 days on more than one image, so it is confounded in time") in page.plain["matched"]
+    assert ("B200 · sglang · node · none (dates 151 days apart, 1.60×, not shown to be beyond noise (no interval: "
+            "neither the fp4 nor the fp8 reading has one: their points give a mean or median but no percentiles to "
+            "read a spread from) at equal tok/s/user) pools runs further apart than 31 days on more than one image, "
+            "so it is confounded in time") in page.plain["matched"]
     same_image = precision_scope.build(to_points(_pair_rows("B200", 1.6, fp4_setup={"date": "2026-06-01"})),
                                        model="m", targets=[50], source_format=None).results()
     assert list(same_image["clean_pairs"]) == ["B200 · sglang · node · none"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import history, text
-from analysis.history_words import conflicts_text, differences_text, noise_text
+from analysis.history_words import change_interval_text, conflicts_text, differences_text, noise_text
 
 TITLE = "Results over time: InferenceX re-runs and the changes beyond noise"
 N_LARGEST = 10
@@ -58,8 +58,14 @@ class HistoryPage:
         first = " (the first date of this series)" if row.get("first_date") is True else ""
         return (f"**{text.esc(row['group'])}**, {text.esc(row['metric'])}: {text.num(row['before'])} on "
                 f"{text.esc(row['date_before'])}{first} → {text.num(row['after'])} on {text.esc(row['date_after'])} "
-                f"(×{row['ratio']:.2f}{self._band(row)}){back}; what differs: "
+                f"(×{row['ratio']:.2f}, {self._interval(row)}{self._band(row)}){back}; what differs: "
                 f"{text.esc('; '.join(differences_text(row['differs'])))}")
+
+    @staticmethod
+    def _interval(row) -> str:
+        """The change's own 95% interval (:func:`analysis.history_words.change_interval_text`)."""
+        return change_interval_text(row.get("ratio_lo", math.nan), row.get("ratio_hi", math.nan),
+                                    row.get("verdict", "unknown"), row.get("interval_basis", ""))
 
     def _band(self, row) -> str:
         """", outside the run-to-run band ÷1.67–×1.67": the noise interval a change of ×1 would have."""
@@ -88,14 +94,20 @@ class HistoryPage:
         reg = history.largest(self.changes, "regression", 1, lasting=True)
         dip = history.largest(self.changes[self.changes["back_on"].notna()], "regression", 1)
         gpu = self.noise["gpu"]
+        beyond = self.changes[self.changes["verdict"] != "within-noise"] if len(self.changes) else self.changes
+        n_noise = len(self.changes) - len(beyond)
         parts = [f"{n_groups} configurations of {text.esc(', '.join(self.models))} were measured on two or more "
                  f"dates between {text.esc(first)} and {text.esc(last)}; between neighbouring dates "
-                 f"{int((self.changes['kind'] == 'improvement').sum())} values rose and "
-                 f"{int((self.changes['kind'] == 'regression').sum())} fell by more than the noise threshold "
+                 f"{int((beyond['kind'] == 'improvement').sum())} values rose and "
+                 f"{int((beyond['kind'] == 'regression').sum())} fell by more than the noise threshold "
                  f"(tok/s/GPU: beyond ×{gpu.threshold_ratio:.3f}, {gpu.k_sigma:g}σ of "
                  + (f"the {gpu.n_pairs} same-date repeats, which spread more than neighbouring dates do"
                     if gpu.basis.startswith("repeats on one date (few") else f"{gpu.n_pairs} pairs") + ")"
-                 + self._repeat_caveat() + ". No image is recorded for most dates, so a change names no software "
+                 + self._repeat_caveat() + ", each with a 95% interval from both dates' points and the "
+                 "run-to-run noise that excludes ×1"
+                 + (f"; {n_noise} more pass the threshold but their interval includes ×1, so they are within "
+                    "noise, neither rise nor fall" if n_noise else "")
+                 + ". No image is recorded for most dates, so a change names no software "
                  "version: a step between two dates may be the harness or the configuration as well as the stack."]
         if len(imp):
             parts.append("Largest lasting improvement: " + self._change_sentence(imp.iloc[0]) + ".")
@@ -164,11 +176,11 @@ class HistoryPage:
     # --- tables -------------------------------------------------------------------------------------------
     @staticmethod
     def change_display(table: pd.DataFrame) -> pd.DataFrame:
-        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "held_on", "back_on",
-                "recovers", "differs"]
+        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "interval", "held_on",
+                "back_on", "recovers", "differs"]
         if table.empty:
             return pd.DataFrame(columns=cols)
-        shown = table[cols].copy()
+        shown = table.assign(interval=[HistoryPage._interval(r) for r in table.to_dict("records")])[cols].copy()
         shown["differs"] = shown["differs"].map(lambda d: "; ".join(differences_text(d)))
         shown["ratio"] = shown["ratio"].map(lambda r: f"×{r:.2f}")
         return shown.rename(columns={"held_on": "confirmed on", "back_on": "back within noise on",
@@ -212,8 +224,8 @@ class HistoryPage:
     # --- numbers handed back ---------------------------------------------------------------------------
     @staticmethod
     def _records(table: pd.DataFrame) -> list[dict]:
-        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "kind", "differs",
-                "held_on", "back_on", "recovers", "source_before", "source_after"]
+        cols = ["group", "metric", "date_before", "date_after", "before", "after", "ratio", "ratio_lo", "ratio_hi",
+                "verdict", "kind", "differs", "held_on", "back_on", "recovers", "source_before", "source_after"]
         return [{**{k: r[k] for k in cols}, "differs": differences_text(r["differs"])}
                 for r in table.to_dict("records")]
 
@@ -230,6 +242,7 @@ class HistoryPage:
             "n_values": len(self.series),
             "n_improvements": int((self.changes["kind"] == "improvement").sum()),
             "n_regressions": int((self.changes["kind"] == "regression").sum()),
+            "n_within_noise": int((self.changes["verdict"] == "within-noise").sum()) if len(self.changes) else 0,
             "threshold": {q: {"basis": n.basis, "n_pairs": n.n_pairs, "sigma": n.sigma, "k_sigma": n.k_sigma,
                               "threshold_log": n.threshold, "threshold_ratio": n.threshold_ratio}
                           for q, n in self.noise.items()},

@@ -62,19 +62,37 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
         return (f"{where}: no {LOW}/{HIGH} pair in this selection differs only in run date and container image "
                 f"(within {s.get('date_window_days', compare.pairing.DATE_WINDOW_DAYS)} days or on one image), "
                 f"so there is no clean {LOW}/{HIGH} estimate; every ratio below is confounded.")
-    names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {times(r['ratio_median'])}" for _, r in clean.iterrows())
-    levels = f"single levels {times(clean['ratio_min'].min())} to {times(clean['ratio_max'].max())}"
+    names = ", ".join(f"{e(compare.pair_label(r, PAIR_BY))} {compare_words.ratio_words(r, 'ratio_median')}"
+                      for _, r in clean.iterrows())
+    levels = (f"single levels {times(clean['ratio_min'].min())} to {times(clean['ratio_max'].max())}"
+              + _levels_noise(clean))
     pooled = compare_words.pooled_note(s.get("date_window_days", compare.pairing.DATE_WINDOW_DAYS))
     if s["n_clean"] == 1:
-        return (f"{where}: {LOW} delivers {times(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user "
-                f"(the median over one clean pair's shared tok/s/user range, {names}; {levels}). {pooled}")
+        r = clean.iloc[0]
+        return (f"{where}: {compare_words.headline_ratio(r, 'ratio_median', low=LOW, high=HIGH)}, the median over "
+                f"one clean pair's shared tok/s/user range ({e(compare.pair_label(r, PAIR_BY))}; {levels}). "
+                f"{pooled}")
     if s["n_clean"] <= 3:  # few enough to name: the range is the estimate (a median of two or three says no more)
         return (f"{where}: {LOW} delivers {times(s['clean_min'])} to {times(s['clean_max'])} the tok/s/GPU of {HIGH} at "
                 f"equal tok/s/user (the medians of {s['n_clean']} clean pairs over their shared tok/s/user ranges, "
                 f"{names}; {levels}). {pooled}")
     return (f"{where}: {LOW} delivers {times(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user (median "
-            f"of {s['n_clean']} clean pairs' medians, range {times(s['clean_min'])} to {times(s['clean_max'])}; "
-            f"{levels}). {pooled}")
+            f"of {s['n_clean']} clean pairs' medians, range {times(s['clean_min'])} to {times(s['clean_max'])}; the "
+            f"median of medians has no interval of its own, each pair's is: {names}; {levels}). {pooled}")
+
+
+def _levels_noise(pairs: pd.DataFrame) -> str:
+    """How many of the pairs' levels are within noise or have no interval ('' when every level is beyond noise)."""
+    n = int(pairs["n_levels"].sum()) if "n_levels_within_noise" in pairs else 0
+    if not n:
+        return ""
+    noise, none = int(pairs["n_levels_within_noise"].sum()), int(pairs["n_levels_no_interval"].sum())
+    if not noise and not none:
+        return f", every one of the {n} levels beyond noise"
+    parts = [f"{noise} of {n} levels within noise"] if noise else []
+    if none:
+        parts.append(f"{none} without an interval")
+    return ", " + " and ".join(parts)
 
 
 def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
@@ -88,9 +106,12 @@ def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
     items = []
     for _, r in clean.iterrows():
         label = e(compare.pair_label(r, PAIR_BY))
-        items.append(f"- {label}: median {times(r['ratio_median'])} over {r['overlap_tok_s_per_user_lo']:.0f}–"
-                     f"{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user (every level {times(r['ratio_min'])} to "
-                     f"{times(r['ratio_max'])}); batch-1 roofline bytes bound {times(r['bytes_ratio'])}, not a measurement "
+        items.append(f"- {label}: median {compare_words.ratio_words(r, 'ratio_median')} over "
+                     f"{r['overlap_tok_s_per_user_lo']:.0f}–{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user (every "
+                     f"level {times(r['ratio_min'])} to {times(r['ratio_max'])}{_levels_noise(clean.loc[[_]])}; "
+                     f"lowest {compare_words.ratio_words(r, 'ratio_min')}, highest "
+                     f"{compare_words.ratio_words(r, 'ratio_max')}); batch-1 roofline bytes bound "
+                     f"{times(r['bytes_ratio'])}, not a measurement "
                      f"({_bytes_words(r['bytes_ratio'])} against 8), tensor-core rate ratio {times(r['math_ratio'])}.")
     tail = []
     for _, r in clean[clean["beyond_bytes"]].iterrows():
@@ -143,12 +164,18 @@ def matched_text(matched: pd.DataFrame, clean: pd.DataFrame, *, e: Esc = text.es
            f"of those are clean (the headline). ")
     if len(apart):
         out += compare_words.apart_in_time_note(
-            [(e(compare.pair_label(r, PAIR_BY)), r["apart_in_time"], r["ratio_median"]) for _, r in apart.iterrows()],
+            [(e(compare.pair_label(r, PAIR_BY)), r["apart_in_time"], compare_words.ratio_words(r, "ratio_median"))
+             for _, r in apart.iterrows()],
             window_days=compare.pairing.DATE_WINDOW_DAYS) + " "
     out += (f"The other {len(other)} differ in parallelism or GPU count as "
             "well, listed under confounders: their ratios are not the effect of precision alone")
     if len(other):
-        out += f" (medians {times(other['ratio_median'].min())} to {times(other['ratio_median'].max())}, at equal tok/s/user)."
+        known = other["ratio_median_verdict"].isin(["higher", "lower", "within-noise"])
+        noise = int((other["ratio_median_verdict"] == "within-noise").sum())
+        out += (f" (medians {times(other['ratio_median'].min())} to {times(other['ratio_median'].max())}, at equal "
+                f"tok/s/user; {int(known.sum())} of {len(other)} medians carry an interval"
+                + (f", {noise} of them within noise" if noise else "") + ", the others' readings have none: see "
+                "the table).")
     else:
         out += "."
     missing = int((~has).sum())
@@ -237,6 +264,26 @@ def denominator_words(effect: pd.DataFrame, *, denominator: str) -> str:
 
 
 # --- tables for the page (compact: they fit a 1,400 px window) --------------------------------------------
+def _interval_cells(pairs: pd.DataFrame, prefix: str) -> list[str]:
+    """Each row's interval for one ratio (:func:`analysis.compare_words.interval_cell`)."""
+    return [compare_words.interval_cell(r, prefix, low=LOW, high=HIGH) for _, r in pairs.iterrows()]
+
+
+def _levels_cells(pairs: pd.DataFrame) -> list[str]:
+    """Per row: ``0 of 25`` levels within noise, ``no interval`` when none of its levels has one."""
+    out = []
+    for _, r in pairs.iterrows():
+        n = int(r["n_levels"])
+        if not n:
+            out.append("")
+        elif int(r["n_levels_no_interval"]) == n:
+            out.append("no interval")
+        else:
+            extra = f" ({int(r['n_levels_no_interval'])} without)" if r["n_levels_no_interval"] else ""
+            out.append(f"{int(r['n_levels_within_noise'])} of {n}{extra}")
+    return out
+
+
 def clean_table(clean: pd.DataFrame) -> pd.DataFrame:
     if clean.empty:
         return pd.DataFrame()
@@ -246,7 +293,10 @@ def clean_table(clean: pd.DataFrame) -> pd.DataFrame:
         "shared tok/s/user": [span(a, b) for a, b in zip(clean["overlap_tok_s_per_user_lo"],
                                                            clean["overlap_tok_s_per_user_hi"])],
         f"{LOW}/{HIGH} median at equal tok/s/user": clean["ratio_median"].to_numpy(),
-        "min": clean["ratio_min"].to_numpy(), "max": clean["ratio_max"].to_numpy(),
+        "median 95% interval": _interval_cells(clean, "ratio_median"),
+        "min": clean["ratio_min"].to_numpy(), "min 95% interval": _interval_cells(clean, "ratio_min"),
+        "max": clean["ratio_max"].to_numpy(), "max 95% interval": _interval_cells(clean, "ratio_max"),
+        "levels within noise": _levels_cells(clean),
         "batch-1 bytes bound (roofline, not measured)": clean["bytes_ratio"].to_numpy(),
         "tensor-core rate ratio": clean["math_ratio"].to_numpy(),
         "what differs": clean["confounder_detail"].to_numpy(),
@@ -260,13 +310,16 @@ def envelope_table(envelope: pd.DataFrame, targets: Sequence[float]) -> pd.DataF
         "envelope (hardware · scope)": [compare.pair_label(r, ENVELOPE_BY) for _, r in envelope.iterrows()],
         "shared tok/s/user": [span(a, b) for a, b in zip(envelope["overlap_tok_s_per_user_lo"],
                                                            envelope["overlap_tok_s_per_user_hi"])],
-        "median": envelope["ratio_median"].to_numpy(), "min": envelope["ratio_min"].to_numpy(),
-        "max": envelope["ratio_max"].to_numpy(),
+        "median": envelope["ratio_median"].to_numpy(),
+        "median 95% interval": _interval_cells(envelope, "ratio_median"),
+        "min": envelope["ratio_min"].to_numpy(), "max": envelope["ratio_max"].to_numpy(),
+        "levels within noise": _levels_cells(envelope),
     })
     for t in targets:
         col = f"ratio_at_{t:g}"
         if col in envelope and envelope[col].notna().any():
             out[f"at {t:g} tok/s/user"] = envelope[col].to_numpy()
+            out[f"at {t:g}: 95% interval"] = _interval_cells(envelope, col)
     out["widest gap"] = envelope["widest_gap"].to_numpy()
     out["batch-1 bytes bound (roofline, not measured)"] = envelope["bytes_ratio"].to_numpy()
     out["confounders (pooled sides differ in)"] = envelope["confounders"].to_numpy()
@@ -285,8 +338,10 @@ def matched_table(matched: pd.DataFrame) -> pd.DataFrame:
                                                                for _, r in matched.iterrows()],
         f"tok/s/user {LOW}": matched[f"tok_s_per_user_range_{LOW}"].to_numpy(),
         f"tok/s/user {HIGH}": matched[f"tok_s_per_user_range_{HIGH}"].to_numpy(),
-        "median": matched["ratio_median"].to_numpy(), "min": matched["ratio_min"].to_numpy(),
-        "max": matched["ratio_max"].to_numpy(), "widest gap": matched["widest_gap"].to_numpy(),
+        "median": matched["ratio_median"].to_numpy(),
+        "median 95% interval": _interval_cells(matched, "ratio_median"),
+        "min": matched["ratio_min"].to_numpy(), "max": matched["ratio_max"].to_numpy(),
+        "levels within noise": _levels_cells(matched), "widest gap": matched["widest_gap"].to_numpy(),
         "confounders": matched["confounders"].to_numpy(),
         "apart in time": (matched["apart_in_time"].to_numpy() if "apart_in_time" in matched else ""),
         "note": ["no shared tok/s/user range" if str(n).startswith("no overlapping") else n for n in matched["note"]],

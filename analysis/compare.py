@@ -348,6 +348,8 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
     measured faster than the target (``reading``/``lower_bound_tok_s_per_gpu`` as ``frontier.capacity_readings``).
     """
     targets = list(targets)
+    if "gpu_lo" not in points.columns:  # each reading carries its interval, for the scope ratio's
+        points = fr.with_intervals(points, denominator=denominator)
     data = points.assign(gpu_family=gpu_family(points["hardware"]))
     keys = list(by) + ["gpu_family", "precision"]
     fronts = fr.frontier(data, by=keys + ["scope", "hardware"], denominator=denominator)
@@ -360,6 +362,7 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
                 for t in targets:
                     rows.append({**key, "scope": scope, "hardware": "", "n_gpus": "", "target_tok_s_per_user": float(t),
                                  "tok_s_per_gpu": np.nan, "reading": "no data", "lower_bound_tok_s_per_gpu": np.nan,
+                                 "gpu_lo": np.nan, "gpu_hi": np.nan, "n_requests": np.nan,
                                  "status": "not measured", "gpu_denominator": denominator,
                                  **{f"setup_{c}": "" for c in SCOPE_CONFOUNDERS}})
                 continue
@@ -374,6 +377,7 @@ def scope_capacity(points: pd.DataFrame, *, targets: Iterable[float] = (50, 100,
                     rows.append({**key, "scope": scope, "hardware": hw, "n_gpus": gpus,
                                  "target_tok_s_per_user": r.target_tok_s_per_user, "tok_s_per_gpu": value,
                                  "reading": r.reading, "lower_bound_tok_s_per_gpu": r.lower_bound_tok_s_per_gpu,
+                                 "gpu_lo": r.gpu_lo, "gpu_hi": r.gpu_hi, "n_requests": r.n_requests,
                                  "status": status, "gpu_denominator": denominator,
                                  **reading_settings(front, r.target_tok_s_per_user, r.reading)})
     return pd.DataFrame(rows)
@@ -384,7 +388,9 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
     """Each larger-scope group against the same family's ``reference_scope`` group at equal tok/s/user.
 
     ``reference_over_scope`` = reference tok/s/GPU ÷ the larger scope's at the same tok/s/user (above 1: the
-    reference, e.g. one node, delivers more per GPU); ``status`` says ``not measured`` when either side has no value
+    reference, e.g. one node, delivers more per GPU), with its interval from the two readings' intervals
+    (``reference_over_scope_lo``/``_hi``/``_verdict``/``_missing``/``_missing_why``, :func:`ratio_interval_columns`:
+    the numerator side is the reference); ``status`` says ``not measured`` when either side has no value
     at that target. ``n_gpus``/``reference_n_gpus`` give the GPU-count range along each frontier. ``confounders``
     names what else differs between the points the two readings come from (``SCOPE_CONFOUNDERS``; "none" when
     nothing does, empty when not measured), ``confounder_detail`` gives the values, and ``clean`` marks a measured
@@ -407,7 +413,14 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
                     status = f"not measured ({reference_scope} {ref['status']})"
                 else:
                     status = f"not measured ({other['scope']} {other['status']})"
+                reading = uncertainty.compare_readings(
+                    uncertainty.Interval(ref["tok_s_per_gpu"], ref.get("gpu_lo", np.nan), ref.get("gpu_hi", np.nan)),
+                    uncertainty.Interval(other["tok_s_per_gpu"], other.get("gpu_lo", np.nan),
+                                         other.get("gpu_hi", np.nan))) if both else None
+                n_known = (np.isfinite(float(ref.get("n_requests", np.nan))),
+                           np.isfinite(float(other.get("n_requests", np.nan))))
                 rows.append({
+                    **ratio_interval_columns("reference_over_scope", reading, n_known=n_known),
                     **key, "scope": other["scope"], "hardware": other["hardware"],
                     "tok_s_per_gpu": other["tok_s_per_gpu"],
                     "n_gpus": other["n_gpus"],
@@ -419,8 +432,9 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
                     **_scope_confounders(ref, other, measured=both),
                 })
     columns = keys + ["scope", "hardware", "tok_s_per_gpu", "n_gpus", "reference", "reference_n_gpus",
-                      "reference_tok_s_per_gpu", "reference_over_scope", "status", "confounders",
-                      "confounder_detail", "clean"]
+                      "reference_tok_s_per_gpu", "reference_over_scope", "reference_over_scope_lo",
+                      "reference_over_scope_hi", "reference_over_scope_verdict", "reference_over_scope_missing",
+                      "reference_over_scope_missing_why", "status", "confounders", "confounder_detail", "clean"]
     return pd.DataFrame(rows, columns=columns)
 
 

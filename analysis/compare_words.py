@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analysis.frontier_words import ratio_text
-from analysis.text import plain, times
+from analysis.text import fixed, plain, times
 
 WHY_WORDS = {"n unknown": "its points record no request count",
              "no spread": "its points give a mean or median but no percentiles to read a spread from"}
-WHY_SHORT = {"n unknown": "no request count", "no spread": "no spread"}
+WHY_SHORT = {"n unknown": "no n", "no spread": "no spread"}
 
 
 def left_out_note(left_out: Sequence) -> str:
@@ -61,17 +61,18 @@ def ratio_words(row, prefix: str, *, low: str = "fp4", high: str = "fp8") -> str
 
 
 def interval_cell(row, prefix: str, *, low: str = "fp4", high: str = "fp8") -> str:
-    """A table cell for a ratio's interval: ``1.81–1.95× (higher)``, ``0.97–1.08× (within noise)``, ``no interval
-    (the fp8 reading has none …)`` or '' when no ratio was read."""
+    """A table cell for a ratio's interval, short enough for the page's tables: ``1.81–1.95× (higher)``,
+    ``0.97–1.08× (within noise)``, ``none (fp4, fp8: no n)`` (no interval: no request count, or no spread) or ''
+    when no ratio was read."""
     verdict = row[f"{prefix}_verdict"]
     if verdict in ("higher", "lower", "within-noise"):
-        return (f"{times(row[f'{prefix}_lo'])}–{times(row[f'{prefix}_hi'])} "
+        return (f"{fixed(row[f'{prefix}_lo'], 2)}–{times(row[f'{prefix}_hi'])} "
                 f"({'within noise' if verdict == 'within-noise' else verdict})")
     if not row.get(f"{prefix}_missing"):
         return ""
-    side = {"low": low, "high": high, "both": f"{low} and {high}"}.get(row[f"{prefix}_missing"], "")
+    side = {"low": low, "high": high, "both": f"{low}, {high}"}.get(row[f"{prefix}_missing"], "")
     why = WHY_SHORT.get(row.get(f"{prefix}_missing_why", ""), "none")
-    return f"no interval ({side}: {why})"
+    return f"none ({side}: {why})"
 
 
 def headline_ratio(row, prefix: str, *, low: str = "fp4", high: str = "fp8") -> str:
@@ -91,3 +92,21 @@ def headline_ratio(row, prefix: str, *, low: str = "fp4", high: str = "fp8") -> 
                                 low=low, high=high)
     return (f"{low} delivers {times(ratio)} the tok/s/GPU of {high} at equal tok/s/user, not shown to be beyond "
             f"noise (no interval: {why})")
+
+
+def ratio_cell(row, prefix: str, *, low: str = "fp4", high: str = "fp8") -> str:
+    """A ratio and its interval in one table cell: ``2.30× (2.24–2.37)``, ``1.02× (0.97–1.08, within
+    noise)``, ``1.50× (no interval)`` (why: :func:`interval_cell`, in the row's median column); '' when no ratio
+    was read."""
+    value = row[prefix]
+    if value is None or value != value:
+        return ""
+    cell = interval_cell(row, prefix, low=low, high=high)
+    if cell.startswith("none ("):
+        return f"{times(value)} (no interval)"
+    if not cell:
+        return times(value)
+    span, verdict = cell.split(" (", 1)
+    span = span.removesuffix("×")  # the cell's ratio carries the unit
+    # an interval wholly above or below 1 speaks for itself; one that includes 1 says so
+    return f"{times(value)} ({span}, within noise)" if verdict.startswith("within") else f"{times(value)} ({span})"

@@ -151,15 +151,29 @@ def test_denominator_effect_is_all_over_decode_gpus_of_frontier_points(snapshot_
     assert (node["decode_over_all_max"] == 1).all()
 
 
-def test_scope_prose_says_which_side_is_better_per_gpu(snapshot_1k1k):
+def test_scope_prose_says_which_side_is_better_per_gpu_only_as_far_as_its_interval_goes(snapshot_1k1k):
+    """The rack and multi-node readings record no request count, so no scope ratio has an interval: none is called
+    better per GPU, and each says which side lacks one. Given intervals, the same ratio's words follow them."""
     cap = compare.scope_capacity(snapshot_1k1k, targets=[50, 100])
     cmp = compare.scope_comparison(cap)
     text = page.scope_text(cmp, cap)
     row = cmp[(cmp["gpu_family"] == "B200") & (cmp["precision"] == "fp8") & (cmp["hardware"] == "B200")
               & (cmp["scope"] == "multi-node") & (cmp["target_tok_s_per_user"] == 100)].iloc[0]
     assert row["reference_over_scope"] == pytest.approx(3.36, abs=0.01)
-    assert "node ÷ multi-node = 3.36× (the node is better per GPU here)" in text
-    assert "node ÷ rack = 0.30× (the rack deployment is better per GPU here)" in text
+    assert row["reference_over_scope_verdict"] == "unknown" and row["reference_over_scope_missing"] == "high"
+    assert ("node ÷ multi-node = 3.36× (not shown to be beyond noise, no interval: the multi-node reading has "
+            "none: its points record no request count)") in text
+    assert "node ÷ rack = 0.30× (not shown to be beyond noise, no interval: the rack reading has none" in text
+    assert "better per GPU here" not in text
+    measured = cmp[cmp["status"] == "measured"]
+    assert len(measured) and (measured["reference_over_scope_verdict"] == "unknown").all()
+    wide = {**row.to_dict(), "reference_over_scope_lo": 0.9, "reference_over_scope_hi": 12.0,
+            "reference_over_scope_verdict": "within-noise", "clean": True}
+    assert "(within noise: neither is shown better per GPU)" in page._scope_line(pd.Series(wide), "node", page.text.esc)
+    narrow = {**wide, "reference_over_scope_lo": 3.0, "reference_over_scope_hi": 3.7,
+              "reference_over_scope_verdict": "higher"}
+    assert ("node ÷ multi-node = 3.36×, 3.00–3.70× (higher) (the node is better per GPU here)"
+            in page._scope_line(pd.Series(narrow), "node", page.text.esc))
     assert "keeps" not in text
     # every measured reading says what else differs: here the node runs aggregated, the multi-node disaggregated
     assert (cmp.loc[cmp["status"] == "measured", "confounders"] != "").all()
@@ -402,11 +416,11 @@ def test_every_precision_ratio_carries_the_interval_of_its_two_readings(raw_poin
     # never wider than the worst case lo4/hi8 – hi4/lo8, never narrower than either side alone
     assert a["gpu_lo"] / b["gpu_hi"] <= iv.lo and iv.hi <= a["gpu_hi"] / b["gpu_lo"]
     assert math.log(iv.hi / iv.lo) >= math.log(a["gpu_hi"] / a["gpu_lo"])
-    assert p.tables["clean"]["median 95% interval"].iloc[0] == "1.81×–1.95× (higher)"
+    assert p.tables["clean"]["median 95% interval"].iloc[0] == "1.81–1.95× (higher)"
     # multi-node pairs: no request count on either side, so no interval and no verdict
     matched = p.tables["matched"].set_index("pair (hardware · framework · scope · spec decoding)")
     assert matched.loc["B200 · dynamo-trt · multi-node · none", "median 95% interval"] == (
-        "no interval (fp4 and fp8: no request count)")
+        "none (fp4, fp8: no n)")
     row = p.matched[(p.matched["hardware"] == "B200") & (p.matched["framework"] == "dynamo-trt")
                     & (p.matched["spec_decode"] == "none")].iloc[0]
     assert row["ratio_median_verdict"] == "unknown" and row["ratio_median_missing"] == "both"

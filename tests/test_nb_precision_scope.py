@@ -40,7 +40,7 @@ def test_headline_is_the_clean_pair_ratio_and_a_confounded_pair_stays_out():
             "neither the fp4 nor the fp8 reading has one: their points give a mean or median but no percentiles to "
             "read a spread from), the median over one clean pair's shared tok/s/user range (B200 · sglang · node · "
             "none; single levels 1.60× to 1.60×, 25 without an interval)") in headline
-    assert page.tables["clean"]["median 95% interval"].iloc[0] == "no interval (fp4 and fp8: no spread)"
+    assert page.tables["clean"]["median 95% interval"].iloc[0] == "none (fp4, fp8: no spread)"
     assert "higher" not in headline
     assert headline.endswith("A clean pair holds everything equal but run date and container image, and its two "
                              "sides ran on one image or within 31 days of each other (each side may pool several runs).")

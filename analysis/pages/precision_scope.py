@@ -213,12 +213,19 @@ def steps_text(summary: pd.DataFrame, *, e: Esc = text.esc) -> str:
 
 def _scope_line(r: pd.Series, reference_scope: str, e: Esc) -> str:
     ratio = r["reference_over_scope"]
-    better = (f"the {reference_scope} is better per GPU here" if ratio > 1 else
-              f"the {e(r['scope'])} deployment is better per GPU here" if ratio < 1 else "equal per GPU")
+    verdict = r.get("reference_over_scope_verdict", "unknown")
+    better = (f"the {reference_scope} is better per GPU here" if verdict == "higher" else
+              f"the {e(r['scope'])} deployment is better per GPU here" if verdict == "lower" else
+              "within noise: neither is shown better per GPU" if verdict == "within-noise" else
+              "not shown to be beyond noise, no interval: " + compare_words.missing_interval_text(
+                  r.get("reference_over_scope_missing", ""), r.get("reference_over_scope_missing_why", ""),
+                  low=reference_scope, high=e(r["scope"])))
     line = (f"- {e(r['gpu_family'])} {e(r['precision'])} at {r['target_tok_s_per_user']:g} tok/s/user: "
             f"{e(r['reference'])} ({e(r['reference_n_gpus'])} GPUs) {r['reference_tok_s_per_gpu']:,.0f} vs "
             f"{e(r['hardware'])} {e(r['scope'])} ({e(r['n_gpus'])} GPUs) {r['tok_s_per_gpu']:,.0f} tok/s/GPU — "
-            f"{reference_scope} ÷ {e(r['scope'])} = {ratio:.2f}× ({better}).")
+            f"{reference_scope} ÷ {e(r['scope'])} = {ratio:.2f}×"
+            + (f", {compare_words.interval_cell(r, 'reference_over_scope', low=reference_scope, high=e(r['scope']))}"
+               if verdict in ("higher", "lower", "within-noise") else "") + f" ({better}).")
     if r["clean"]:
         return line + " Clean: framework, disaggregation, EP width and speculative decoding are equal."
     return line + f" Confounded by {e(r['confounder_detail'])}."
@@ -231,7 +238,9 @@ def scope_headline(comparison: pd.DataFrame, *, e: Esc = text.esc, reference_sco
     if len(clean):
         return "Scope (clean readings only): " + " ".join(
             f"{e(r['gpu_family'])} {e(r['precision'])} at {r['target_tok_s_per_user']:g} tok/s/user, "
-            f"{reference_scope} ÷ {e(r['scope'])} = {r['reference_over_scope']:.2f}×." for _, r in clean.iterrows())
+            f"{reference_scope} ÷ {e(r['scope'])} = "
+            f"{compare_words.ratio_words(r, 'reference_over_scope', low=reference_scope, high=e(r['scope']))}."
+            for _, r in clean.iterrows())
     return (f"Scope has no headline number: none of the {len(measured)} measured {reference_scope} ÷ larger-"
             f"deployment readings holds framework, disaggregation, EP width and speculative decoding equal, so "
             f"each mixes the interconnect with a different serving setup (listed with every reading below).")
@@ -310,19 +319,19 @@ def envelope_table(envelope: pd.DataFrame, targets: Sequence[float]) -> pd.DataF
         "envelope (hardware · scope)": [compare.pair_label(r, ENVELOPE_BY) for _, r in envelope.iterrows()],
         "shared tok/s/user": [span(a, b) for a, b in zip(envelope["overlap_tok_s_per_user_lo"],
                                                            envelope["overlap_tok_s_per_user_hi"])],
-        "median": envelope["ratio_median"].to_numpy(),
-        "median 95% interval": _interval_cells(envelope, "ratio_median"),
+        # why a ratio has no interval is in the matched table and the prose; here it only says there is none
+        "median (95% interval)": [compare_words.ratio_cell(r, "ratio_median", low=LOW, high=HIGH)
+                                  for _, r in envelope.iterrows()],
         "min": envelope["ratio_min"].to_numpy(), "max": envelope["ratio_max"].to_numpy(),
-        "levels within noise": _levels_cells(envelope),
     })
-    for t in targets:
+    for t in targets:  # the ratio and its interval in one cell, so the table fits the window
         col = f"ratio_at_{t:g}"
         if col in envelope and envelope[col].notna().any():
-            out[f"at {t:g} tok/s/user"] = envelope[col].to_numpy()
-            out[f"at {t:g}: 95% interval"] = _interval_cells(envelope, col)
+            out[f"at {t:g} tok/s/user"] = [compare_words.ratio_cell(r, col, low=LOW, high=HIGH)
+                                                          for _, r in envelope.iterrows()]
     out["widest gap"] = envelope["widest_gap"].to_numpy()
-    out["batch-1 bytes bound (roofline, not measured)"] = envelope["bytes_ratio"].to_numpy()
-    out["confounders (pooled sides differ in)"] = envelope["confounders"].to_numpy()
+    out["roofline bytes ratio (batch 1)"] = envelope["bytes_ratio"].to_numpy()
+    out["pooled sides differ in"] = envelope["confounders"].to_numpy()
     for t in targets:  # the two readings' own speculative decoding: pooled sides can hide an MTP-vs-none reading
         col = f"spec_decode_at_{t:g}"
         if f"at {t:g} tok/s/user" in out and col in envelope:
@@ -371,6 +380,8 @@ def scope_table(comparison: pd.DataFrame) -> pd.DataFrame:
                                                                                c["n_gpus"])],
         "its tok/s/GPU": c["tok_s_per_gpu"].to_numpy(),
         "reference ÷ larger": c["reference_over_scope"].to_numpy(),
+        "95% interval": [compare_words.interval_cell(r, "reference_over_scope", low="reference", high="larger")
+                         for _, r in c.iterrows()],
         "confounders": c["confounders"].to_numpy(),
     })
 
@@ -466,6 +477,8 @@ class PrecisionScopePage:
             "precision_summary": self.summary,
             "clean_pairs": {compare.pair_label(r, PAIR_BY): {
                 "ratio_median": r["ratio_median"], "ratio_min": r["ratio_min"], "ratio_max": r["ratio_max"],
+                **{f"ratio_{s}_{k}": r[f"ratio_{s}_{k}"] for s in ("median", "min", "max")
+                   for k in ("lo", "hi", "verdict")},
                 "bytes_ratio": r["bytes_ratio"], "math_ratio": r["math_ratio"],
                 "beyond_bytes": bool(r["beyond_bytes"]), "beyond_roofline": bool(r["beyond_roofline"]),
                 "confounders": r["confounders"]} for _, r in self.clean.iterrows()},

@@ -532,7 +532,7 @@ def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: in
     meas = measured_collective_us(m.name, hw.name, int(gpus)) if not isinstance(latency_us, (int, float)) else None
     basis, sources = ("assumption", ())
     if meas is not None:
-        lat = {None: meas[0], "central": meas[0], "low": meas[1], "high": meas[2]}[latency_us]
+        lat = {"low": meas[1], "high": meas[2]}.get(latency_us, meas[0])  # None or "central": the estimate
         basis, sources = meas[3], meas[4]
     elif latency_us is None:
         lat = COLLECTIVE_LATENCY_US[where]

@@ -27,25 +27,11 @@ from analysis.perfmodel import step as st
 COMPARED = ("spec_method", "precision", "isl", "osl", "framework", "workload")
 
 
-def _num(v) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return f
-
-
 def _same(a, b) -> bool:
-    fa, fb = _num(a), _num(b)
+    fa, fb = cb._num(a), cb._num(b)
     if fa == fa and fb == fb:
         return fa == fb
     return str(a or "").strip().lower() == str(b or "").strip().lower()
-
-
-def _config_value(dep: st.Deployment, key: str):
-    if key == "workload":
-        return "random" if dep.isl == dep.isl else None
-    return getattr(dep, key)
 
 
 def differences(dep: st.Deployment, row: dict) -> list[str]:
@@ -61,7 +47,7 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
             continue
         if k == "precision" and str(dep.precision).lower() == "native":
             continue  # the shipped recipe: whatever the source labels the checkpoint it ran
-        if not _same(_config_value(dep, k), row.get(k)):
+        if not _same(getattr(dep, k), row.get(k)):
             out.append(k)
     return out
 
@@ -97,34 +83,35 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
     out = []
     for rec in rows.to_dict(orient="records"):
         own = cb.deployment(rec)
-        conc = _num(rec.get("concurrency"))
+        conc = cb._num(rec.get("concurrency"))
         if conc != conc:
-            conc = _num(rec.get("batch_size"))
+            conc = cb._num(rec.get("batch_size"))
         gid = group_of.get(f"{rec.get('run_id')}|{rec.get('source_line')}")
         if gid is not None and gid not in cals:
             g = train[train["group_id"] == gid].iloc[0]
             cals[gid] = cb.calibrate(train[train["group_id"] != gid], warm=full, only=(g["family"], str(g["framework"])))
         cal = cals.get(gid, full)
-        p_own = pr.predict(own, [conc], cal, serving=True).rows[0] if conc == conc else None
-        meas_u, meas_g = _num(rec.get("tok_s_per_user")), _num(rec.get("tok_s_per_gpu"))
+        own_pred = pr.predict(own, [conc], cal, serving=True) if conc == conc else None
+        p_own = own_pred.rows[0] if own_pred else None
+        meas_u, meas_g = cb._num(rec.get("tok_s_per_user")), cb._num(rec.get("tok_s_per_gpu"))
         item = {
-            "model": rec.get("model"), "hardware": rec.get("hardware"), "n_gpus": _num(rec.get("n_gpus")),
+            "model": rec.get("model"), "hardware": rec.get("hardware"), "n_gpus": cb._num(rec.get("n_gpus")),
             "concurrency": conc, "spec_method": rec.get("spec_method"),
-            "acceptance_length": _num(rec.get("acceptance_length")),
+            "acceptance_length": cb._num(rec.get("acceptance_length")),
             "acceptance_source": rec.get("acceptance_source"), "precision": rec.get("precision"),
-            "isl": _num(rec.get("isl")), "osl": _num(rec.get("osl")), "workload": rec.get("workload"),
+            "isl": cb._num(rec.get("isl")), "osl": cb._num(rec.get("osl")), "workload": rec.get("workload"),
             "framework": rec.get("framework"), "tok_s_per_user": meas_u, "tok_s_per_user_def":
             rec.get("tok_s_per_user_def"), "tok_s_per_gpu": meas_g, "source": rec.get("source_url") or
             rec.get("source_file"),
             "left_out_group": gid is not None,
             "predicted_at_own_conditions": None if p_own is None else {
                 "tok_s_per_user": p_own["tok_s_per_user"], "tok_s_per_gpu": p_own["tok_s_per_gpu"],
-                "tau": pr.predict(own, [conc], cal, serving=True).config["tau"],
+                "tau": own_pred.config["tau"],
                 "error_tok_s_per_user": p_own["tok_s_per_user"] / meas_u - 1.0,
                 "error_tok_s_per_gpu": (p_own["tok_s_per_gpu"] / meas_g - 1.0) if meas_g > 0 else None},
             "config_prediction": None, "differs_from_config": differences(dep, rec),
         }
-        if _num(rec.get("n_gpus")) == dep.n_gpus and conc in by_conc:
+        if cb._num(rec.get("n_gpus")) == dep.n_gpus and conc in by_conc:
             r = by_conc[conc]
             item["config_prediction"] = {
                 "tok_s_per_user": r["tok_s_per_user"], "tok_s_per_gpu": r["tok_s_per_gpu"],

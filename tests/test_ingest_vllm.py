@@ -225,3 +225,77 @@ def test_truncated_result_says_truncated(tmp_path):
     q = ingest([path]).quarantine
     assert len(q) == 1 and q["reason"].iloc[0].startswith("truncated JSON")
     assert q["line"].iloc[0] == text[: len(text) // 2].count("\n") + 1
+
+
+# --- vllm bench sweep serve (real files: er0080/vllm-benchmarking fixtures, vLLM 0.25.1; PROVENANCE.md) --------------
+SWEEP = DATA / "sweep_v0.25.1"
+SEQS4 = SWEEP / "SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8"
+
+
+def test_sweep_summary_alone_gives_one_point_per_run_with_the_files_numbers(tmp_path):
+    folder = tmp_path / SEQS4.name
+    folder.mkdir()
+    (folder / "summary.json").write_bytes((SEQS4 / "summary.json").read_bytes())
+    summary = folder / "summary.json"
+    assert detect(summary, summary.read_bytes()[:HEAD_BYTES]).name == "vllm-sweep-summary"
+    items = json.loads((SEQS4 / "summary.json").read_text())
+    result = ingest([folder])
+    pts = result.points.sort_values("run_id")
+    assert pts["format"].unique().tolist() == ["vllm-sweep-summary"]
+    assert pts["run_id"].tolist() == [f"{SEQS4.name}#run=0", f"{SEQS4.name}#run=1"]
+    assert pts["scenario"].unique().tolist() == ["max_num_seqs=4"]
+    assert pts["concurrency"].tolist() == [2.0, 2.0]
+    assert pts["output_tok_s"].tolist() == pytest.approx([93.74767963046673, 199.36907134182283])
+    assert pts["ttft_ms_p50"].tolist() == pytest.approx([44.92285849846667, 38.187976999324746])
+    assert pts["tpot_ms_p50"].tolist() == pytest.approx([r["median_tpot_ms"] for r in items])
+    assert pts["e2e_ms_p50"].tolist() == pytest.approx([r["median_e2el_ms"] for r in items])
+    assert pts["model"].unique().tolist() == ["opt-125m"]
+
+
+def test_sweep_folder_reads_each_run_once():
+    result = ingest([SWEEP])
+    pts = result.points
+    assert len(pts) == 4 and pts["run_id"].nunique() == 4  # two combinations × two runs, no run counted twice
+    assert set(pts["format"]) == {"vllm-serve"}  # the run=N.json files; the summaries say so and add nothing
+    files = result.files.set_index("format")
+    notes = result.files.loc[result.files["format"] == "vllm-sweep-summary", "note"].tolist()
+    assert len(notes) == 2 and all("2 of 2 runs are read from the files beside this summary" in n for n in notes)
+    assert (files.loc["vllm-sweep-summary", "points"] == 0).all()
+    by = pts.set_index("run_id")
+    seqs8 = "SERVE--max_num_seqs=8-BENCH--max_concurrency=2-num_prompts=8"
+    assert by.loc[f"{seqs8}#run=0", "scenario"] == "max_num_seqs=8"
+    run0 = json.loads((SWEEP / seqs8 / "run=0.json").read_text())
+    assert by.loc[f"{seqs8}#run=0", "output_tok_s"] == pytest.approx(run0["output_throughput"])
+    assert result.quarantine.empty
+
+
+def test_sweep_summary_item_that_differs_from_its_run_file_is_read(tmp_path):
+    folder = tmp_path / SEQS4.name
+    folder.mkdir()
+    items = json.loads((SEQS4 / "summary.json").read_text())
+    (folder / "summary.json").write_bytes((SEQS4 / "summary.json").read_bytes())
+    changed = dict(items[1], output_throughput=1.0)
+    (folder / "run=1.json").write_text(json.dumps(changed))
+    pts = ingest([folder]).points
+    assert sorted(pts["format"]) == ["vllm-serve", "vllm-sweep-summary", "vllm-sweep-summary"]
+
+
+def test_sweep_parameters_parse_from_the_folder_name():
+    from analysis.ingest.vllm import sweep_params
+    assert sweep_params("--max_num_seqs=4") == [("max_num_seqs", "4")]
+    assert sweep_params("--max_concurrency=2-num_prompts=8") == [("max_concurrency", "2"), ("num_prompts", "8")]
+    assert sweep_params("--model=org/name-7b-max_num_seqs=4") == [("model", "org/name-7b"), ("max_num_seqs", "4")]
+
+
+def test_fork_latency_ms_keys_are_the_files_own_e2e_statistics(tmp_path):
+    """Forks of benchmark_serving name end-to-end latency `mean_/median_/p99_latency_ms`; those, not a rebuild from
+    TTFT + gaps, are the point's e2e. A real result with its e2el keys renamed that way (constructed variant)."""
+    rec = json.loads((SEQS4 / "run=0.json").read_text())
+    for stat in ("mean", "median", "std", "p99"):
+        rec[f"{stat}_latency_ms"] = rec.pop(f"{stat}_e2el_ms")
+    path = tmp_path / "fork.json"
+    path.write_text(json.dumps(rec))
+    pt = ingest([path]).points.iloc[0]
+    assert pt["e2e_ms_p50"] == pytest.approx(166.47808399284258)
+    assert pt["e2e_ms_mean"] == pytest.approx(340.3411977451469)
+    assert pt["e2e_ms_p99"] == pytest.approx(876.8009717071254)

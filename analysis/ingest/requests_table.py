@@ -82,6 +82,9 @@ def build_requests(run_id: str, rows_or_arrays: Iterable[Mapping] | Mapping[str,
     return pa.table(cols, schema=SCHEMA)
 
 
+ZERO_TOKENS = "no output (zero tokens)"
+
+
 def from_serving_arrays(
     run_id: str,
     *,
@@ -97,7 +100,8 @@ def from_serving_arrays(
     Without ``latencies_s`` (older vLLM, SGLang) e2e is ``ttft + sum(itls)`` — the time to the last chunk.
     A request is failed when its error text is non-empty, or (no ``errors`` array, e.g. newest vLLM without
     ``--save-detailed``, which keeps only ``latencies``) when it has no output, no first token and no latency; its
-    latencies are NaN, not the 0.0 the tools write.
+    latencies are NaN, not the 0.0 the tools write. A request with an empty error but zero output tokens (vLLM ~0.6
+    counts it completed, with TTFT 0 and no gaps) is marked :data:`ZERO_TOKENS`: it had no first token to time.
     """
     arrays = [a for a in (input_lens, output_lens, ttfts_s, itls_s, latencies_s, errors) if a is not None]
     n = max((len(a) for a in arrays), default=0)
@@ -117,6 +121,8 @@ def from_serving_arrays(
         else:
             e2e = math.nan
         failed = bool(error) if errors is not None else not (out > 0 or ttft > 0 or e2e > 0)
+        if not failed and out == 0:  # counted as completed by the tool (vLLM ~0.6), yet no token came back
+            failed, error = True, ZERO_TOKENS
         if failed:
             error = error or "no output"
             ttft = e2e = math.nan

@@ -36,6 +36,7 @@ TESTED_ON = {
                                "result lines as pasted in two write-ups",
     "trtllm-bench-console": "TensorRT-LLM 1.1.0rc1 report (PR #7104) and a 2025 report (issue #6294), as pasted",
     "trtllm-bench-report": "fixture after source (reporting.py @02499765 and @2787769c)",
+    "vllm-sweep-summary": "vLLM 0.25.1 `bench sweep serve` output (er0080/vllm-benchmarking fixtures @57cb02c0)",
     "vllm-latency": "fixture after source (vllm/benchmarks/latency.py @00cae075)",
     "vllm-serve": "vLLM bench serve (recent upstream) and InferenceX's benchmark_serving.py fork; trimmed copies",
     "vllm-throughput": "fixture after source (vllm/benchmarks/throughput.py)",

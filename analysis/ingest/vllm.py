@@ -10,8 +10,11 @@ exactly 0 ms is likewise treated as missing (no streaming, or no request with mo
 cannot be measured and rejects the record. ``spec_decode_acceptance_length`` (newer ``bench serve``, with the
 ``spec_decode_num_drafts`` / ``_draft_tokens`` / ``_accepted_tokens`` counters) is the run's measured acceptance
 length and its drafted tokens per step. A trimmed copy (vLLM forks, dashboards) that keeps ``model_id`` and the
-``*_ms`` latency summary but drops ``completed`` and the throughputs is read for its latencies, with a note. The
-serving helpers here are shared with the SGLang reader, whose summaries use the same key style.
+``*_ms`` latency summary but drops ``completed`` and the throughputs is read for its latencies, with a note. Forks' ``mean_/median_/pNN_latency_ms`` are the end-to-end latency. A request
+the file counts completed with zero output tokens (vLLM ~0.6: TTFT 0, no gaps) is errored in the request table and
+left out of the TTFT and e2e statistics (flag ``zero-token-requests``). ``vllm bench sweep serve`` folders
+(``SERVE--…-BENCH--…/run=N.json`` and ``summary.json``) give one point per run, each counted once. The serving
+helpers here are shared with the SGLang reader, whose summaries use the same key style.
 """
 
 from __future__ import annotations
@@ -24,15 +27,17 @@ from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import json_error_reason, replace_lone_surrogates
-from analysis.ingest.requests_table import from_serving_arrays, percentiles_from_requests, pooled_itl_ms
+from analysis.ingest.requests_table import (ZERO_TOKENS, from_serving_arrays, percentiles_from_requests,
+                                            pooled_itl_ms)
 from analysis.schema import ACCEPTANCE_SOURCES, COLUMNS, add_flag, normalize_spec_method
 
 PRIORITY = 30
 TOOL_PER_USER_DEF = "1000/tpot_ms_p50"
 
 # stat_metric_ms: mean_ttft_ms, median_tpot_ms, p99.9_itl_ms, p90_e2el_ms, p99_e2e_latency_ms (SGLang)
-STAT_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
-_METRIC = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e", "e2e_latency": "e2e"}
+# `latency` (mean_latency_ms …): the request latency of benchmark_serving forks, the same end-to-end time
+STAT_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el|e2e_latency|latency)_ms$")
+_METRIC = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e", "e2e_latency": "e2e", "latency": "e2e"}
 # Statistics the points table has a column for.
 KEEP = {"ttft": ("mean", "p50", "p90", "p99"), "tpot": ("mean", "p50", "p90", "p99"),
         "itl": ("mean", "p50", "p99"), "e2e": ("mean", "p50", "p99")}
@@ -48,7 +53,7 @@ METADATA_ALIASES = {"tensor_parallel_size": "tp", "tp_size": "tp", "pipeline_par
                     "num_gpus": "n_gpus", "gpus": "n_gpus", "dtype": "precision", "quantization": "precision"}
 _METADATA_SKIP = {"source_file", "source_line", "tool", "format", "run_id", "date", "flags", "model",
                   "tok_s_per_user", "tok_s_per_user_def", "concurrency", "request_rate", "num_requests"}
-_SUMMARY_KEY = re.compile(rb'"(mean|median|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms"')
+_SUMMARY_KEY = re.compile(rb'"(mean|median|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|latency)_ms"')
 
 
 # --- reading one or many JSON objects --------------------------------------------------------------
@@ -159,10 +164,19 @@ def details_to_requests(run_id: str, rec: dict, row: dict, sink: Sink) -> None:
     errors = table.column("error").to_pylist()
     gaps = pooled_itl_ms(rec["itls"], errors) if isinstance(rec.get("itls"), list) else None
     filled = percentiles_from_requests(table, itl_gaps_ms=gaps)
+    zero = errors.count(ZERO_TOKENS)
     for key, value in filled.items():
         current = row.get(key, math.nan)
-        if current != current:  # missing or NaN: the summary lacks it
+        # the summary's own statistic wins, except TTFT and e2e when zero-token requests sit in it as 0 ms
+        if current != current or (zero and key.startswith(("ttft_ms", "e2e_ms"))):
             row[key] = value
+    if zero:
+        row["flags"] = add_flag(row.get("flags"), "zero-token-requests")
+        row["num_requests"] = row.get("num_requests", math.nan) - zero
+        own = rec.get("mean_ttft_ms")
+        sink.note(f"{zero} of {len(errors)} requests counted completed returned no token (TTFT 0, no gaps): kept in "
+                  "the request table as errored, left out of the TTFT and e2e statistics and of num_requests"
+                  + (f"; the file's own mean TTFT {own:.4g} ms includes them" if isinstance(own, (int, float)) else ""))
 
 
 def per_user(row: dict) -> None:
@@ -308,6 +322,7 @@ def serving_point(rec: dict, *, run_id: str, sink: Sink, line: int) -> dict:
 def _parse_serve(path: Path, sink: Sink) -> None:
     docs = list(json_documents(path, sink))
     multi = len(docs) > 1
+    sweep = sweep_run(path)
     for i, (line, rec) in enumerate(docs):
         if not isinstance(rec, dict):
             sink.bad("expected a JSON object", line=line)
@@ -316,13 +331,85 @@ def _parse_serve(path: Path, sink: Sink) -> None:
             sink.bad("record is not a serving result (no 'completed', no latency summary)", line=line)
             continue
         run_id = f"{path.stem}#{i + 1}" if multi else path.stem
+        if sweep and not multi:  # run=N.json of a `vllm bench sweep` folder: the folder names the combination
+            run_id = f"{sweep[0]}#{path.stem}"
         try:
-            sink.point(serving_point(rec, run_id=run_id, sink=sink, line=line), line=line)
+            row = serving_point(rec, run_id=run_id, sink=sink, line=line)
+            if sweep and sweep[1]:
+                row.setdefault("scenario", sweep[1])
+            sink.point(row, line=line)
         except Exception as err:  # one bad record is that record's quarantine row, not the file's
             reason, field = in_words(err)
             if not multi:
                 raise Quarantine(reason, line=line, field=field) from None
             sink.bad(reason, line=line, field=field)
+
+
+# --- bench sweep serve: <combination folder>/summary.json and run=N.json ---------------------------------
+# vllm/benchmarks/sweep/serve.py writes, per combination of server and bench parameters, a folder
+# ``SERVE--<k>=<v>[-<k>=<v>…]-BENCH--<k>=<v>…`` holding ``run=N.json`` (one `bench serve` result each, with
+# ``run_number`` and the combination's parameters added) and ``summary.json`` (the list of those results).
+_SWEEP_FOLDER = re.compile(r"^SERVE-(?P<serve>.*?)-BENCH-(?P<bench>.*)$")
+_SWEEP_PARAM = re.compile(r"-?-?([A-Za-z_][A-Za-z0-9_.]*)=(.*?)(?=-{1,2}[A-Za-z_][A-Za-z0-9_.]*=|$)")
+
+
+def sweep_params(text: str) -> list[tuple[str, str]]:
+    """``--max_num_seqs=4-num_prompts=8`` → ``[("max_num_seqs", "4"), ("num_prompts", "8")]``."""
+    return [(m[1], m[2]) for m in _SWEEP_PARAM.finditer(text)]
+
+
+def sweep_run(path: Path) -> tuple[str, str] | None:
+    """(folder name, server parameters as ``k=v, …``) when ``path`` sits in a `bench sweep serve` combination
+    folder; None otherwise. The server parameters are the point's scenario: the bench parameters (concurrency,
+    prompts) are the record's own columns already."""
+    m = _SWEEP_FOLDER.match(path.parent.name)
+    if not m:
+        return None
+    return path.parent.name, ", ".join(f"{k}={v}" for k, v in sweep_params(m["serve"]))
+
+
+def _detect_sweep_summary(path: Path, head: bytes) -> bool:
+    return (head.lstrip().startswith(b"[") and b'"run_number"' in head and b'"completed"' in head
+            and b'"output_throughput"' in head)
+
+
+def _same_run(item: dict, sibling: Path) -> bool:
+    """Whether ``sibling`` (a run=N.json beside the summary) holds the same record as the summary's item."""
+    try:
+        return json.loads(sibling.read_text(encoding="utf-8")) == item
+    except (OSError, ValueError):
+        return False
+
+
+def _parse_sweep_summary(path: Path, sink: Sink) -> None:
+    docs = list(json_documents(path, sink))
+    if len(docs) != 1 or not isinstance(docs[0][1], list):
+        raise Quarantine("expected one JSON array of `bench serve` results")
+    line, items = docs[0]
+    sweep = sweep_run(path)
+    folder = sweep[0] if sweep else path.parent.name
+    read_beside = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            sink.bad(f"item {i} is not a JSON object", line=line)
+            continue
+        run = item.get("run_number", i)
+        sibling = path.with_name(f"run={run}.json")
+        if sibling.exists() and _same_run(item, sibling):
+            read_beside.append(sibling.name)  # the same record is that file's point; reading it twice counts it twice
+            continue
+        try:
+            row = serving_point(item, run_id=f"{folder}#run={run}", sink=sink, line=line)
+        except Exception as err:  # one bad item is that item's quarantine row
+            reason, field = in_words(err)
+            sink.bad(f"item {i} (run_number {run}): {reason}", line=line, field=field)
+            continue
+        if sweep and sweep[1]:
+            row.setdefault("scenario", sweep[1])
+        sink.point(row, line=line)
+    if read_beside:
+        sink.note(f"{len(read_beside)} of {len(items)} runs are read from the files beside this summary "
+                  f"({', '.join(read_beside)}), which hold the same records")
 
 
 # --- bench latency ----------------------------------------------------------------------------------
@@ -391,6 +478,11 @@ FORMATS = [
            "keys (or `ttfts` detail arrays); `--append-result` files hold one object per line",
            "data/raw/inferencex-samples/local-results/minimax-eagle3-conc64/minimaxm2.5_1k1k_conc64.json",
            per_request=True),
+    Format("vllm-sweep-summary", "vllm", _detect_sweep_summary, _parse_sweep_summary,
+           "JSON array of `bench serve` results with `run_number` (`vllm bench sweep serve` summary.json); runs "
+           "whose run=N.json sits beside it are read from that file",
+           "tests/data/formats/vllm/sweep_v0.25.1/SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8/"
+           "summary.json"),
     Format("vllm-latency", "vllm", _detect_latency, _parse_latency,
            "JSON object with `avg_latency`, `latencies` and string-keyed `percentiles` (seconds)",
            "tests/data/formats/vllm/bench_latency.json"),

@@ -1,20 +1,20 @@
-"""vLLM benchmark results: ``vllm bench serve --save-result`` / ``benchmarks/benchmark_serving.py`` JSON (one
-object, or newline-separated objects with ``--append-result``), ``vllm bench latency --output-json`` and
-``vllm bench throughput --output-json``.
+"""vLLM benchmark results: ``vllm bench serve --save-result`` / ``benchmarks/benchmark_serving.py`` JSON (one object, or
+newline-separated objects with ``--append-result``), ``vllm bench latency --output-json`` and ``vllm bench throughput
+--output-json``.
 
-Serving results are one point per object: summary statistics are already in ms (``*_ms`` keys, percentile keys
-parsed generically), per-request arrays (seconds) go to the per-request table and fill the statistics the summary
-lacks (upstream writes no e2e statistics by default). A run with ``completed: 0`` is kept and flagged
-``failed-run`` with its metrics NaN: the 0.0 the tool writes is ``np.mean([] or 0)``, not a latency. A statistic of
-exactly 0 ms is likewise treated as missing (no streaming, or no request with more than one token); a negative one
-cannot be measured and rejects the record. ``spec_decode_acceptance_length`` (newer ``bench serve``, with the
-``spec_decode_num_drafts`` / ``_draft_tokens`` / ``_accepted_tokens`` counters) is the run's measured acceptance
-length and its drafted tokens per step. A trimmed copy (vLLM forks, dashboards) that keeps ``model_id`` and the
-``*_ms`` latency summary but drops ``completed`` and the throughputs is read for its latencies, with a note. Forks' ``mean_/median_/pNN_latency_ms`` are the end-to-end latency. A request
-the file counts completed with zero output tokens (vLLM ~0.6: TTFT 0, no gaps) is errored in the request table and
-left out of the TTFT and e2e statistics (flag ``zero-token-requests``). ``vllm bench sweep serve`` folders
-(``SERVE--…-BENCH--…/run=N.json`` and ``summary.json``) give one point per run, each counted once. The serving
-helpers here are shared with the SGLang reader, whose summaries use the same key style.
+Serving results are one point per object: summary statistics are already in ms (``*_ms`` keys, percentile keys parsed
+generically), per-request arrays (seconds) go to the per-request table and fill the statistics the summary lacks
+(upstream writes no e2e statistics by default). A run with ``completed: 0`` is kept and flagged ``failed-run`` with
+its metrics NaN: the 0.0 the tool writes is ``np.mean([] or 0)``, not a latency. A statistic of exactly 0 ms is
+likewise treated as missing (no streaming, or no request with more than one token); a negative one cannot be measured
+and rejects the record. ``spec_decode_acceptance_length`` (newer ``bench serve``, with the ``spec_decode_num_drafts``
+/ ``_draft_tokens`` / ``_accepted_tokens`` counters) is the run's measured acceptance length and its drafted tokens
+per step. A trimmed copy (vLLM forks, dashboards) that keeps ``model_id`` and the ``*_ms`` latency summary but drops
+``completed`` and the throughputs is read for its latencies, with a note. Forks' ``mean_/median_/pNN_latency_ms`` are
+the end-to-end latency. A request the file counts completed with zero output tokens (vLLM ~0.6: TTFT 0, no gaps) is
+errored in the request table and left out of the TTFT and e2e statistics (flag ``zero-token-requests``). ``vllm bench
+sweep serve`` folders (``SERVE--…-BENCH--…/run=N.json`` and ``summary.json``) give one point per run, each counted
+once. The serving helpers here are shared with the SGLang reader, whose summaries use the same key style.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from pathlib import Path
 
 from analysis.ingest.base import Format, Quarantine, Sink, finite_or_nan, in_words, model_from_id, num
 from analysis.ingest.jsonl_stream import json_error_reason, replace_lone_surrogates
-from analysis.ingest.requests_table import (ZERO_TOKENS, from_serving_arrays, percentiles_from_requests,
-                                            pooled_itl_ms)
+from analysis.ingest.requests_table import ZERO_TOKENS, from_serving_arrays, percentiles_from_requests, pooled_itl_ms
 from analysis.schema import ACCEPTANCE_SOURCES, COLUMNS, add_flag, normalize_spec_method
 
 PRIORITY = 30

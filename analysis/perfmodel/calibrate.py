@@ -95,13 +95,16 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
         geo = st.geometry(dep, verify=verify)
         par = st.parallelism(dep)
         batch_w = float(rec["batch"]) / par.workers
-        t = st.terms(geo, batch_w)
         serving = rec.get("step_source") == "tpot"
+        prefill = st.prefill_tokens_per_seq(_num(rec.get("isl")), _num(rec.get("osl")), _num(rec.get("tau"), 1.0),
+                                            serving=serving, disagg=bool(dep.disagg))
+        t = st.terms(geo, batch_w, prefill_per_seq=prefill)
         conc = _num(rec.get("concurrency"), float(rec["batch"]))
         tps_gpu = _num(rec.get("tok_s_per_gpu"))
         duty = tps_gpu * dep.n_gpus / (conc * _num(rec.get("tok_s_per_user"))) if serving else 1.0
         rows.append({
             "memory_ms": float(t["memory_ms"][0]), "compute_ms": float(t["compute_ms"][0]),
+            "prefill_ms": float(t["prefill_compute_ms"][0]),
             "mem_fixed_ms": float(st.memory_ms(geo, 0.0)[0]),
             "mem_expert_ms": geo.expert_bytes / (geo.bandwidth_tb_s * 1e12) * 1e3,
             "mem_per_seq_ms": (geo.kv_bytes_per_seq + geo.verify * geo.bytes_per_token)
@@ -126,7 +129,7 @@ def _eff(x) -> st.Efficiency:
 
 
 _ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
-                  "mem_per_seq_ms", "verify", "compute_ms", "collectives_ms", "layers", "measured_ms_per_token")
+                  "mem_per_seq_ms", "verify", "compute_ms", "prefill_ms", "collectives_ms", "layers", "measured_ms_per_token")
 
 
 class _Arrays(dict):
@@ -163,7 +166,7 @@ def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     tau = _tau(rows, x[5] if tau_spec is None else tau_spec)
     rho = x[6] if routing is None else routing
     pred = st.step_time(_memory(rows, rho), rows["compute_ms"], rows["collectives_ms"], eff,
-                        rows["layers"])["step_ms"] / tau
+                        rows["layers"], rows["prefill_ms"])["step_ms"] / tau
     r = weights * np.log(pred / rows["measured_ms_per_token"])
     if prior is not None:
         d = _prior_units(x) - _prior_units(prior)

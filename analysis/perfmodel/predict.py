@@ -3,7 +3,9 @@
 The decode batch per worker is ``concurrency × decode duty ÷ workers`` (the duty calibrated per cell: the share of a
 serving run's time its requests spend decoding; 1 for a step-timing sweep). Per step: :func:`analysis.perfmodel.step
 .step_time` at that batch; tok/s/user = ``1000·τ / step_ms``; tok/s/GPU = tok/s/user × concurrency × duty ÷ all GPUs
-(prefill GPUs included, as the points table's ``gpu_denominator`` "all"). The interval spans the bootstrap
+(prefill GPUs included, as the points table's ``gpu_denominator`` "all"). A disaggregated deployment's output is
+capped at its prefill GPUs' capacity × OSL/ISL (:func:`analysis.perfmodel.step.prefill_capacity`); past the cap the
+sequences in decode are the number whose output meets it, the rest wait for prefill. The interval spans the bootstrap
 calibrations (5th to 95th percentile) and the collectives table's low/high latencies.
 """
 
@@ -34,12 +36,31 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     tau, verify, tau_source = st.speculation(dep, assumed_tau=cal.tau_for(family, dep.framework))
     geo = st.geometry(dep, verify=verify)
     par = st.parallelism(dep)
-    batch = np.maximum(conc * duty / par.workers, 1e-9)
-    t = st.terms(geo, batch, routing=cal.routing)
-    comm = {"mid": t["collectives_ms"], "low": t["collectives_low_ms"], "high": t["collectives_high_ms"]}[collectives]
-    parts = st.step_time(t["memory_ms"], t["compute_ms"], comm, eff, geo.layers)
-    user = 1000.0 * tau / parts["step_ms"]
-    gpu = user * conc * duty / max(dep.n_gpus, 1)
+    prefill = st.prefill_tokens_per_seq(dep.isl, dep.osl, tau, serving=serving, disagg=bool(dep.disagg))
+    key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
+
+    def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
+        t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=cal.routing, prefill_per_seq=prefill)
+        parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers, t["prefill_compute_ms"])
+        return 1000.0 * tau / parts["step_ms"], parts, t
+
+    decoding = conc * duty
+    user, parts, t = at(decoding)
+    out_rate = user * decoding
+    # A disaggregated deployment's prefill GPUs cap the request rate: output ≤ prefill tokens/s × OSL/ISL. Past the
+    # cap the other users wait for prefill, so fewer sequences decode: solve decoding × user(decoding) = cap.
+    cap = st.prefill_capacity(dep, geo, par.worker_gpus) * dep.osl / dep.isl if serving else math.nan
+    if cap == cap and (out_rate > cap).any():
+        over = out_rate > cap
+        d = np.where(over, decoding, decoding)
+        for _ in range(30):
+            u, _, _ = at(d)
+            d = np.where(over, np.minimum(cap / u, decoding), decoding)
+        user, parts, t = at(d)
+        out_rate = np.where(over, np.minimum(user * d, cap), out_rate)
+        decoding = d
+    batch = np.maximum(decoding / par.workers, 1e-9)
+    gpu = out_rate / max(dep.n_gpus, 1)
     return {"user": user, "gpu": gpu, "parts": parts, "batch": batch, "tau": tau, "verify": verify,
             "tau_source": tau_source, "level": level, "duty": duty, "eff": eff, "geo": geo, "par": par,
             "status": t["collective_status"]}

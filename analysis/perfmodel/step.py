@@ -1,19 +1,21 @@
 """The step-time model: one equation for every prediction, and the physical terms it takes.
 
 ``step_ms = layers·overhead_per_layer + max(memory, compute) + (1 − overlap)·min(memory, compute)
-+ comm_scale·collectives``
++ prefill ÷ PREFILL_MFU + comm_scale·collectives``
 
-where ``memory`` is the HBM bytes one GPU of a worker group reads per step over its achieved bandwidth
-(``bw_share`` × datasheet), ``compute`` the FLOPs it runs over its achieved rate (``flop_share`` × dense peak, each
-weight component at its own precision's rate), and ``collectives`` the measured latency of every collective of the
-step (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch
-and combine, per layer, at the step's message size. A decode step emits ``τ`` tokens per sequence (speculative
-decoding) and pushes ``verify`` tokens per sequence through the model. Physics bounds the parameters: shares in
-(0, 1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0. The fixed cost is per layer (kernel launches and
-synchronisation scale with the layers a step runs, not with its bytes).
+where ``memory`` is the HBM bytes one GPU of a worker group reads per step over its achieved bandwidth (``bw_share`` ×
+datasheet), ``compute`` the FLOPs it runs over its achieved rate (``flop_share`` × dense peak, each weight component
+at its own precision's rate), and ``collectives`` the measured latency of every collective of the step
+(``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch and
+combine, per layer, at the step's message size; ``prefill`` the datasheet FLOP time of the input tokens an aggregated
+serving worker prefills per decode step (each request's ISL over its OSL ÷ τ steps; zero for a disaggregated decode
+worker, whose prefill GPUs instead cap the request rate). A decode step emits ``τ`` tokens per sequence (speculative
+decoding) and pushes ``verify`` tokens per sequence through the model. Physics bounds the parameters: shares in (0,
+1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0. The fixed cost is per layer (kernel launches and synchronisation
+scale with the layers a step runs, not with its bytes).
 
-:func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU
-coefficients (bytes and milliseconds per unit of batch) so that the terms at any batch are :func:`terms`.
+:func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU coefficients
+(bytes and milliseconds per unit of batch) so that the terms at any batch are :func:`terms`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ from analysis.perfmodel import collectives, recipes, words
 
 TERMS = ("overhead_ms", "memory_ms", "compute_ms", "collectives_ms")
 DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts when the points table gives none (an assumption, labelled as such)
+# Share of each request's input that is prefilled (not served from a prefix cache): an assumption, none of the
+# shipped sources records its cache hit rate; the random-prompt InferenceX sweeps share no prefix.
+PREFILL_UNCACHED = 1.0
+# Share of the datasheet FLOP rate prefill achieves: an assumption (no shipped source times prefill alone). It
+# prices the input tokens an aggregated worker prefills between decode steps and the capacity of a disaggregated
+# deployment's prefill GPUs. On the shipped points the validation medians (tok/s/GPU, tok/s/user) are 17.9% / 16.3%
+# at 0.35, 11.9% / 15.4% at 0.5, 16.2% / 16.5% at 0.7 and 18.3% / 18.2% at 1.0.
+PREFILL_MFU = 0.5
 
 
 @dataclass(frozen=True)
@@ -51,17 +61,21 @@ BOUNDS = {"bw_share": (0.02, 1.0), "flop_share": (0.01, 1.0), "overhead_ms_per_l
           "comm_scale": (0.0, 5.0)}
 
 
-def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers) -> dict:
-    """THE equation (module note): the step time in ms and its terms as contributed (scalars or arrays)."""
+def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, prefill_ms=0.0) -> dict:
+    """THE equation (module note): the step time in ms and its terms as contributed (scalars or arrays).
+    ``prefill_ms`` (datasheet-rate FLOP time of the input tokens an aggregated worker prefills per decode step) runs
+    as its own passes between decode steps (SGLang, vLLM and TensorRT-LLM schedule prefill chunks as separate or
+    compute-bound work), so it adds at :data:`PREFILL_MFU` rather than hiding under the decode step's memory time."""
     mem = np.asarray(memory_ms, dtype=float) / eff.bw_share
     comp = np.asarray(compute_ms, dtype=float) / eff.flop_share
     roof = np.maximum(mem, comp) + (1.0 - eff.overlap) * np.minimum(mem, comp)
     comm = eff.comm_scale * np.asarray(collectives_ms, dtype=float)
     overhead = eff.overhead_ms_per_layer * np.asarray(layers, dtype=float) + 0.0 * roof
-    total = overhead + roof + comm
+    pre = np.asarray(prefill_ms, dtype=float) / PREFILL_MFU + 0.0 * roof
+    total = overhead + roof + pre + comm
     share_mem = np.where(mem + comp > 0, mem / np.where(mem + comp > 0, mem + comp, 1.0), 0.0)
     return {"step_ms": total, "overhead_ms": overhead, "memory_ms": roof * share_mem,
-            "compute_ms": roof * (1.0 - share_mem), "collectives_ms": comm}
+            "compute_ms": roof * (1.0 - share_mem) + pre, "collectives_ms": comm}
 
 
 def dominant(parts: dict) -> str:
@@ -161,6 +175,7 @@ class Geometry:
     kv_bytes_per_seq: float     # per GPU
     bytes_per_token: float      # embedding rows, per GPU
     compute_ms_per_token: float  # at the datasheet rates, per GPU
+    attention_ms_per_token: float  # the attention part of it, at the decode context
     bandwidth_tb_s: float       # datasheet, per GPU
     verify: float
     hidden: int
@@ -198,7 +213,8 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
         ms += 2.0 * p_b * 1e9 / (g * rate * 1e12) * 1e3 if rate == rate else 0.0
     d = (2 * m.kv_lora_rank + m.qk_rope_head_dim) if m.attention in ("mla", "dsa") else 2 * m.head_dim
     bf16 = _rate(hw, "bf16")
-    ms += 2.0 * m.n_heads * d * kv["entries_read"] / (g * bf16 * 1e12) * 1e3 if bf16 == bf16 else 0.0
+    attn_ms = 2.0 * m.n_heads * d * kv["entries_read"] / (g * bf16 * 1e12) * 1e3 if bf16 == bf16 else 0.0
+    ms += attn_ms
     comm = []
     if comm_timed and g > 1:
         where = collectives.interconnect_for(hw, g)
@@ -216,7 +232,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     notes = []
     if not comm_timed:
         notes.append(words.SHARD_NOTE)
-    return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms,
+    return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms, attn_ms,
                     hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
                     m.n_layers, tuple(notes))
 
@@ -300,13 +316,46 @@ def memory_ms(geo: Geometry, batch, routing: float = 1.0) -> np.ndarray:
     return nbytes / (geo.bandwidth_tb_s * 1e12) * 1e3
 
 
-def terms(geo: Geometry, batch, routing: float = 1.0) -> dict:
+
+
+def prefill_tokens_per_seq(isl: float, osl: float, tau: float, *, serving: bool, disagg: bool) -> float:
+    """Input tokens an aggregated serving worker prefills per decode step, per sequence in flight: each request's
+    ISL spread over its OSL ÷ τ decode steps (chunked prefill shares the step with decode). 0 for a step-timing sweep,
+    a disaggregated decode worker, or a point whose source gives no ISL/OSL."""
+    if not serving or disagg or not (isl == isl and osl == osl and isl > 0 and osl > 0):
+        return 0.0
+    return float(tau) * float(isl) / float(osl) * PREFILL_UNCACHED
+
+
+
+
+def prefill_ms_per_token(geo: Geometry, isl: float, context: float) -> float:
+    """Datasheet-rate time per GPU to prefill one input token: the matmuls of a decode token plus attention over
+    ISL/2 earlier tokens on average (the geometry's attention is at the decode context)."""
+    scale = (isl / 2.0) / context if context > 0 else 0.0
+    return geo.compute_ms_per_token - geo.attention_ms_per_token * (1.0 - scale)
+
+
+def prefill_capacity(dep: Deployment, geo: Geometry, worker_gpus: int) -> float:
+    """Input tokens per second the prefill GPUs of a disaggregated deployment can take at :data:`PREFILL_MFU` (NaN
+    when the deployment is not disaggregated or its prefill GPUs or lengths are unknown)."""
+    n = dep.n_prefill_gpus
+    if not dep.disagg or not (n == n and n > 0) or not (dep.isl == dep.isl and dep.isl > 0):
+        return math.nan
+    one_gpu_ms = prefill_ms_per_token(geo, dep.isl, dep.context) * worker_gpus
+    return n * PREFILL_MFU * 1000.0 / one_gpu_ms if one_gpu_ms > 0 else math.nan
+
+
+def terms(geo: Geometry, batch, routing: float = 1.0, prefill_per_seq: float = 0.0) -> dict:
     """``memory_ms``, ``compute_ms`` at the datasheet ceilings and ``collectives_ms`` (measured latencies, with
-    ``collectives_low_ms`` / ``collectives_high_ms`` from the table's range) for ``batch`` sequences per worker."""
+    ``collectives_low_ms`` / ``collectives_high_ms`` from the table's range) for ``batch`` sequences per worker.
+    ``prefill_per_seq`` input tokens per sequence (:func:`prefill_tokens_per_seq`) add their FLOPs to the step's
+    compute (``prefill_compute_ms``; at the decode context's attention cost per token, an approximation)."""
     B = np.atleast_1d(np.asarray(batch, dtype=float))
     tokens = B * geo.verify
     memory = memory_ms(geo, B, routing)
     nbytes = memory / 1e3 * geo.bandwidth_tb_s * 1e12
+    prefill = B * float(prefill_per_seq) * geo.compute_ms_per_token
     compute = tokens * geo.compute_ms_per_token
     comm, low, high = np.zeros_like(B), np.zeros_like(B), np.zeros_like(B)
     statuses: set = set()
@@ -318,5 +367,6 @@ def terms(geo: Geometry, batch, routing: float = 1.0) -> dict:
             low[i] += count * lo / 1e3
             high[i] += count * hi / 1e3
             statuses.add(words.collective_status(coll, where, int(group), status))
-    return {"memory_ms": memory, "compute_ms": compute, "collectives_ms": comm, "collectives_low_ms": low,
+    return {"memory_ms": memory, "compute_ms": compute, "prefill_compute_ms": prefill, "collectives_ms": comm,
+            "collectives_low_ms": low,
             "collectives_high_ms": high, "collective_status": sorted(statuses), "bytes_per_gpu": nbytes}

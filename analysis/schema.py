@@ -523,9 +523,10 @@ FLAG_LIST = [
          "bench_one_batch_server's output_throughput divides by latency − the last request's TTFT). Where the "
          "reader could, it restated the rates from end-to-end quantities (flag derived-from-e2e); the run's timing "
          "is not believed either way", untrusted=True),
-    Flag("zero-token-requests", "some requests the tool counted as completed returned no token (vLLM ~0.6 writes "
-         "TTFT 0 and no gaps for them); they are kept in the request table marked errored and left out of the TTFT "
-         "and e2e statistics, which are recomputed from the other requests, and of num_requests"),
+    Flag("zero-token-requests", "some requests the tool counted as completed returned no token (vLLM 0.5-0.6 writes "
+         "TTFT 0 and no gaps for them); they are kept in the request table marked errored, counted in "
+         "failed_requests, and left out of num_requests, isl/osl and the TTFT and e2e statistics, which are "
+         "recomputed from the other requests"),
     Flag("truncated", "the summary was cut off before its closing section; values may be missing or partial",
          untrusted=True),
     Flag("conflicting-duplicate", "another file reports the same run, configuration, day and load with different "

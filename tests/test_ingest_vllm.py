@@ -2,7 +2,9 @@
 
 Fixtures: ``fork_*.json`` are real InferenceX ``utils/bench_serving/benchmark_serving.py`` (vLLM fork) results copied
 from SemiAnalysisAI/InferenceX (see /work/shared/samples/PROVENANCE.md); ``upstream_stdout_conc32.log`` is a real
-``vllm bench serve`` stdout. No real newest-upstream results exist, so ``bench_serve_detailed_spec.json`` and
+``vllm bench serve`` stdout; ``lambdalabs_v05_mistral7b_h100_len2000.json`` is a real vLLM 0.5.4
+``benchmark_serving.py --save-result`` result with a zero-token request (tests/data/formats/PROVENANCE.md). No real
+newest-upstream results exist, so ``bench_serve_detailed_spec.json`` and
 ``bench_serve_append.json`` follow ``vllm/benchmarks/serve.py @009e6d4a`` (``--save-detailed``, ``--append-result``,
 ``--metadata``, spec-decode keys, default percentiles "99" and metrics "ttft,tpot,itl": no e2el keys),
 ``bench_latency.json`` follows ``vllm/benchmarks/latency.py @00cae075`` and ``bench_throughput.json``
@@ -299,3 +301,84 @@ def test_fork_latency_ms_keys_are_the_files_own_e2e_statistics(tmp_path):
     assert pt["e2e_ms_p50"] == pytest.approx(166.47808399284258)
     assert pt["e2e_ms_mean"] == pytest.approx(340.3411977451469)
     assert pt["e2e_ms_p99"] == pytest.approx(876.8009717071254)
+
+
+# --- a real vLLM 0.5.4 result with a zero-token request (LambdaLabsML/vllm-benchmark, see PROVENANCE.md) -------------
+LAMBDA = "lambdalabs_v05_mistral7b_h100_len2000.json"
+
+
+def _lambda_arrays() -> tuple[dict, np.ndarray, np.ndarray, np.ndarray]:
+    """The file, its TTFTs in ms, the time to each request's last chunk (TTFT + Σ gaps, ms: the file saves no
+    latency) and a mask of the requests that produced tokens."""
+    raw = _raw(LAMBDA)
+    ttft = np.array(raw["ttfts"]) * 1000
+    last_chunk = ttft + np.array([sum(g) for g in raw["itls"]]) * 1000
+    return raw, ttft, last_chunk, np.array(raw["output_lens"]) > 0
+
+
+def test_real_zero_token_request_is_errored_in_the_request_table():
+    raw = _raw(LAMBDA)
+    assert raw["completed"] == raw["num_prompts"] == 10 and set(raw["errors"]) == {""}  # the tool counted all ten
+    zero = [i for i, n in enumerate(raw["output_lens"]) if n == 0]
+    assert zero == [4] and raw["ttfts"][4] == 0.0 and raw["itls"][4] == [] and raw["generated_texts"][4] == ""
+    result = ingest([DATA / LAMBDA])
+    req = result.requests.set_index("request_index")
+    assert len(req) == 10  # every request is kept
+    assert req.loc[4, "error"] == "no output (zero tokens)"
+    assert req.loc[4, "input_tokens"] == 375 and req.loc[4, "output_tokens"] == 0
+    assert math.isnan(req.loc[4, "ttft_ms"]) and math.isnan(req.loc[4, "e2e_ms"])  # not the 0 the file holds
+    assert (req.drop(index=4)["error"] == "").all()
+    assert req.loc[6, "ttft_ms"] == pytest.approx(raw["ttfts"][6] * 1000)
+    assert req.loc[6, "e2e_ms"] == pytest.approx((raw["ttfts"][6] + sum(raw["itls"][6])) * 1000)
+    assert result.files["note"].iloc[0].startswith("1 of 10 requests counted completed returned no token")
+
+
+def test_real_zero_token_request_is_left_out_of_ttft_and_e2e_statistics():
+    raw, ttft, last_chunk, made_tokens = _lambda_arrays()
+    result, p = _one(LAMBDA)
+    assert has_flag(result.points, "zero-token-requests").iloc[0] and has_flag(result.points, "request-rate-inf").iloc[0]
+    # the file's own TTFT statistics are those of all ten requests, the 0 s one included
+    assert raw["mean_ttft_ms"] == pytest.approx(ttft.mean()) == pytest.approx(51.811695587821305)
+    assert raw["median_ttft_ms"] == pytest.approx(np.median(ttft))
+    # the point's are those of the nine that produced tokens
+    assert p["ttft_ms_mean"] == pytest.approx(ttft[made_tokens].mean()) == pytest.approx(57.568550653134785)
+    assert p["ttft_ms_p50"] == pytest.approx(np.median(ttft[made_tokens])) == pytest.approx(64.73432597704232)
+    assert p["ttft_ms_p90"] == pytest.approx(np.percentile(ttft[made_tokens], 90))
+    assert p["ttft_ms_p99"] == pytest.approx(np.percentile(ttft[made_tokens], 99))
+    assert p["ttft_ms_p99"] != pytest.approx(raw["p99_ttft_ms"])
+    # no e2e statistic and no latency array in the file: e2e is the time to the last chunk of the nine
+    assert not any(k.endswith(("e2el_ms", "latency_ms")) for k in raw) and "latencies" not in raw
+    assert p["e2e_ms_mean"] == pytest.approx(last_chunk[made_tokens].mean()) == pytest.approx(2271.642102756434)
+    assert p["e2e_ms_p50"] == pytest.approx(np.median(last_chunk[made_tokens]))
+    assert p["e2e_ms_p99"] == pytest.approx(np.percentile(last_chunk[made_tokens], 99))
+
+
+def test_real_zero_token_run_keeps_the_files_own_rates_tpot_and_itl():
+    raw = _raw(LAMBDA)
+    _, p = _one(LAMBDA)
+    assert p["output_tok_s"] == pytest.approx(raw["output_throughput"]) == pytest.approx(336.7347908982126)
+    assert p["request_s"] == pytest.approx(raw["request_throughput"])  # 10 / duration: the tool's count
+    assert raw["request_rate"] == "inf" and math.isnan(p["request_rate"])
+    assert math.isnan(p["concurrency"])  # vLLM 0.5 writes no max_concurrency: all ten were sent at once
+    for ours, theirs in (("tpot_ms_mean", "mean_tpot_ms"), ("tpot_ms_p50", "median_tpot_ms"),
+                         ("tpot_ms_p99", "p99_tpot_ms"), ("itl_ms_mean", "mean_itl_ms"),
+                         ("itl_ms_p50", "median_itl_ms"), ("itl_ms_p99", "p99_itl_ms")):
+        assert p[ours] == pytest.approx(raw[theirs]), ours
+    # the file's ITL statistics are those of the pooled gaps (the zero-token request has none)
+    gaps = np.concatenate([g for g in raw["itls"] if g]) * 1000
+    assert raw["mean_itl_ms"] == pytest.approx(gaps.mean()) and raw["p99_itl_ms"] == pytest.approx(
+        np.percentile(gaps, 99))
+    assert p["tok_s_per_user"] == pytest.approx(1000.0 / raw["median_tpot_ms"])
+    assert usable_for_fits(ingest([DATA / LAMBDA]).points).iloc[0]  # a warning, not an untrusted point
+
+
+def test_real_zero_token_request_counts_as_failed_not_as_a_request():
+    raw = _raw(LAMBDA)
+    _, p = _one(LAMBDA)
+    assert p["num_requests"] == raw["completed"] - 1 == 9
+    assert p["failed_requests"] == 1 and p["num_requests"] + p["failed_requests"] == raw["num_prompts"]
+    # lengths describe the same nine requests: the file's totals less request 4's 375 input and 0 output tokens
+    assert raw["total_input_tokens"] == sum(raw["input_lens"]) == 1585
+    assert raw["total_output_tokens"] == sum(raw["output_lens"]) == 2490
+    assert p["isl"] == pytest.approx((1585 - 375) / 9)
+    assert p["osl"] == pytest.approx(2490 / 9)

@@ -38,7 +38,8 @@ TESTED_ON = {
     "trtllm-bench-report": "fixture after source (reporting.py @02499765 and @2787769c)",
     "vllm-sweep-summary": "vLLM 0.25.1 `bench sweep serve` output (er0080/vllm-benchmarking fixtures @57cb02c0)",
     "vllm-latency": "fixture after source (vllm/benchmarks/latency.py @00cae075)",
-    "vllm-serve": "vLLM bench serve (recent upstream) and InferenceX's benchmark_serving.py fork; trimmed copies",
+    "vllm-serve": "vLLM bench serve (recent upstream) and InferenceX's benchmark_serving.py fork; trimmed copies; "
+                  "vLLM 0.5.4 benchmark_serving.py with a zero-token request (LambdaLabsML/vllm-benchmark @de55d46e)",
     "vllm-throughput": "fixture after source (vllm/benchmarks/throughput.py)",
     "genai-perf-analyze-csv": "GenAI-Perf analyze export (perf_analyzer @96a4379b)",
     "genai-perf-csv": "GenAI-Perf @4cc7650c",

@@ -11,10 +11,11 @@ and rejects the record. ``spec_decode_acceptance_length`` (newer ``bench serve``
 / ``_draft_tokens`` / ``_accepted_tokens`` counters) is the run's measured acceptance length and its drafted tokens
 per step. A trimmed copy (vLLM forks, dashboards) that keeps ``model_id`` and the ``*_ms`` latency summary but drops
 ``completed`` and the throughputs is read for its latencies, with a note. Forks' ``mean_/median_/pNN_latency_ms`` are
-the end-to-end latency. A request the file counts completed with zero output tokens (vLLM ~0.6: TTFT 0, no gaps) is
-errored in the request table and left out of the TTFT and e2e statistics (flag ``zero-token-requests``). ``vllm bench
-sweep serve`` folders (``SERVE--…-BENCH--…/run=N.json`` and ``summary.json``) give one point per run, each counted
-once. The serving helpers here are shared with the SGLang reader, whose summaries use the same key style.
+the end-to-end latency. A request the file counts completed with zero output tokens (vLLM 0.5–0.6: TTFT 0, no gaps) is
+errored in the request table, counted in ``failed_requests`` and left out of ``num_requests``, ``isl``/``osl`` and the
+TTFT and e2e statistics (flag ``zero-token-requests``); the file's rates, TPOT and ITL statistics stay as written.
+``vllm bench sweep serve`` folders (``SERVE--…-BENCH--…/run=N.json`` and ``summary.json``) give one point per run,
+each counted once. The serving helpers here are shared with the SGLang reader, whose summaries use the same key style.
 """
 
 from __future__ import annotations
@@ -170,12 +171,28 @@ def details_to_requests(run_id: str, rec: dict, row: dict, sink: Sink) -> None:
         if current != current or (zero and key.startswith(("ttft_ms", "e2e_ms"))):
             row[key] = value
     if zero:
-        row["flags"] = add_flag(row.get("flags"), "zero-token-requests")
-        row["num_requests"] = row.get("num_requests", math.nan) - zero
-        own = rec.get("mean_ttft_ms")
-        sink.note(f"{zero} of {len(errors)} requests counted completed returned no token (TTFT 0, no gaps): kept in "
-                  "the request table as errored, left out of the TTFT and e2e statistics and of num_requests"
-                  + (f"; the file's own mean TTFT {own:.4g} ms includes them" if isinstance(own, (int, float)) else ""))
+        _count_zero_token_requests(rec, row, table, zero, sink)
+
+
+def _count_zero_token_requests(rec: dict, row: dict, table, zero: int, sink: Sink) -> None:
+    """A request the file counts completed with no token is a failed request of the point: num_requests, isl and osl
+    describe the requests that produced tokens (the file's token totals less those requests' lengths), and the file's
+    rates stay as written (the request rate counts them; they add no output token)."""
+    row["flags"] = add_flag(row.get("flags"), "zero-token-requests")
+    counted = row.get("num_requests", math.nan) - zero
+    zero_rows = [e == ZERO_TOKENS for e in table.column("error").to_pylist()]
+    input_left_out = sum(n for n, z in zip(table.column("input_tokens").to_pylist(), zero_rows) if z and n == n)
+    row["num_requests"] = counted
+    row["failed_requests"] = row.get("failed_requests", math.nan) + zero
+    if counted > 0:
+        row["isl"] = (num(rec.get("total_input_tokens"), "total_input_tokens") - input_left_out) / counted
+        row["osl"] = num(rec.get("total_output_tokens"), "total_output_tokens") / counted
+    own = rec.get("mean_ttft_ms")
+    sink.note(f"{zero} of {len(zero_rows)} requests counted completed returned no token (TTFT 0, no gaps): kept in "
+              "the request table as errored and counted in failed_requests; num_requests, isl, osl and the TTFT and "
+              "e2e statistics describe the other requests"
+              + (f" (the file's own mean TTFT {own:.4g} ms includes the 0 ms)" if isinstance(own, (int, float))
+                 else ""))
 
 
 def per_user(row: dict) -> None:

@@ -26,8 +26,12 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
     one are left out. ``floors`` as in :func:`analysis.scaling.fit`; each row names the bound used
     (``t1_floor_ms``, ``floor_source``) and, in ``degenerate``, a coefficient the small batches left on its bound.
     ``form="roofline"`` fits the roofline-shaped batch term instead (:mod:`analysis.scaling.roofline_form`: the
-    performance model's equation, overhead and bandwidth share fitted per group); groups whose model or hardware
-    the spec tables do not know are left out of that form.
+    performance model's equation per kind of kernel, weights through the GEMMs and the KV cache through attention;
+    overhead per layer fitted on the small batches, the KV share measured from the group's small batches at two
+    contexts, the weights' share at the measured copy bandwidth for a dense model and fitted for an MoE, the
+    compute share at the model's measured prefill rate from ``points``' prefill records where there are any);
+    each row names where its shares came from (``bw_share_source``, ``kv_bw_share_source``,
+    ``flop_share_source``). Groups whose model or hardware the spec tables do not know are left out of that form.
     """
     if form not in ("linear", "roofline"):
         raise ValueError(f"form must be 'linear' or 'roofline', got {form!r}")
@@ -41,14 +45,16 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
         if form == "roofline":
             if not roofline_form.known(g):
                 continue
-            rf, _ = roofline_form.fit(small)
+            rf, _ = roofline_form.fit(small, prefill=roofline_form.prefill_rows(points, g))
             pred = roofline_form.predict(rf, large)
             meas = large["step_ms"].to_numpy(float)
             b = large["batch"].to_numpy(float)
             out.append(pd.DataFrame({
                 **{k: [v] * len(large) for k, v in keys.items()}, "group": group_label(keys), "variant": "roofline",
                 "fit_max_batch": float(fit_max_batch), "n_fit_batches": len(np.unique(small["batch"])),
-                "bw_share": rf.efficiency.bw_share, "overhead_ms_per_layer": rf.efficiency.overhead_ms_per_layer,
+                "bw_share": rf.efficiency.bw_share, "bw_share_source": rf.bw_share_source,
+                "kv_bw_share": rf.kv_bw_share, "kv_bw_share_source": rf.kv_bw_share_source,
+                "overhead_ms_per_layer": rf.efficiency.overhead_ms_per_layer,
                 "flop_share": rf.efficiency.flop_share, "flop_share_source": rf.flop_share_source,
                 "batch": b, "context": large["context"].to_numpy(float), "step_ms": meas,
                 "step_ms_predicted": pred, "rel_error": pred / meas - 1.0}))

@@ -8,6 +8,12 @@ per worker, and its measured time per output token. Parameters are fitted in two
 cell and per family, each pulled towards the level above by a prior, within :data:`analysis.perfmodel.step.BOUNDS`.
 The decode duty (the share of a serving run's time its requests spend decoding, which turns tok/s/user into
 tok/s/GPU) is the median of each cell's measured points. The bootstrap resamples configuration groups.
+
+The parameters are fitted on each configuration's newest measurement. Its dated re-runs (InferenceX history, flag
+``dated-history``) enter only as software drift (:func:`drift_table`): how much slower or faster the same
+configuration ran on another date, measured, with no model in between. A point measured on a date when the cell's
+software was slower is predicted with the drift its cell's other configurations showed on that date
+(:meth:`Calibration.date_factor`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from analysis import physics, specs
+from analysis import physics, schema, specs
 from analysis.perfmodel import step as st
 from analysis.perfmodel import words
 from analysis.scaling.inputs import DEFAULT_BY, prepare
@@ -60,7 +66,12 @@ def deployment(row: dict) -> st.Deployment:
         context_len=_num(row.get("context_len")), framework=str(row.get("framework") or "unknown"),
         disagg=bool(row.get("disagg") is True), n_prefill_gpus=_num(row.get("n_prefill_gpus")),
         n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
-        kv_dtype=str(row.get("kv_dtype") or ""), comm_timed="shard-measured" not in flags)
+        kv_dtype=str(row.get("kv_dtype") or ""), date=_text(row.get("date")), comm_timed="shard-measured" not in flags)
+
+
+def _text(v) -> str:
+    s = "" if v is None else str(v)
+    return "" if s in ("nan", "None", "NaT", "<NA>") else s
 
 
 def known(model, hardware) -> bool:
@@ -72,9 +83,29 @@ def known(model, hardware) -> bool:
     return True
 
 
+HISTORY_FLAG = "dated-history"
+
+
+def with_history(points: pd.DataFrame) -> pd.DataFrame:
+    """``points`` with a ``history`` column: the dated re-runs (flag ``dated-history``, the same configurations
+    measured on earlier dates) made usable, unless another flag distrusts them."""
+    if "flags" not in points.columns:
+        return points.assign(history=False)
+    hist = schema.has_flag(points, HISTORY_FLAG)
+    other = pd.Series(False, index=points.index)
+    for flag in schema.UNTRUSTED_FLAGS:
+        if flag != HISTORY_FLAG:
+            other |= schema.has_flag(points, flag)
+    h = points[hist & ~other].copy()
+    h["flags"] = [";".join(f for f in str(v).split(";") if f and f != HISTORY_FLAG) for v in h["flags"]]
+    return pd.concat([points[~hist].assign(history=False), h.assign(history=True)], ignore_index=True)
+
+
 def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
-    """One row per usable point with its group, cell, τ/verify source and the terms at its measured batch."""
-    p = prepare(points)
+    """One row per usable point with its group, cell, τ/verify source and the terms at its measured batch. The dated
+    re-runs come too, marked ``history`` (a re-run that repeats a newest point, same group, date and concurrency, is
+    dropped): :func:`calibrate` reads them for the software drift only."""
+    p = prepare(with_history(points))
     by = [c for c in (by or DEFAULT_BY) if c in p.columns]
     # a point whose precision is not known has no bytes to charge (a published row that does not say), and one whose
     # deployment was read from elsewhere (flag conditions-assumed: GPU count, parallelism or speculation not in its
@@ -86,6 +117,9 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
         return p
     keys = p[by].astype(object).where(p[by].notna(), None)
     p["group_id"] = [st.group_id(dict(zip(by, vals))) for vals in keys.itertuples(index=False, name=None)]
+    hist = p["history"].astype(bool)
+    key = p["group_id"] + "|" + p["date"].astype(str) + "|" + p["concurrency"].astype(str)
+    p = p[~(hist & key.isin(set(key[~hist])))]
     rows = []
     for rec in p.to_dict(orient="records"):
         dep = deployment(rec)
@@ -205,6 +239,7 @@ class Calibration:
     families: dict = field(default_factory=dict)     # family -> Efficiency
     cells: dict = field(default_factory=dict)        # "family · framework" -> Efficiency
     duty: dict = field(default_factory=dict)         # level key -> median decode duty
+    drift: dict = field(default_factory=dict)        # cell -> group -> date -> measured log step-time drift
     rows: dict = field(default_factory=dict)         # level key -> training rows
     groups: int = 0
 
@@ -223,6 +258,13 @@ class Calibration:
                 return self.taus[k]
         return self.tau_spec
 
+    def date_factor(self, family: str, framework: str, date: str) -> tuple[float, int]:
+        """The step-time factor of the software the cell ran on ``date``, against the newest runs the parameters
+        rest on: exp of the mean measured drift (:func:`drift_table`) of the cell's configurations that were run on
+        that date, and how many there were; (1, 0) without a date or such a configuration."""
+        found = [d[date] for d in self.drift.get(f"{family} · {framework}", {}).values() if date and date in d]
+        return (math.exp(float(np.mean(found))), len(found)) if found else (1.0, 0)
+
     def decode_duty(self, family: str, framework: str) -> float:
         for k in (f"{family} · {framework}", family, "all"):
             if k in self.duty:
@@ -236,13 +278,14 @@ class Calibration:
         return cls(global_=eff(d["global"]), tau_spec=float(d["tau_spec_assumed"]), routing=float(d["routing"]),
                    taus=dict(d["taus"]), families={k: eff(v) for k, v in d["families"].items()},
                    cells={k: eff(v) for k, v in d["cells"].items()}, duty=dict(d["duty"]), rows=dict(d["rows"]),
+                   drift=dict(d.get("drift", {})),
                    groups=int(d["groups"]))
 
     def to_dict(self) -> dict:
         return {"global": self.global_.to_dict(), "tau_spec_assumed": self.tau_spec, "routing": self.routing,
                 "families": {k: v.to_dict() for k, v in self.families.items()},
                 "cells": {k: v.to_dict() for k, v in self.cells.items()},
-                "taus": self.taus, "duty": self.duty, "rows": self.rows, "groups": self.groups}
+                "taus": self.taus, "duty": self.duty, "drift": self.drift, "rows": self.rows, "groups": self.groups}
 
 
 def _fit_level(rows, start, prior, routing, tau_start):
@@ -263,11 +306,41 @@ def _fit_level(rows, start, prior, routing, tau_start):
     return _eff(res.x), float(res.x[5])
 
 
+def drift_table(train: pd.DataFrame) -> dict:
+    """Software drift measured by re-runs: for each configuration group with dated re-runs, per date, the mean over
+    the concurrencies that date shares with the group's newest run (the dates of its newest points, their re-runs
+    included) of log(time per token that date ÷ newest), and 0 on the newest run's own dates.
+    ``{cell: {group_id: {date: log ratio}}}``; only the same configuration measured twice enters it, no model."""
+    if "history" not in train.columns or not train["history"].astype(bool).any():
+        return {}
+    t = train.assign(_c=train["concurrency_nominal"].round(3), _d=train["date"].map(_text),
+                     _l=np.log(train["measured_ms_per_token"].astype(float)))
+    out: dict = {}
+    for gid, g in t.groupby("group_id", sort=False):
+        hist = g["history"].astype(bool).to_numpy()
+        if not hist.any() or hist.all():
+            continue
+        latest = set(g.loc[~hist, "_d"]) - {""}
+        on_latest = g["_d"].isin(latest).to_numpy()
+        newest = g[on_latest].groupby("_c")["_l"].mean()  # the newest run's dates, re-run rows of those dates too
+        per_date = {d: 0.0 for d in latest}
+        for d, h in g[~on_latest].groupby("_d"):
+            then = h.groupby("_c")["_l"].mean()
+            then = then[then.index.isin(newest.index)]
+            if d and len(then):
+                per_date[d] = float((then - newest[then.index]).mean())
+        out.setdefault(str(g["cell"].iloc[0]), {})[str(gid)] = per_date
+    return out
+
+
 def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tuple[str, str] | None = None
               ) -> Calibration:
     """Fit :class:`Calibration` on ``train`` (:func:`training_table` rows). ``only`` = (family, framework): fit just
     that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
+    drift = drift_table(train)
+    if "history" in train.columns:
+        train = train[~train["history"].astype(bool)]
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)
@@ -295,6 +368,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
             tau0 = warm.taus.get(cell, cal.taus[fam]) if warm else cal.taus[fam]
             cal.cells[cell], cal.taus[cell] = _fit_level(cr, start, prior_f, cal.routing, tau0)
             cal.rows[cell] = int(len(cr))
+    cal.drift = drift
     serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0)]
     cal.duty["all"] = float(serving["duty"].median()) if len(serving) else 1.0
     for col in ("family", "cell"):

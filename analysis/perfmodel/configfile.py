@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import yaml
@@ -24,6 +25,7 @@ DEFAULTS = {
     "draft_tokens": st.DEFAULT_DRAFT_TOKENS, "isl": 1024, "osl": 1024, "context_len": "isl + osl/2",
     "framework": "unknown (the hardware family's calibration)", "disagg": False, "n_prefill_gpus": 0,
     "n_decode_gpus": "n_gpus − n_prefill_gpus", "n_workers": "decode GPUs ÷ worker GPUs", "kv_dtype": "the recipe's",
+    "date": "none (the newest runs' software; a date applies its cell's measured drift)",
 }
 _INTS = {"n_gpus", "tp", "ep", "dp"}
 _FLOATS = {"acceptance_length", "draft_tokens", "isl", "osl", "context_len", "n_prefill_gpus", "n_decode_gpus",
@@ -60,6 +62,10 @@ def parse(doc: dict, *, where: str = "config") -> st.Deployment:
                 out[k] = float(v)
                 if math.isnan(out[k]) or out[k] < 0:
                     raise ValueError
+            elif k == "date":
+                out[k] = str(v)  # YAML reads 2026-02-27 as a date: its str() is the ISO form the points carry
+                if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", out[k]):
+                    raise ValueError
             elif k == "disagg":
                 if not isinstance(v, bool):
                     raise ValueError
@@ -67,9 +73,9 @@ def parse(doc: dict, *, where: str = "config") -> st.Deployment:
             else:
                 out[k] = str(v)
         except (TypeError, ValueError):
-            raise ValueError(f"{where}: {k!r} has value {v!r}, expected "
-                             f"{'a whole number' if k in _INTS else 'true or false' if k == 'disagg' else 'a number'}"
-                             ) from None
+            expected = ("a whole number" if k in _INTS else "true or false" if k == "disagg" else
+                        "a date YYYY-MM-DD" if k == "date" else "a number")
+            raise ValueError(f"{where}: {k!r} has value {v!r}, expected {expected}") from None
     try:
         specs.model(out["model"])
     except KeyError as err:

@@ -38,10 +38,13 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     par = st.parallelism(dep)
     prefill = st.prefill_tokens_per_seq(dep.isl, dep.osl, tau, serving=serving, disagg=bool(dep.disagg))
     key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
+    drift, drift_groups = cal.date_factor(family, dep.framework, dep.date)
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
         t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=cal.routing, prefill_per_seq=prefill)
         parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers, t["prefill_compute_ms"])
+        if drift != 1.0:  # the software of the run's date, measured by the cell's re-runs: every term scales
+            parts = {k: v * drift if k == "step_ms" or k in st.TERMS else v for k, v in parts.items()}
         return 1000.0 * tau / parts["step_ms"], parts, t
 
     decoding = conc * duty
@@ -63,6 +66,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     gpu = out_rate / max(dep.n_gpus, 1)
     return {"user": user, "gpu": gpu, "parts": parts, "batch": batch, "tau": tau, "verify": verify,
             "tau_source": tau_source, "level": level, "duty": duty, "eff": eff, "geo": geo, "par": par,
+            "drift": drift, "drift_groups": drift_groups,
             "status": t["collective_status"]}
 
 
@@ -104,5 +108,7 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
     calibration = {"level": base["level"], "efficiency": base["eff"].to_dict(), "decode_duty": base["duty"],
                    "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
                    "routing": cal.routing, "bootstrap_draws": len(draws or []),
+                   "software_drift": {"date": dep.date or None, "step_time_factor": base["drift"],
+                                      "configurations": base["drift_groups"]},
                    "collectives": base["status"], "groups": cal.groups}
     return Prediction(rows, config, calibration)

@@ -109,6 +109,7 @@ class Deployment:
     n_decode_gpus: float = math.nan
     n_workers: float = math.nan
     kv_dtype: str = ""
+    date: str = ""                  # the run's date: its cell's measured software drift applies ("": the newest runs')
     comm_timed: bool = True         # False for one GPU's slice of a TP deployment timed alone (shard-measured)
 
     @property

@@ -25,7 +25,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     train = cb.training_table(points)
     full = cb.calibrate(train)
     groups = []
-    for gid, g in train.groupby("group_id", sort=True):
+    for gid, g in train[~train["history"].astype(bool)].groupby("group_id", sort=True):
         conc_col = np.where(g["serving"], g["concurrency_nominal"], g["batch"])
         if len(np.unique(conc_col)) < min_concurrencies:
             continue

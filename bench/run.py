@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"make test / test suite of {tests.BASELINE}", f"{v['ratio']:.2f}",
                      f"<= {tests.RATIO_TARGET:g}", v["ratio_ok"]))
 
-    _section("summary (targets of issue 15)")
+    _section("summary: each target beside what this run measured")
     width = max((len(r[0]) for r in rows), default=10) + 2
     value_width = max((len(r[1]) for r in rows), default=10) + 2
     target_width = max((len(r[2]) for r in rows), default=8) + 2

@@ -313,23 +313,25 @@ def drift_table(train: pd.DataFrame) -> dict:
     ``{cell: {group_id: {date: log ratio}}}``; only the same configuration measured twice enters it, no model."""
     if "history" not in train.columns or not train["history"].astype(bool).any():
         return {}
-    t = train.assign(_c=train["concurrency_nominal"].round(3), _d=train["date"].map(_text),
-                     _l=np.log(train["measured_ms_per_token"].astype(float)))
+    t = pd.DataFrame({"g": train["group_id"].astype(str).to_numpy(), "cell": train["cell"].astype(str).to_numpy(),
+                      "d": train["date"].map(_text).to_numpy(), "c": train["concurrency_nominal"].round(3).to_numpy(),
+                      "l": np.log(train["measured_ms_per_token"].astype(float)).to_numpy(),
+                      "h": train["history"].astype(bool).to_numpy()})
+    both = t.groupby("g")["h"].agg(["any", "all"])
+    t = t[t["g"].isin(both.index[both["any"] & ~both["all"]]) & (t["d"] != "")]
+    latest = t.loc[~t["h"], ["g", "d"]].drop_duplicates()  # the dates of each group's newest points
+    on_latest = pd.MultiIndex.from_frame(t[["g", "d"]]).isin(pd.MultiIndex.from_frame(latest))
+    newest = t[on_latest].groupby(["g", "c"], as_index=False)["l"].mean()  # their re-run rows of those dates too
+    then = t[~on_latest].groupby(["g", "d", "c"], as_index=False)["l"].mean().merge(
+        newest, on=["g", "c"], suffixes=("", "_newest"))  # the concurrencies both share
+    then["drift"] = then["l"] - then["l_newest"]
+    per_date = then.groupby(["g", "d"])["drift"].mean()
+    cell_of = dict(zip(t["g"], t["cell"]))
     out: dict = {}
-    for gid, g in t.groupby("group_id", sort=False):
-        hist = g["history"].astype(bool).to_numpy()
-        if not hist.any() or hist.all():
-            continue
-        latest = set(g.loc[~hist, "_d"]) - {""}
-        on_latest = g["_d"].isin(latest).to_numpy()
-        newest = g[on_latest].groupby("_c")["_l"].mean()  # the newest run's dates, re-run rows of those dates too
-        per_date = {d: 0.0 for d in latest}
-        for d, h in g[~on_latest].groupby("_d"):
-            then = h.groupby("_c")["_l"].mean()
-            then = then[then.index.isin(newest.index)]
-            if d and len(then):
-                per_date[d] = float((then - newest[then.index]).mean())
-        out.setdefault(str(g["cell"].iloc[0]), {})[str(gid)] = per_date
+    for g, d in latest.itertuples(index=False, name=None):
+        out.setdefault(cell_of[g], {}).setdefault(g, {})[d] = 0.0
+    for (g, d), v in per_date.items():
+        out[cell_of[g]][g][d] = float(v)
     return out
 
 

@@ -222,6 +222,12 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:
         print(f"collectives: {s}")
+    drift = cal.get("software_drift") or {}
+    if drift.get("date"):
+        print(f"software date {drift['date']}: " + (
+            f"step time × {drift['step_time_factor']:.2f}, the drift {drift['configurations']} configuration(s) of "
+            f"this cell showed on that date against their newest runs" if drift["configurations"] else
+            "no configuration of this cell was re-run that day: the newest runs' software"))
     _print_measured(rep["measured"], c)
     return 0
 
@@ -236,7 +242,9 @@ def _print_measured(m: dict, c: dict) -> None:
     if c["n_gpus"] not in m["gpu_counts_measured"]:
         print(f"measured: no point of {c['model']} at {c['n_gpus']} GPUs; measured at "
               + ", ".join(f"{n} GPUs" for n in m["gpu_counts_measured"]) + " (below)")
-    print(f"measured {c['model']} points (each predicted at its own conditions, its group left out of the "
+    named = c["model"] if m.get("matched_by") in (None, "name") else \
+        f"{m['matched_by']} (no point is named {c['model']}; the spec tables read these as the same model)"
+    print(f"measured {named} points (each predicted at its own conditions, its group left out of the "
           "calibration):")
     print(f"{'GPUs':>5s}{'conc.':>7s}  {'spec (acceptance)':<26s}{'tok/s/user':>11s}{'own pred.':>10s}{'err':>7s}"
           f"{'tok/s/GPU':>10s}{'own pred.':>10s}{'err':>7s}   this config / measured; differs in")

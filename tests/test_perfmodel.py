@@ -422,6 +422,33 @@ def test_config_prediction_prints_the_same_models_measured_points_beside_it(poin
     assert 1 not in one["gpu_counts_measured"] and all(p["config_prediction"] is None for p in one["points"])
 
 
+def test_a_config_named_as_the_spec_tables_name_the_model_finds_its_points_and_its_date(points, tmp_path, capsys):
+    """``model: DeepSeek-R1`` names no point (the points say DeepSeek-R1-0528): the measured block shows the points
+    the spec tables read as the same model and says so (it used to fail with a bare KeyError), the dated re-runs stay
+    out of it, and a config that names its software date prints the drift it applies and compares the date."""
+    from analysis import cli
+    from analysis.perfmodel import beside, run
+
+    path = tmp_path / "mi325.yaml"
+    path.write_text("model: DeepSeek-R1\nhardware: MI325X\nn_gpus: 8\ntp: 8\nprecision: fp8\nframework: sglang\n"
+                    "isl: 1024\nosl: 8192\ndate: 2026-02-27\n")
+    dep = configfile.load(path)
+    rows = beside.same_model_rows(dep, points)
+    assert set(rows["model"]) == {"DeepSeek-R1-0528"} and len(rows) == 15  # 1K/1K, 1K/8K, 8K/1K, with and without MTP
+    assert not rows["flags"].astype(str).str.contains("dated-history").any()
+    rep = run.model_report(dep, points, concurrency=[4], n_boot=0)
+    assert rep["measured"]["matched_by"] == "DeepSeek-R1-0528"
+    drift = rep["calibration"]["software_drift"]
+    assert drift["date"] == "2026-02-27" and drift["configurations"] == 3 and drift["step_time_factor"] > 1.2
+    same_day = [p for p in rep["measured"]["points"] if p["osl"] == 8192 and p["concurrency"] == 4]
+    assert len(same_day) == 1 and same_day[0]["differs_from_config"] == []
+    assert "date" in [p for p in rep["measured"]["points"] if p["osl"] == 1024][0]["differs_from_config"]
+    assert cli.main(["model", "--config", str(path), "--concurrency", "4", "--n-boot", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "software date 2026-02-27: step time × " in out
+    assert "no point is named DeepSeek-R1" in out and "sources: data/raw/inferencex/benchmarks.json" in out
+
+
 def test_shipped_calibration_is_kept_beside_the_points_and_refitted_when_they_change(tmp_path, monkeypatch):
     import shutil
 

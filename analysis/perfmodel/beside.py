@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis import specs
+from analysis import schema, specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import predict as pr
 from analysis.perfmodel import step as st
@@ -37,7 +37,7 @@ def _same(a, b) -> bool:
 def differences(dep: st.Deployment, row: dict) -> list[str]:
     """The conditions in which the measured ``row`` differs from the config ``dep`` (column names; a workload
     other than random lengths, e.g. AgentX traces, counts as a difference; a config at ``recipe: native`` matches
-    any precision label)."""
+    any precision label; a config's ``date``, when it names one, is compared too)."""
     out = []
     for k in COMPARED:
         if k == "workload":
@@ -49,12 +49,16 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
             continue  # the shipped recipe: whatever the source labels the checkpoint it ran
         if not _same(getattr(dep, k), row.get(k)):
             out.append(k)
+    if dep.date and str(row.get("date") or "") != dep.date:
+        out.append("date")  # a config that names its software date is compared on it too
     return out
 
 
 def same_model_rows(dep: st.Deployment, points: pd.DataFrame) -> pd.DataFrame:
-    """Serving points of ``dep``'s model (exact name, any case) on hardware of ``dep``'s family."""
-    if points.empty or "model" not in points:
+    """Trusted serving points of ``dep``'s model on hardware of ``dep``'s family: the exact name (any case), else,
+    when no point has that name, the names the spec tables read as the same model (``DeepSeek-R1`` finds
+    ``DeepSeek-R1-0528``; :func:`matched_by` says which)."""
+    if points.empty or "model" not in points.columns:
         return points.iloc[0:0]
     fam = specs.hardware(dep.hardware).family
 
@@ -63,10 +67,22 @@ def same_model_rows(dep: st.Deployment, points: pd.DataFrame) -> pd.DataFrame:
             return specs.hardware(str(h)).family
         except KeyError:
             return ""
-    m = points["model"].astype(str).str.lower() == dep.model.lower()
-    sub = points[m]
-    sub = sub[[family_of(h) == fam for h in sub["hardware"]]]
+    pts = points[schema.trusted(points)] if "flags" in points.columns else points
+    names = pts["model"].astype(str)
+    same = (names.str.lower() == dep.model.lower()).to_numpy()
+    if not same.any():
+        canon = specs.match_model_name(dep.model)
+        same = np.array([canon is not None and specs.match_model_name(n) == canon for n in names], dtype=bool)
+    on_family = np.array([family_of(h) == fam for h in pts["hardware"]], dtype=bool)
+    sub = pts[same & on_family]
     return sub[pd.to_numeric(sub["tok_s_per_user"], errors="coerce") > 0]
+
+
+def matched_by(dep: st.Deployment, rows: pd.DataFrame) -> str:
+    """``"name"`` when the rows carry the config's model name, else the names they carry (the same model by the spec
+    tables)."""
+    names = sorted(set(rows["model"].astype(str)))
+    return "name" if all(n.lower() == dep.model.lower() for n in names) else ", ".join(names)
 
 
 def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: list[dict], *,
@@ -74,7 +90,7 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
     """``{"points": [...], "gpu_counts_measured": [...], "note": ...}`` for :func:`model_report`'s JSON."""
     rows = same_model_rows(dep, points)
     if rows.empty:
-        return {"points": [], "gpu_counts_measured": [], "nearest_gpu_count": None}
+        return {"points": [], "gpu_counts_measured": [], "nearest_gpu_count": None, "matched_by": None}
     train = cb.training_table(points) if train is None else train
     full = cb.calibrate(train) if full is None else full
     by_conc = {float(r["concurrency"]): r for r in prediction_rows}
@@ -101,8 +117,7 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
             "acceptance_source": rec.get("acceptance_source"), "precision": rec.get("precision"),
             "isl": cb._num(rec.get("isl")), "osl": cb._num(rec.get("osl")), "workload": rec.get("workload"),
             "framework": rec.get("framework"), "tok_s_per_user": meas_u, "tok_s_per_user_def":
-            rec.get("tok_s_per_user_def"), "tok_s_per_gpu": meas_g, "source": rec.get("source_url") or
-            rec.get("source_file"),
+            rec.get("tok_s_per_user_def"), "tok_s_per_gpu": meas_g, "source": _source(rec),
             "left_out_group": gid is not None,
             "predicted_at_own_conditions": None if p_own is None else {
                 "tok_s_per_user": p_own["tok_s_per_user"], "tok_s_per_gpu": p_own["tok_s_per_gpu"],
@@ -121,9 +136,16 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
     counts = sorted({int(x["n_gpus"]) for x in out if x["n_gpus"] == x["n_gpus"]})
     nearest = min(counts, key=lambda n: (abs(math.log(n / max(dep.n_gpus, 1))), n)) if counts else None
     return {"points": out, "gpu_counts_measured": counts, "nearest_gpu_count": nearest,
+            "matched_by": matched_by(dep, rows),
             "median_error_tok_s_per_user_at_own_conditions": _median(
                 [x["predicted_at_own_conditions"]["error_tok_s_per_user"] for x in out
                  if x["predicted_at_own_conditions"]])}
+
+
+def _source(rec: dict) -> str:
+    """The point's source address, else its file (``unknown`` is no address)."""
+    url = str(rec.get("source_url") or "")
+    return url if url and url not in ("unknown", "nan", "None") else str(rec.get("source_file") or "unknown")
 
 
 def _median(xs) -> float | None:

@@ -224,10 +224,12 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         print(f"collectives: {s}")
     drift = cal.get("software_drift") or {}
     if drift.get("date"):
+        on = drift.get("measured_on")
         print(f"software date {drift['date']}: " + (
-            f"step time × {drift['step_time_factor']:.2f}, the drift {drift['configurations']} configuration(s) of "
-            f"this cell showed on that date against their newest runs" if drift["configurations"] else
-            "no configuration of this cell was re-run that day: the newest runs' software"))
+            f"step time × {drift['step_time_factor']:.2f}, the median drift of {drift['configurations']} "
+            f"configuration(s) of this hardware and framework re-run on {on} against their newest runs"
+            + ("" if on == drift["date"] else " (the last re-run date on or before it)") if drift["configurations"]
+            else "no configuration of this hardware was re-run on or before it: the newest runs' software"))
     _print_measured(rep["measured"], c)
     return 0
 

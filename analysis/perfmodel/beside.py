@@ -94,7 +94,10 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
     train = cb.training_table(points) if train is None else train
     full = cb.calibrate(train) if full is None else full
     by_conc = {float(r["concurrency"]): r for r in prediction_rows}
-    group_of = dict(zip(train["run_id"].astype(str) + "|" + train["source_line"].astype(str), train["group_id"]))
+    newest = train[~train["history"].astype(bool)] if "history" in train.columns else train
+    key = lambda r: f"{r.get('source_file')}|{r.get('run_id')}|{r.get('source_line')}"  # noqa: E731
+    group_of = {key(r): g for r, g in zip(newest[["source_file", "run_id", "source_line"]].to_dict("records"),
+                                          newest["group_id"])}
     cals: dict = {}
     out = []
     for rec in rows.to_dict(orient="records"):
@@ -102,7 +105,7 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
         conc = cb._num(rec.get("concurrency"))
         if conc != conc:
             conc = cb._num(rec.get("batch_size"))
-        gid = group_of.get(f"{rec.get('run_id')}|{rec.get('source_line')}")
+        gid = group_of.get(key(rec))
         if gid is not None and gid not in cals:
             g = train[train["group_id"] == gid].iloc[0]
             cals[gid] = cb.calibrate(train[train["group_id"] != gid], warm=full, only=(g["family"], str(g["framework"])))

@@ -11,9 +11,9 @@ tok/s/GPU) is the median of each cell's measured points. The bootstrap resamples
 
 The parameters are fitted on each configuration's newest measurement. Its dated re-runs (InferenceX history, flag
 ``dated-history``) enter only as software drift (:func:`drift_table`): how much slower or faster the same
-configuration ran on another date, measured, with no model in between. A point measured on a date when the cell's
-software was slower is predicted with the drift its cell's other configurations showed on that date
-(:meth:`Calibration.date_factor`).
+configuration ran on another date, measured, with no model in between. A point measured on a date on which the
+cell's software ran slower or faster is predicted with the median drift its cell's configurations showed on that
+date (:meth:`Calibration.date_factor`).
 """
 
 from __future__ import annotations
@@ -258,12 +258,23 @@ class Calibration:
                 return self.taus[k]
         return self.tau_spec
 
-    def date_factor(self, family: str, framework: str, date: str) -> tuple[float, int]:
+    def date_factor(self, family: str, framework: str, date: str) -> tuple[float, int, str]:
         """The step-time factor of the software the cell ran on ``date``, against the newest runs the parameters
-        rest on: exp of the mean measured drift (:func:`drift_table`) of the cell's configurations that were run on
-        that date, and how many there were; (1, 0) without a date or such a configuration."""
-        found = [d[date] for d in self.drift.get(f"{family} · {framework}", {}).values() if date and date in d]
-        return (math.exp(float(np.mean(found))), len(found)) if found else (1.0, 0)
+        rest on: exp of the median measured drift (:func:`drift_table`) of the cell's configurations run on that
+        date (a configuration whose newest run is that day counts 0: that software is its reference). Without a
+        re-run that day, the last re-run date before it (software changes with an image, not in between); without
+        the cell, the family's cells. (factor, configurations, the date used); (1, 0, "") when nothing applies."""
+        if not date:
+            return 1.0, 0, ""
+        cell = f"{family} · {framework}"
+        tables = [self.drift[cell]] if cell in self.drift else \
+            [v for k, v in self.drift.items() if k.split(" · ")[0] == family]
+        groups = [g for t in tables for g in t.values()]
+        dates = sorted({d for g in groups for d in g if d <= date})
+        if not dates:
+            return 1.0, 0, ""
+        found = [g[dates[-1]] for g in groups if dates[-1] in g]
+        return math.exp(float(np.median(found))), len(found), dates[-1]
 
     def decode_duty(self, family: str, framework: str) -> float:
         for k in (f"{family} · {framework}", family, "all"):
@@ -308,8 +319,8 @@ def _fit_level(rows, start, prior, routing, tau_start):
 
 def drift_table(train: pd.DataFrame) -> dict:
     """Software drift measured by re-runs: for each configuration group with dated re-runs, per date, the mean over
-    the concurrencies that date shares with the group's newest run (the dates of its newest points, their re-runs
-    included) of log(time per token that date ÷ newest), and 0 on the newest run's own dates.
+    the concurrencies the re-run shares with the group's newest points of log(time per token that date ÷ the newest
+    point's at that concurrency); 0 on the dates of the newest points where no re-run says otherwise.
     ``{cell: {group_id: {date: log ratio}}}``; only the same configuration measured twice enters it, no model."""
     if "history" not in train.columns or not train["history"].astype(bool).any():
         return {}
@@ -319,19 +330,18 @@ def drift_table(train: pd.DataFrame) -> dict:
                       "h": train["history"].astype(bool).to_numpy()})
     both = t.groupby("g")["h"].agg(["any", "all"])
     t = t[t["g"].isin(both.index[both["any"] & ~both["all"]]) & (t["d"] != "")]
-    latest = t.loc[~t["h"], ["g", "d"]].drop_duplicates()  # the dates of each group's newest points
-    on_latest = pd.MultiIndex.from_frame(t[["g", "d"]]).isin(pd.MultiIndex.from_frame(latest))
-    newest = t[on_latest].groupby(["g", "c"], as_index=False)["l"].mean()  # their re-run rows of those dates too
-    then = t[~on_latest].groupby(["g", "d", "c"], as_index=False)["l"].mean().merge(
+    newest = t[~t["h"]].groupby(["g", "c"], as_index=False)["l"].mean()  # each concurrency's newest measurement
+    newest_dates = t.loc[~t["h"], ["g", "d"]].drop_duplicates()
+    then = t[t["h"]].groupby(["g", "d", "c"], as_index=False)["l"].mean().merge(
         newest, on=["g", "c"], suffixes=("", "_newest"))  # the concurrencies both share
     then["drift"] = then["l"] - then["l_newest"]
     per_date = then.groupby(["g", "d"])["drift"].mean()
     cell_of = dict(zip(t["g"], t["cell"]))
     out: dict = {}
-    for g, d in latest.itertuples(index=False, name=None):
+    for g, d in newest_dates.itertuples(index=False, name=None):  # the newest runs' own dates: the reference
         out.setdefault(cell_of[g], {}).setdefault(g, {})[d] = 0.0
     for (g, d), v in per_date.items():
-        out[cell_of[g]][g][d] = float(v)
+        out.setdefault(cell_of[g], {}).setdefault(g, {})[d] = float(v)
     return out
 
 
@@ -384,7 +394,8 @@ def bootstrap(train: pd.DataFrame, base: Calibration, *, n_boot: int = 20, seed:
     """Calibrations on configuration groups resampled with replacement (warm-started from ``base``; ``only`` as in
     :func:`calibrate`: the one cell a prediction reads)."""
     rng = np.random.default_rng(seed)
-    ids = train["group_id"].unique()
+    newest = ~train["history"].astype(bool) if "history" in train.columns else pd.Series(True, index=train.index)
+    ids = train.loc[newest, "group_id"].unique()  # a group drawn carries its re-runs; re-run-only groups fit nothing
     by_group = train.groupby("group_id").indices
     draws = []
     for _ in range(n_boot):

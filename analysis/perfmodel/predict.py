@@ -38,7 +38,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     par = st.parallelism(dep)
     prefill = st.prefill_tokens_per_seq(dep.isl, dep.osl, tau, serving=serving, disagg=bool(dep.disagg))
     key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
-    drift, drift_groups = cal.date_factor(family, dep.framework, dep.date)
+    drift, drift_groups, drift_date = cal.date_factor(family, dep.framework, dep.date)
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
         t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=cal.routing, prefill_per_seq=prefill)
@@ -66,7 +66,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     gpu = out_rate / max(dep.n_gpus, 1)
     return {"user": user, "gpu": gpu, "parts": parts, "batch": batch, "tau": tau, "verify": verify,
             "tau_source": tau_source, "level": level, "duty": duty, "eff": eff, "geo": geo, "par": par,
-            "drift": drift, "drift_groups": drift_groups,
+            "drift": drift, "drift_groups": drift_groups, "drift_date": drift_date,
             "status": t["collective_status"]}
 
 
@@ -109,6 +109,7 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
                    "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
                    "routing": cal.routing, "bootstrap_draws": len(draws or []),
                    "software_drift": {"date": dep.date or None, "step_time_factor": base["drift"],
-                                      "configurations": base["drift_groups"]},
+                                      "configurations": base["drift_groups"],
+                                      "measured_on": base["drift_date"] or None},
                    "collectives": base["status"], "groups": cal.groups}
     return Prediction(rows, config, calibration)

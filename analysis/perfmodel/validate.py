@@ -64,4 +64,6 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
             "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
-            "training_rows": int(len(train)), "training_groups": int(train["group_id"].nunique())}
+            "training_rows": int((~train["history"].astype(bool)).sum()),
+            "training_groups": int(train.loc[~train["history"].astype(bool), "group_id"].nunique()),
+            "rerun_rows": int(train["history"].astype(bool).sum())}

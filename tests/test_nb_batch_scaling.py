@@ -80,3 +80,59 @@ def test_notebook_reports_the_moe_small_batch_check(h200_results):
     floors = {r["group"].split(" | ")[0] + " " + r["group"].split(" | ")[3]: r for r in res["floors"]}
     assert floors["qwen3-30b-a3b pytorch-cudagraph"]["floor_ms_per_seq_at_ref"] < \
         floors["qwen3-30b-a3b pytorch-cudagraph"]["marginal_ms_per_seq_top"]
+
+
+def _dense_h200(res):
+    """The roofline check's rows with a batch 4×–8× beyond the fitted ones that are dense H200 step sweeps."""
+    return {(r["group"].split(" | ")[0], r["group"].split(" | ")[2], r["context"]): r
+            for r in res["roofline_extrapolation"]
+            if r["step"] and not r["moe"] and r["batch_in_range"] is not None and "H200" in r["group"]}
+
+
+def test_notebook_shows_the_roofline_check_beside_the_linear_one(h200_results):
+    """Fitted on B ≤ 24, the roofline form predicts the six dense H200 sweeps within 10% at 4× to 8× beyond (batch
+    128); the page shows it beside the linear form, with the shares each fit used and where each came from."""
+    res = h200_results
+    assert res["roofline_fit_max_batch"] == 24 and res["roofline_beyond"] == [4, 8]
+    rows = _dense_h200(res)
+    assert len(rows) == res["roofline_dense_h200_n"] == 6
+    assert {r["batch_in_range"] for r in rows.values()} == {128}
+    errors = {k: r["rel_error_in_range"] for k, r in rows.items()}
+    assert errors == pytest.approx({("llama-3.1-8b", "bf16", 1024): -0.097, ("llama-3.1-8b", "bf16", 4096): -0.036,
+                                    ("llama-3.1-8b", "fp8", 1024): -0.047, ("llama-3.1-8b", "fp8", 4096): -0.007,
+                                    ("llama-3.1-70b-tp8-shard", "bf16", 1024): -0.066,
+                                    ("llama-3.1-70b-tp8-shard", "fp8", 1024): -0.042}, abs=0.005)
+    assert max(abs(e) for e in errors.values()) == res["roofline_dense_h200_max_abs_rel_error_4x_8x"] <= 0.10
+    # The linear form fitted on the same batches misses every one of the same points by more.
+    assert all(abs(r["linear_rel_error_in_range"]) > 0.15 for r in rows.values())
+    # Each share with its source: weights at the measured copy bandwidth, compute at the model's measured prefill,
+    # the KV read measured from two contexts where the sweep has two, else at the weights' share.
+    assert all(r["bw_share_source"].startswith("measured copy 4.26 of 4.8 TB/s") for r in rows.values())
+    assert all(r["flop_share_source"].startswith("measured prefill of this model") for r in rows.values())
+    assert rows[("llama-3.1-8b", "bf16", 1024)]["kv_bw_share_source"].startswith("measured: extra KV read")
+    assert rows[("llama-3.1-70b-tp8-shard", "fp8", 1024)]["kv_bw_share_source"].startswith("the weights' share")
+    assert res["roofline_text"].startswith(
+        "All 6 dense H200 step sweeps (4 configurations, each context a sweep) are within 10% at 4×–8× the largest "
+        "batch fitted (24): batch 128, errors -9.7% to -0.7%. The worst is -9.7% at batch 128: llama-3.1-8b | H200 "
+        "SXM | bf16 | pytorch-cudagraph | single-gpu | 1 GPU | TP1 at context 1,024.")
+    # the other held-out batches are shown for information: 256 and 512 within 5%
+    assert rows[("llama-3.1-8b", "bf16", 1024)]["other_batches"] == "32: -7.4, 64: -8.7, 256: +0.5, 512: +4.5"
+    assert res["roofline_worst_4x_8x"]["group"] == rows[("llama-3.1-8b", "bf16", 1024)]["group"]
+
+
+def test_notebook_shows_the_model_validation_on_the_sweeps_it_reads(h200_results):
+    """Over the H200 sweep alone the validation leaves out its nine step-timing groups; the worst are named with
+    their errors, and the eager ones are said to be eager, with their batch-1 cost against CUDA graphs."""
+    v = h200_results["model_validation"]
+    assert v["n_groups"] == 9 and v["by_family"][0]["family"] == "H200" and v["by_family"][0]["groups"] == 9
+    assert v["targets_met"]["median_error_tok_s_per_user"] is (v["median_error_tok_s_per_user"] <= 0.10)
+    worst = v["worst_groups"]
+    assert [w["group"].split(" | ")[:4] for w in worst[:2]] == [
+        ["llama-3.1-70b-tp8-shard", "H200 SXM", "fp8", "pytorch-eager"],
+        ["llama-3.1-8b", "H200 SXM", "fp8", "pytorch-eager"]]
+    assert all(w["error_tok_s_per_user"] > 0.35 for w in worst)
+    assert v["text"].startswith("Left out one at a time, 9 configuration groups (every group with at least 3 "
+                                "concurrencies) are predicted with a median error of "
+                                f"{100 * v['median_error_tok_s_per_user']:.1f}% in tok/s/user")
+    assert "Groups #1, #2 and #4 are eager step sweeps" in v["notes"] and "8.8×, 5.6× and 3.5×" in v["notes"]
+    assert "AgentX" not in v["notes"]  # no AgentX group in these points: nothing said about one

@@ -358,16 +358,84 @@ def test_cli_model_errors_are_one_line(tmp_path, capsys):
     assert "exactly one of --config CONFIG or --validate" in capsys.readouterr().err
 
 
-def test_batch_scaling_validation_section(points):
-    from analysis.pages.batch_scaling import model_validation_section
+def test_batch_scaling_validation_section(points, report):
+    """The batch-scaling page's section on the validation: per family, the worst groups named, the summary with the
+    targets, and the facts behind the worst groups, all read off the same leave-one-group-out report."""
+    from analysis.pages import batch_scaling as bs
 
-    sec = model_validation_section(points)
-    rep = sec["report"]
-    assert sec["by_family"]["groups"].sum() == rep["n_groups"]
-    assert set(sec["by_family"]["family"]) >= {"H200", "MI355X", "B300"}
-    assert sec["worst"]["group"].iloc[0] == rep["groups"][0]["group"] and len(sec["worst"]) == 5
-    assert len(sec["points"]) == sum(len(g["points"]) for g in rep["groups"])
-    assert f"{100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user" in sec["text"]
+    sec = bs.model_validation_section(points)
+    rep, groups, fam, worst = sec["report"], sec["groups"], sec["by_family"], sec["worst"]
+    assert rep["n_groups"] == report["n_groups"] == len(groups) == 40
+    assert fam["groups"].sum() == rep["n_groups"] and fam["points"].sum() == len(sec["points"]) == 189
+    assert list(fam["family"]) == ["B200", "B300", "H100", "H200", "MI300X", "MI325X", "MI355X"]
+    assert fam.set_index("family").loc["B300", "hardware"] == "B300, GB300 NVL72"  # GB300 counts as a B300
+    h200 = groups[groups["family"] == "H200"]
+    row = fam.set_index("family").loc["H200"]
+    assert row["groups"] == 14
+    assert row["median error tok/s/user %"] == pytest.approx(100 * h200["error_tok_s_per_user"].median())
+    assert row["p90 error tok/s/GPU %"] == pytest.approx(np.percentile(100 * h200["error_tok_s_per_gpu"].dropna(), 90))
+
+    # The worst: every group beyond the p90 target in either metric, worst first by the larger of its two errors;
+    # V4-Flash-0731 has no tok/s/GPU and is fourth by its per-user error (ranked by tok/s/GPU it came last).
+    beyond = groups[np.fmax(groups["error_tok_s_per_user"], groups["error_tok_s_per_gpu"]) > 0.35]
+    assert len(worst) == len(beyond) == 7 and list(worst["#"]) == list(range(1, 8))
+    assert worst["worst_error"].is_monotonic_decreasing
+    assert [g.split(" | ")[0] for g in worst["group"]][:4] == ["DeepSeek-V4.1-Flash", "llama-3.1-70b-tp8-shard",
+                                                               "llama-3.1-8b", "DeepSeek-V4-Flash-0731"]
+    first = worst.iloc[0]
+    assert first["error_tok_s_per_gpu"] == pytest.approx(rep["groups"][0]["error_tok_s_per_gpu"])
+    assert first["dominant"] == "overhead at 1–8, memory at 16–128"  # the validation's points carry it
+    shown = bs.validation_worst_table(worst)
+    assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(35.1)  # one decimal: past 35%, not "35"
+
+    # The summary: the validation's numbers, each target and its verdict, computed.
+    facts = sec["facts"]
+    assert facts["targets_met"] == dict.fromkeys(facts["targets_met"], False)
+    summary = bs.validation_summary_text(rep, groups)
+    assert (f"median error of {100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user and 15.04% in "
+            "tok/s/GPU") in summary  # 15.04% against a 15% target: two decimals, never "15.0%, not met"
+    assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: not met; p90 ≤ 35% in both metrics: not met" \
+        in summary
+    n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
+    assert f"{n_user} of the 40 groups are within 10% per user" in summary and n_user == 10
+
+    # The facts behind them: the drift the older runs carry, the eager sweeps, the AgentX output rate.
+    notes = bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False)
+    drifted = groups[(groups["software_drift"] - 1).abs() >= 5e-4]
+    assert len(drifted) == 8 and drifted["software_drift"].max() == pytest.approx(1.61, abs=0.01)
+    assert notes[0].startswith("Predictions of runs from older dates carry the software drift their cell measured: "
+                               "8 of the 40 groups")
+    assert "DeepSeek-R1-0528 | MI325X | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | none | ISL 1024 OSL 8192, 2026-02-27, " \
+           "×1.61" in notes[0]
+    assert any(n.startswith("Groups #2, #3 and #6 are eager step sweeps") for n in notes)
+    agentx = next(n for n in notes if "AgentX" in n)
+    assert "the published 42.3 tok/s/GPU is 0.37 of tok/s/user × concurrency ÷ GPUs (456.6 × 1 ÷ 4 = 114.2)" in agentx
+
+
+def test_predicted_against_measured_figure_draws_every_point_and_names_the_worst(points):
+    from analysis.pages import batch_scaling as bs
+    from analysis.plots import scaling as plots
+
+    sec = bs.model_validation_section(points)
+    pts, worst = sec["points"], sec["worst"]
+    left, right = plots.predicted_vs_measured(pts, worst)
+    families = set(pts["family"])
+
+    def drawn(ax):
+        return sum(len(c.get_offsets()) for c in ax.collections if c.get_label() in families)
+
+    assert drawn(left) == len(pts) == 189  # every point of every left-out group, coloured by family
+    assert drawn(right) == int((pts["measured_tok_s_per_gpu"] > 0).sum()) == 185  # V4-Flash-0731 has no tok/s/GPU
+    assert left.get_xscale() == left.get_yscale() == "log" and left.get_xlim() == left.get_ylim()
+    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 8)]
+    assert "#4" not in [t.get_text() for t in right.texts] and len(right.texts) == 6
+    labels = [t.get_text() for t in left.figure.legends[0].get_texts()]
+    assert labels[:3] == ["±35% (p90 target)", "±10% (median target per user)", "predicted = measured"]
+    assert set(labels) >= families
+    # The legend sits below both panels, off the data.
+    legend = left.figure.legends[0].get_window_extent()
+    assert legend.y1 <= min(left.get_window_extent().y0, right.get_window_extent().y0) + 1
 
 
 def test_shipped_example_configs_predict_deepseek_v4_flash_on_gb300(cal):

@@ -12,8 +12,10 @@ and each page is opened once, in one tab; the checks read what was seen.
 
 from __future__ import annotations
 
+import html
 import math
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -408,3 +410,33 @@ def test_deepseek_v4_frontier_report_keeps_agentx_and_random_8k1k_apart(suite_re
     fastest = results["fastest_point"]["DeepSeek-V4.1-Flash · GB300 NVL72 · fp4 · node · agentx"]
     assert fastest["tok_s_per_user"] == pytest.approx(1000 / 2.19) and fastest["concurrency"] == 1
     assert "Capacity (agentx):" in results["headline"] and "Capacity (random-capped · 8k/1k):" in results["headline"]
+
+
+def test_batch_scaling_page_shows_the_model_validation_and_the_roofline_check(suite_results, rendered_suite):
+    """10-batch-scaling as the suite runs it (every shipped point): the performance model's leave-one-group-out
+    validation in a section of its own, and the roofline form's held-out check beside the linear one, each with the
+    numbers the page saved, in the page a reader opens."""
+    res = suite_results("10-batch-scaling")
+    v = res["model_validation"]
+    assert v["n_groups"] == 40 and sum(f["groups"] for f in v["by_family"]) == v["n_groups"]
+    assert sum(f["points"] for f in v["by_family"]) == 189
+    assert not any(v["targets_met"].values())  # median 15.4% / 15.04%, p90 36.5% / 35.4%
+    assert [w["group"].split(" | ")[0] for w in v["worst_groups"]][:2] == ["DeepSeek-V4.1-Flash",
+                                                                           "llama-3.1-70b-tp8-shard"]
+    assert "is an AgentX run" in v["notes"]  # shown because that group is among the worst
+    assert res["roofline_dense_h200_n"] == 6 and res["roofline_dense_h200_max_abs_rel_error_4x_8x"] <= 0.10
+
+    page = (rendered_suite / "10-batch-scaling.html").read_text(encoding="utf-8")
+    assert re.search(r"<h2[^>]*>The performance model on configurations it never saw", page)
+    body = re.sub(r'src="data:image/[^"]+"', "", page)
+    section = body[body.index("The performance model on configurations it never saw"):body.index("Every fit, every")]
+    assert page.count("data:image/png") >= 1 and "<img" in section  # the predicted-against-measured figure
+    seen = html.unescape(re.sub(r"<[^>]+>", "", section))
+    assert v["text"] in " ".join(seen.split())  # the summary as computed, escaped on its way in, whole once read
+    for w in v["worst_groups"]:
+        assert w["group"] in seen
+    extrapolation = html.unescape(re.sub(r"<[^>]+>", "", body[body.index("Extrapolation: fitted"):
+                                                              body.index("Per-sequence floors")]))
+    assert res["roofline_text"] in " ".join(extrapolation.split())
+    assert "The first table is the linear form" in extrapolation and "The second table is the roofline form" in \
+        extrapolation

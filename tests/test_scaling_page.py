@@ -145,3 +145,41 @@ def test_ranked_serving_table_holds_only_testable_fits(page):
     assert len(ranked) + len(apart) == len(page._section(False, good=True))
     assert len(page.serving_table()) == len(ranked) and len(page.serving_untestable_table()) == len(apart)
     assert page.serving_untestable_caption().startswith(f"**Not ranked: {len(apart)} fit")
+
+
+def test_validation_and_roofline_sentences_escape_group_names():
+    """Group names and share sources come from logs: every sentence and the worst-groups table escape them."""
+    bad = "<img src=x> | *x* | fp8 | pytorch-eager"
+    groups = pd.DataFrame([{"group": bad, "family": "<b>", "hardware": "<b>", "framework": "pytorch-eager",
+                            "workload": "agentx", "n_gpus": 4, "points": 1, "concurrency_min": 1.0,
+                            "concurrency_max": 1.0, "error_tok_s_per_user": 0.5, "error_tok_s_per_gpu": 2.0,
+                            "worst_error": 2.0, "dominant": "overhead at every point", "date": "2026-01-02",
+                            "software_drift": 1.2, "not_stated": ["tp", "ep", "dp", "isl", "osl"]}])
+    worst = batch_scaling.validation_worst(groups)
+    points = pd.DataFrame([{"group": bad, "concurrency": 1.0, "measured_tok_s_per_user": 100.0,
+                            "predicted_tok_s_per_user": 95.0, "measured_tok_s_per_gpu": 10.0,
+                            "predicted_tok_s_per_gpu": 25.0, "error_tok_s_per_user": -0.05}])
+    notes = " ".join(batch_scaling.validation_notes(groups, worst, points, pd.DataFrame()))
+    assert "<img" not in notes and "<b>" not in notes and "*x*" not in notes
+    assert "&#60;img src=x&#62; &#124; &#42;x&#42;" in notes
+    plain = " ".join(batch_scaling.validation_notes(groups, worst, points, pd.DataFrame(), markdown=False))
+    assert bad in plain  # the results file keeps the name as it is
+    table = text.table_html(batch_scaling.validation_worst_table(worst))
+    assert "<img" not in table and "&#60;img src=x&#62;" in table
+    # the roofline check's sentence names its worst sweep escaped, its sources reach the table as data
+    check = pd.DataFrame([{"group": bad, "hardware": "H200 SXM", "step_source": "step_ms", "moe": False,
+                           "n_fit_batches": 5, "batch": b, "context": 1024.0, "rel_error": e, "bw_share": 0.9,
+                           "bw_share_source": "<i>copy</i>", "kv_bw_share": 0.7, "kv_bw_share_source": "kv",
+                           "flop_share": 0.5, "flop_share_source": "prefill", "overhead_ms_per_layer": 0.1}
+                          for b, e in ((128.0, -0.05), (256.0, 0.02))])
+    page = batch_scaling.BatchScalingPage(
+        params={"roofline_fit_max_batch": 24, "roofline_tolerance": 0.10}, points=pd.DataFrame(),
+        fits=pd.DataFrame(), draws=pd.DataFrame(), floors=None, head=None, residuals=pd.DataFrame(),
+        roofline_check=check)
+    sentence = page.roofline_text()
+    assert sentence.startswith("**The 1 dense H200 step sweep (1 configuration, each context a sweep) is within 10%")
+    assert "<img" not in sentence
+    assert "&#60;img src=x&#62; &#124; &#42;x&#42;" in sentence
+    assert page.roofline_text(markdown=False).count(bad) == 1
+    shares = text.table_html(page.roofline_shares_table())
+    assert "<i>copy" not in shares and "&#60;i&#62;copy" in shares

@@ -1,10 +1,12 @@
 """The batch-scaling report (``notebooks/10-batch-scaling.ipynb``): everything it shows, built once.
 
 :func:`build` fits the batch model and returns a :class:`BatchScalingPage`: the headline, one section for the
-measured decode-step sweeps and one for the serving sweeps (each titled for what it holds), display-ready tables
-with short headers, the data of every figure, the sentences, and :meth:`BatchScalingPage.results`. The notebook
-only displays them. Every data-derived string in a sentence or an HTML block passes through
-:func:`analysis.text.esc`; tables are escaped cell by cell where they are shown.
+measured decode-step sweeps and one for the serving sweeps (each titled for what it holds), the held-out batch
+checks of the linear and the roofline form, the performance model's leave-one-group-out validation
+(:func:`model_validation_section`), display-ready tables with short headers, the data of every figure, the
+sentences, and :meth:`BatchScalingPage.results`. The notebook only displays them. Every data-derived string in a
+sentence or an HTML block passes through :func:`analysis.text.esc`; tables are escaped cell by cell where they are
+shown.
 """
 
 from __future__ import annotations
@@ -183,6 +185,9 @@ class BatchScalingPage:
     check_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     moe_checks: dict = field(default_factory=dict)
     sol: pd.DataFrame = field(default_factory=pd.DataFrame)
+    roofline_check: pd.DataFrame = field(default_factory=pd.DataFrame)   # roofline form, fitted on B ≤ 24
+    roofline_linear: pd.DataFrame = field(default_factory=pd.DataFrame)  # linear form, the same batches fitted
+    validation: dict = field(default_factory=dict)                       # model_validation_section
 
     # --- which fits go where ---------------------------------------------------------------------------
     @property
@@ -290,10 +295,162 @@ class BatchScalingPage:
         if c.empty:
             return f"No configuration has three batches up to {b:g} and a larger one to check."
         w = s.loc[s["max_abs_rel_error"].idxmax()]
-        return (f"Fitted on batches up to {b:g}, the model predicts the larger batches with a median error of "
+        return (f"Fitted on batches up to {b:g}, the linear form predicts the larger batches with a median error of "
                 f"{c['rel_error'].abs().median() * 100:.1f}% and at worst {w['max_abs_rel_error'] * 100:.0f}% "
                 f"({text.esc(w['group'])}). Throughput at large batches read off a small-batch sweep is an estimate, "
                 "not a measurement.")
+
+    def check_intro(self) -> str:
+        """What the two held-out checks below are, each table named by its form."""
+        b, r = self.params["fit_max_batch"], self.params["roofline_fit_max_batch"]
+        lo, hi = (f * r for f in ROOFLINE_BEYOND)
+        return (f"Two forms of the batch model are fitted on small batches and checked on larger ones they did not "
+                f"see. **The first table is the linear form** `t0 + t1·B + t2·B·L`, the in-range estimator every fit "
+                f"above uses (curves, B½, asymptote), fitted on batches ≤ {b:g}: its per-sequence slope is read where "
+                "small GEMMs cost more per row, so past the fitted batches it keeps rising and over-states the step. "
+                "**The second table is the roofline form**: the performance model's step equation applied to each "
+                "kind of kernel (the GEMMs stream the weights, the attention kernels the KV cache, each at the share "
+                "of HBM bandwidth or peak FLOP rate measured for it), only the overhead per layer (and an MoE's "
+                f"weights' share) fitted, on batches ≤ {r:g}, and checked {text.plain(ROOFLINE_BEYOND[0])}× to "
+                f"{text.plain(ROOFLINE_BEYOND[1])}× beyond ({text.whole(lo)}–{text.whole(hi)}). Negative errors: "
+                "predicted too fast.")
+
+    def linear_check_caption(self) -> str:
+        return (f"**Linear form (in-range estimator), fitted on batches ≤ {self.params['fit_max_batch']:g}**: "
+                "step-time error at each larger batch, for the sweeps with whole batch sizes; every group's "
+                "summary, serving sweeps included, is in the collapsed block below the table.")
+
+    def roofline_caption(self) -> str:
+        r = self.params["roofline_fit_max_batch"]
+        lo, hi = (f * r for f in ROOFLINE_BEYOND)
+        return (f"**Roofline form, fitted on batches ≤ {r:g}**, per configuration and context: the step-time error "
+                f"at the batches {text.plain(ROOFLINE_BEYOND[0])}×–{text.plain(ROOFLINE_BEYOND[1])}× beyond "
+                f"({text.whole(lo)}–{text.whole(hi)}; the worst where there are several), the linear form's error at "
+                "the same point fitted on the same batches, and, for information, the other held-out batches (rows "
+                "with a batch in that range first); below it, the shares each fit used and where each came from.")
+
+    def roofline_summary(self) -> pd.DataFrame:
+        return roofline_summary(self.roofline_check, self.roofline_linear,
+                                fit_max_batch=self.params["roofline_fit_max_batch"])
+
+    def roofline_table(self) -> pd.DataFrame:
+        """The roofline check as the page shows it: errors in %, one row per configuration and context."""
+        t = self.roofline_summary()
+        if t.empty:
+            return t
+        r = self.params["roofline_fit_max_batch"]
+        lo, hi = (f * r for f in ROOFLINE_BEYOND)
+        return pd.DataFrame({
+            "configuration": t["group"].to_numpy(), "context": t["context"].to_numpy(),
+            f"batches fitted (B ≤ {r:g})": t["n_fit_batches"].to_numpy(),
+            f"B at {text.plain(ROOFLINE_BEYOND[0])}×–{text.plain(ROOFLINE_BEYOND[1])}× "
+            f"({text.whole(lo)}–{text.whole(hi)})": t["batches_in_range"].replace("", text.MISSING).to_numpy(),
+            "roofline error % there": error_cells(100 * t["rel_error_in_range"]),
+            f"linear error % there (fitted on B ≤ {r:g} too)": error_cells(100 * t["linear_rel_error_in_range"]),
+            "other held-out B: roofline error %": t["other_batches"].replace("", text.MISSING).to_numpy()})
+
+    def roofline_shares_table(self) -> pd.DataFrame:
+        """One row per configuration: the three shares its roofline fit used, each with where it came from, and the
+        fitted overhead per layer."""
+        t = self.roofline_summary()
+        if t.empty:
+            return t
+        t = t.drop_duplicates("group")
+        return pd.DataFrame({
+            "configuration": t["group"].to_numpy(),
+            "weights' share": t["bw_share"].to_numpy(), "weights' share from": t["bw_share_source"].to_numpy(),
+            "KV share": t["kv_bw_share"].to_numpy(), "KV share from": t["kv_bw_share_source"].to_numpy(),
+            "FLOP share": t["flop_share"].to_numpy(), "FLOP share from": t["flop_share_source"].to_numpy(),
+            "overhead ms per layer (fitted)": t["overhead_ms_per_layer"].to_numpy()})
+
+    def roofline_text(self, *, markdown: bool = True) -> str:
+        """Whether every dense H200 step sweep is within the tolerance 4×–8× beyond the fitted batches, the worst
+        named, the linear form at the same points, the other groups with a batch there, and the dense sweeps'
+        errors nearer in and farther out."""
+        e, bold = (text.esc, "**") if markdown else (str, "")
+        t, r, tol = self.roofline_summary(), self.params["roofline_fit_max_batch"], self.params["roofline_tolerance"]
+        lo, hi = (f * r for f in ROOFLINE_BEYOND)
+        beyond = f"{text.plain(ROOFLINE_BEYOND[0])}×–{text.plain(ROOFLINE_BEYOND[1])}× beyond"
+        if t.empty:
+            return f"No configuration has three batches up to {r:g} and a larger one to check in the roofline form."
+        d = dense_h200_sweeps(t)
+        out = []
+        if len(d):
+            err = d["rel_error_in_range"]
+            w = d.loc[err.abs().idxmax()]
+            within = err.abs() <= tol
+            where = (f"{e(w['group'])} at context {text.whole(w['context'])}" if w["context"] == w["context"]
+                     else e(w["group"]))
+            n = (f"{text.count(len(d), 'dense H200 step sweep')} "
+                 f"({text.count(d['group'].nunique(), 'configuration')}, each context a sweep)")
+            verdict = (f"{int(within.sum())} of the {n} are within {text.pct(tol)}" if not within.all() else
+                       f"All {n} are within {text.pct(tol)}" if len(d) > 1 else f"The {n} is within {text.pct(tol)}")
+            out.append(f"{bold}{verdict} at {text.plain(ROOFLINE_BEYOND[0])}×–{text.plain(ROOFLINE_BEYOND[1])}× "
+                       f"the largest batch fitted ({r:g}): batch {scaling.batch_list(d['batch_in_range'])}, errors "
+                       f"{text.signed(100 * err.min())}% to {text.signed(100 * err.max())}%.{bold} The worst is "
+                       f"{text.signed(100 * w['rel_error_in_range'])}% at batch {text.num(w['batch_in_range'])}: "
+                       f"{where}.")
+            if not within.all():
+                out.append("Outside: " + "; ".join(
+                    f"{e(x['group'])} at context {text.whole(x['context'])}, "
+                    f"{text.signed(100 * x['rel_error_in_range'])}%" for _, x in d[~within].iterrows()) + ".")
+            lin = d["linear_rel_error_in_range"].abs().dropna()
+            if len(lin):
+                out.append(f"The linear form fitted on the same batches misses the same points by "
+                           f"{text.span(100 * lin.min(), 100 * lin.max(), lambda v: text.fixed(v, 1))}%.")
+            c = self.roofline_check
+            rows = c[c["group"].isin(set(d["group"]))]
+            far, near = rows[rows["batch"] > hi], rows[rows["batch"] < lo]
+            if len(far):
+                out.append(f"For information, farther out (batch {scaling.batch_list(far['batch'])}) every error of "
+                           f"these sweeps is within {text.fixed(100 * far['rel_error'].abs().max(), 1)}%")
+            if len(near):
+                under = " and every one predicted too fast" if (near["rel_error"] < 0).all() else ""
+                out.append(("; nearer in" if len(far) else "For information, nearer in") +
+                           f" (batch {scaling.batch_list(near['batch'])}) within "
+                           f"{text.fixed(100 * near['rel_error'].abs().max(), 1)}%{under}.")
+            elif len(far):
+                out[-1] += "."
+        else:
+            out.append(f"No dense H200 step sweep has a batch {beyond} the {r:g} fitted.")
+        others = t[t["batch_in_range"].notna() & ~t.index.isin(d.index)]
+        if len(others):
+            out.append(f"Other configurations with a batch {beyond}: " + "; ".join(
+                f"{e(x['group'])} ({'step sweep' if x['step'] else 'serving sweep'}, "
+                f"{'MoE' if x['moe'] else 'dense'}), {text.signed(100 * x['rel_error_in_range'])}% at batch "
+                f"{text.num(x['batch_in_range'])}" for _, x in others.iterrows()) + ".")
+        return " ".join(out).replace(" ; nearer", "; nearer")
+
+    # --- the performance model on configurations it never saw ------------------------------------------------
+    def validation_text(self, *, markdown: bool = True) -> str:
+        v = self.validation
+        if not v:
+            return "The performance model was not validated on this page's points."
+        return validation_summary_text(v["report"], v["groups"], markdown=markdown)
+
+    def validation_family_table(self) -> pd.DataFrame:
+        return validation_family_table(self.validation.get("by_family", pd.DataFrame()))
+
+    def validation_worst_table(self) -> pd.DataFrame:
+        return validation_worst_table(self.validation.get("worst", pd.DataFrame()))
+
+    def validation_worst_caption(self) -> str:
+        w = self.validation.get("worst", pd.DataFrame())
+        if w.empty:
+            return ""
+        beyond = bool((w["worst_error"] > VALIDATION_TARGETS["p90"]).all())
+        which = (f"the {len(w)} groups off by more than {text.pct(VALIDATION_TARGETS['p90'])} (the p90 target) in "
+                 "tok/s/user or tok/s/GPU" if beyond else f"the {len(w)} groups with the largest errors")
+        return (f"**The worst groups**, numbered as in the figure: {which}, worst first. The dominant term is the "
+                "largest term of each predicted step (overhead per layer, HBM memory, compute or collectives), by "
+                "concurrency.")
+
+    def validation_notes_text(self, *, markdown: bool = True) -> str:
+        v = self.validation
+        if not v or v["groups"].empty:
+            return ""
+        notes = validation_notes(v["groups"], v["worst"], v["points"], self.launch, markdown=markdown)
+        return "\n\n".join(notes) if markdown else " ".join(notes)
 
     def floors_text(self) -> str:
         t = scaling.floors_table(self.fits)
@@ -524,7 +681,42 @@ class BatchScalingPage:
                                                   if len(m.get("floored", [])) else None),
             "moe_small_batch_t1_floor_ms": (float(m["floored"]["t1_floor_ms"].iloc[0])
                                             if len(m.get("floored", [])) else None),
+            **self._roofline_results(), **self._validation_results(),
         }
+
+    def _roofline_results(self) -> dict:
+        t, r = self.roofline_summary(), self.params["roofline_fit_max_batch"]
+        inside = t[t["batch_in_range"].notna()] if len(t) else t
+        dense = dense_h200_sweeps(t)
+        worst = inside.loc[inside["rel_error_in_range"].abs().idxmax()] if len(inside) else None
+        cols = ["group", "context", "n_fit_batches", "batch_in_range", "rel_error_in_range",
+                "linear_rel_error_in_range", "other_batches", "bw_share", "bw_share_source", "kv_bw_share",
+                "kv_bw_share_source", "flop_share", "flop_share_source", "overhead_ms_per_layer", "step", "moe"]
+        return {
+            "roofline_fit_max_batch": r, "roofline_beyond": list(ROOFLINE_BEYOND),
+            "roofline_extrapolation": t[cols].to_dict(orient="records") if len(t) else [],
+            "roofline_max_abs_rel_error_4x_8x": float(inside["rel_error_in_range"].abs().max()) if len(inside) else None,
+            "roofline_worst_4x_8x": ({"group": worst["group"], "context": worst["context"],
+                                      "batch": worst["batch_in_range"], "rel_error": worst["rel_error_in_range"]}
+                                     if worst is not None else None),
+            "roofline_dense_h200_n": len(dense),
+            "roofline_dense_h200_max_abs_rel_error_4x_8x": (float(dense["rel_error_in_range"].abs().max())
+                                                            if len(dense) else None),
+            "roofline_text": self.roofline_text(markdown=False)}
+
+    def _validation_results(self) -> dict:
+        v = self.validation
+        if not v:
+            return {"model_validation": None}
+        w = v["worst"]
+        return {"model_validation": {
+            **v["facts"],
+            "worst_groups": [{"group": r["group"], "error_tok_s_per_user": r["error_tok_s_per_user"],
+                              "error_tok_s_per_gpu": r["error_tok_s_per_gpu"], "points": r["points"],
+                              "dominant": r["dominant"], "software_drift": r["software_drift"]}
+                             for _, r in w.iterrows()],
+            "by_family": v["by_family"].to_dict(orient="records"),
+            "text": self.validation_text(markdown=False), "notes": self.validation_notes_text(markdown=False)}}
 
 
 def rows_read(points: pd.DataFrame, *, models=None, precisions=None) -> pd.DataFrame:
@@ -543,7 +735,8 @@ def build(points: pd.DataFrame | None = None, *, points_path=None, step_logs_pat
           fit_max_batch: float = 32, moe_model: str = "qwen3-30b-a3b", moe_fit_max_batch: float = 16,
           moe_tolerance: float = 0.10, level_tok_s_per_user: float = 50.0, n_boot: int = 200, seed: int = 0,
           max_figures: int = 12, max_serving_figures: int = 3,
-          poor_fit_cv_error: float = POOR_FIT_CV_ERROR) -> BatchScalingPage:
+          poor_fit_cv_error: float = POOR_FIT_CV_ERROR, roofline_fit_max_batch: float = 24,
+          roofline_tolerance: float = 0.10) -> BatchScalingPage:
     """Load, fit and check everything the report shows (parameters as in the notebook's parameters cell); the
     points table is ``points``, else the one at ``points_path``."""
     params = {k: v for k, v in locals().items() if k != "points"}
@@ -564,6 +757,8 @@ def build(points: pd.DataFrame | None = None, *, points_path=None, step_logs_pat
         moe["overlap"] = (scaling.extrapolation_check(moe_points, fit_max_batch=moe_fit_max_batch,
                                                       floors={**floors, "combine": "max"})
                           if floors else moe["unbounded"])
+        roof = scaling.extrapolation_check(points, fit_max_batch=roofline_fit_max_batch, form="roofline")
+        roof_linear = scaling.extrapolation_check(points, fit_max_batch=roofline_fit_max_batch, floors=floors)
     fits = result.table
     try:
         head = scaling.headline_numbers(fits, model=headline_model, precision=headline_precision,
@@ -573,7 +768,9 @@ def build(points: pd.DataFrame | None = None, *, points_path=None, step_logs_pat
     page = BatchScalingPage(params=params, points=points, fits=fits, draws=result.draws, floors=floors, head=head,
                             residuals=scaling.residuals(points, fits), launch=scaling.launch_overhead(points),
                             check=check, check_summary=scaling.extrapolation_summary(check), moe_checks=moe,
-                            sol=roofline.batch1_speed_of_light_for_points(points))
+                            sol=roofline.batch1_speed_of_light_for_points(points), roofline_check=roof,
+                            roofline_linear=roof_linear,
+                            validation=model_validation_section(points))
     page.figures = _figures(page, max_figures)
     return page
 
@@ -605,34 +802,307 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
     return out
 
 
+# --- the performance model on configurations it never saw --------------------------------------------------------
+# The model's targets for its leave-one-group-out validation (README "perfclaims model"): median error per user and
+# per GPU, and the 90th percentile over the groups of both.
+VALIDATION_TARGETS = {"median_tok_s_per_user": 0.10, "median_tok_s_per_gpu": 0.15, "p90": 0.35}
+# The bands of the predicted-against-measured figure: the per-user median target and the p90 target.
+VALIDATION_BANDS = (0.10, 0.35)
+# The worst groups named: those off by more than the p90 target in either metric, worst first, at most this many.
+VALIDATION_WORST_MAX = 8
 
-# --- the performance model's validation (a section of its own; the notebook can show it beside the fits) ---------
-def model_validation_section(points: pd.DataFrame, *, worst: int = 5) -> dict:
-    """Predicted against measured for every left-out configuration group of ``perfclaims model --validate``:
-    ``by_family`` (groups, median and p90 error of tok/s/user and tok/s/GPU per hardware family), ``worst`` (the
-    ``worst`` groups by tok/s/GPU error, named), ``points`` (every predicted and measured point with its family, the
-    data of a predicted-against-measured figure) and ``text`` (the summary sentence, escaped)."""
+
+def _dominant_runs(pts: pd.DataFrame) -> str:
+    """The dominant term of a group's predicted steps by concurrency: ``memory at every point`` or
+    ``overhead at 1–8, memory at 16–128``."""
+    runs: list[list] = []
+    for term, c in zip(pts["dominant"], pts["concurrency"]):
+        if runs and runs[-1][0] == term:
+            runs[-1][2] = c
+        else:
+            runs.append([term, c, c])
+    if len(runs) == 1:
+        return f"{runs[0][0]} at every point"
+    return ", ".join(f"{t} at {text.span(a, b, text.num)}" for t, a, b in runs)
+
+
+def validation_points(rep: dict) -> pd.DataFrame:
+    """Every predicted and measured point of a validation report (:func:`analysis.perfmodel.validate.validate`), with
+    its group, hardware family and its error in both metrics (predicted ÷ measured − 1): the figure's data."""
+    rows = [{**pt, "group": g["group"], "family": g["family"]} for g in rep["groups"] for pt in g["points"]]
+    if not rows:
+        return pd.DataFrame(columns=["group", "family", "concurrency", "measured_tok_s_per_user",
+                                     "predicted_tok_s_per_user", "measured_tok_s_per_gpu", "predicted_tok_s_per_gpu"])
+    out = pd.DataFrame(rows)
+    gpu = out["measured_tok_s_per_gpu"].where(out["measured_tok_s_per_gpu"] > 0)
+    return out.assign(error_tok_s_per_user=out["predicted_tok_s_per_user"] / out["measured_tok_s_per_user"] - 1,
+                      error_tok_s_per_gpu=out["predicted_tok_s_per_gpu"] / gpu - 1)
+
+
+def validation_groups(rep: dict) -> pd.DataFrame:
+    """One row per left-out group: family, hardware, its points and concurrencies, both errors (fractions), the
+    larger of the two, the dominant term of its predicted steps, its date and the software drift its prediction
+    applied, and the configuration fields its source left empty."""
+    rows = []
+    for g in rep["groups"]:
+        pts = pd.DataFrame(g["points"]).sort_values("concurrency")
+        cfg = g["config"]
+        eg = g["error_tok_s_per_gpu"]
+        drift = pts["software_drift"].astype(float) if "software_drift" in pts else pd.Series([1.0])
+        rows.append({
+            "group": g["group"], "family": g["family"], "hardware": cfg["hardware"], "framework": g["framework"],
+            "workload": g.get("workload"), "n_gpus": cfg["n_gpus"], "points": len(pts),
+            "concurrency_min": float(pts["concurrency"].min()), "concurrency_max": float(pts["concurrency"].max()),
+            "error_tok_s_per_user": g["error_tok_s_per_user"],
+            "error_tok_s_per_gpu": np.nan if eg is None else eg,
+            "worst_error": np.nanmax([g["error_tok_s_per_user"], np.nan if eg is None else eg]),
+            "dominant": _dominant_runs(pts),
+            "date": pts["date"].dropna().iloc[0] if "date" in pts and pts["date"].notna().any() else None,
+            "software_drift": float(drift.iloc[int(np.argmax(np.abs(np.log(drift.to_numpy()))))]),
+            "not_stated": [k for k in ("tp", "ep", "dp", "isl", "osl") if cfg.get(k) is None]})
+    return pd.DataFrame(rows)
+
+
+def validation_by_family(groups: pd.DataFrame) -> pd.DataFrame:
+    """Per hardware family: the hardware it holds, groups, points, and the median and 90th percentile of the group
+    errors of both metrics, as % (tok/s/GPU over the groups that have one)."""
+    if groups.empty:
+        return pd.DataFrame()
+    rows = []
+    for fam, g in groups.groupby("family", sort=True):
+        u, gp = 100 * g["error_tok_s_per_user"], 100 * g["error_tok_s_per_gpu"].dropna()
+        rows.append({"family": fam, "hardware": ", ".join(sorted(g["hardware"].astype(str).unique())),
+                     "groups": len(g), "points": int(g["points"].sum()),
+                     "median error tok/s/user %": u.median(), "p90 error tok/s/user %": np.percentile(u, 90),
+                     "median error tok/s/GPU %": gp.median() if len(gp) else np.nan,
+                     "p90 error tok/s/GPU %": np.percentile(gp, 90) if len(gp) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def validation_family_table(by_family: pd.DataFrame) -> pd.DataFrame:
+    """:func:`validation_by_family` as the page shows it (errors rounded by :func:`error_cells`)."""
+    out = by_family.copy()
+    for c in [c for c in out.columns if c.endswith("%")]:
+        out[c] = error_cells(out[c])
+    return out
+
+
+def validation_worst(groups: pd.DataFrame, *, threshold: float = VALIDATION_TARGETS["p90"],
+                     limit: int = VALIDATION_WORST_MAX) -> pd.DataFrame:
+    """The groups off by more than ``threshold`` in tok/s/user or tok/s/GPU, worst first (by the larger of the two),
+    at most ``limit``, numbered from 1 (column ``#``, as the figure labels them); the three worst when none is."""
+    ranked = groups.sort_values("worst_error", ascending=False, kind="stable")
+    worst = ranked[ranked["worst_error"] > threshold]
+    worst = (worst if len(worst) else ranked.head(3)).head(limit).reset_index(drop=True)
+    return worst.assign(**{"#": np.arange(1, len(worst) + 1)})
+
+
+def error_cells(percent) -> np.ndarray:
+    """Errors in % as a table shows them: whole above 10%, one decimal below (−9.7, 0.7, 16, 216): no more digits
+    than an error of a model carries, and none fewer where a 10% target is read."""
+    x = np.asarray(percent, dtype=float)
+    return np.where(np.abs(x) >= 10, np.round(x), np.round(x, 1))
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}" if items else ""
+
+
+def _percent_against(value: float, target: float) -> str:
+    """``value`` (a fraction) as a percentage to one decimal, or to two where one decimal would round it onto the
+    target it misses or meets (15.04% against a 15% target is not "15.0%, not met")."""
+    one = round(100 * value, 1)
+    return text.pct(value, 2) if one == round(100 * target, 1) and value != target else text.pct(value, 1)
+
+
+def validation_facts(rep: dict) -> dict:
+    """The summary numbers of a validation report, the targets and whether each is met (None without groups)."""
+    t = VALIDATION_TARGETS
+    keys = ("median_error_tok_s_per_user", "median_error_tok_s_per_gpu", "p90_error_tok_s_per_user",
+            "p90_error_tok_s_per_gpu")
+    nums = {k: rep.get(k) for k in keys}
+    limit = {"median_error_tok_s_per_user": t["median_tok_s_per_user"],
+             "median_error_tok_s_per_gpu": t["median_tok_s_per_gpu"],
+             "p90_error_tok_s_per_user": t["p90"], "p90_error_tok_s_per_gpu": t["p90"]}
+    met = {k: (None if nums[k] is None else bool(nums[k] <= limit[k])) for k in keys}
+    return {"n_groups": rep.get("n_groups", 0), "min_concurrencies": rep.get("min_concurrencies"), **nums,
+            "targets": limit, "targets_met": met}
+
+
+def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool = True) -> str:
+    """The section's summary: how many groups, median and p90 errors of both metrics, each target and whether it is
+    met, and how many groups are within the tighter band per user and per GPU."""
+    f = validation_facts(rep)
+    if not f["n_groups"]:
+        return (f"No configuration group has {f['min_concurrencies'] or 3} or more concurrencies to leave out and "
+                "predict.")
+    b = "**" if markdown else ""
+    mu, mg = f["median_error_tok_s_per_user"], f["median_error_tok_s_per_gpu"]
+    pu, pg = f["p90_error_tok_s_per_user"], f["p90_error_tok_s_per_gpu"]
+    lim = f["targets"]
+
+    def verdict(key):
+        return "met" if f["targets_met"][key] else "not met"
+
+    p90_met = f["targets_met"]["p90_error_tok_s_per_user"] and f["targets_met"]["p90_error_tok_s_per_gpu"]
+    band = VALIDATION_BANDS[0]
+    n_gpu = int(groups["error_tok_s_per_gpu"].notna().sum())
+    return (f"{b}Left out one at a time, {f['n_groups']} configuration groups (every group with at least "
+            f"{f['min_concurrencies']} concurrencies) are predicted with a median error of "
+            f"{_percent_against(mu, lim['median_error_tok_s_per_user'])} in tok/s/user and "
+            f"{_percent_against(mg, lim['median_error_tok_s_per_gpu'])} in tok/s/GPU; p90 "
+            f"{_percent_against(pu, lim['p90_error_tok_s_per_user'])} and "
+            f"{_percent_against(pg, lim['p90_error_tok_s_per_gpu'])}.{b} "
+            f"Targets: median tok/s/user ≤ {text.pct(lim['median_error_tok_s_per_user'])}: "
+            f"{verdict('median_error_tok_s_per_user')}; median tok/s/GPU ≤ "
+            f"{text.pct(lim['median_error_tok_s_per_gpu'])}: {verdict('median_error_tok_s_per_gpu')}; p90 ≤ "
+            f"{text.pct(lim['p90_error_tok_s_per_user'])} in both metrics: {'met' if p90_met else 'not met'}. "
+            f"{int((groups['error_tok_s_per_user'] <= band).sum())} of the {len(groups)} groups are within "
+            f"{text.pct(band)} per user, {int((groups['error_tok_s_per_gpu'] <= band).sum())} of {n_gpu} per GPU.")
+
+
+def validation_worst_table(worst: pd.DataFrame) -> pd.DataFrame:
+    """The named worst groups as the page shows them (errors in %, the software drift as a step-time factor)."""
+    if worst.empty:
+        return pd.DataFrame()
+    drift = [("none" if abs(d - 1) < 5e-4 else f"×{text.fixed(d, 2)} ({text.plain(day)})")
+             for d, day in zip(worst["software_drift"], worst["date"])]
+    return pd.DataFrame({
+        "#": worst["#"].to_numpy(), "configuration (left out)": worst["group"].to_numpy(),
+        "points (concurrency)": [f"{n} ({text.span(a, b, text.num)})" for n, a, b in
+                                 zip(worst["points"], worst["concurrency_min"], worst["concurrency_max"])],
+        # one decimal: a group just past the 35% line reads 35.1, not "35"
+        "error tok/s/user %": np.round(100 * worst["error_tok_s_per_user"].to_numpy(float), 1),
+        "error tok/s/GPU %": np.round(100 * worst["error_tok_s_per_gpu"].to_numpy(float), 1),
+        "dominant term of the predicted step": worst["dominant"].to_numpy(),
+        "software drift applied": drift})
+
+
+def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataFrame, launch: pd.DataFrame, *,
+                     markdown: bool = True) -> list[str]:
+    """Facts behind the worst groups, read off the validation and this page: the software drift the predictions
+    carry, eager step sweeps against their CUDA-graph twins, groups whose source states no parallelism or lengths,
+    and an AgentX group's tok/s/GPU against its tok/s/user (only for groups in ``worst``)."""
+    e = text.esc if markdown else str
+    notes = []
+    drifted = groups[(groups["software_drift"] - 1).abs() >= 5e-4]
+    if len(drifted):
+        top = drifted.loc[(np.log(drifted["software_drift"])).abs().idxmax()]
+        notes.append(
+            f"Predictions of runs from older dates carry the software drift their cell measured: {len(drifted)} of "
+            f"the {len(groups)} groups were measured on a date on which their cell's other configurations, re-run on "
+            "several dates, ran at another speed than on their newest runs, and their predicted step time is scaled "
+            f"by that drift, ×{text.fixed(drifted['software_drift'].min(), 2)} to "
+            f"×{text.fixed(drifted['software_drift'].max(), 2)} (largest: {e(top['group'])}, "
+            f"{e(text.plain(top['date']))}, ×{text.fixed(top['software_drift'], 2)}). The other groups are predicted "
+            "at the newest runs' software.")
+    eager = worst[worst["framework"].astype(str).str.endswith("eager")]
+    for (fam, fw), cell_worst in eager.groupby(["family", "framework"], sort=False):
+        ratios = []
+        for _, r in cell_worst.iterrows():
+            parts = r["group"].split(" | ")
+            hit = (launch[(launch["model"] == parts[0]) & (launch["precision"] == parts[2])]
+                   if len(launch) and len(parts) > 2 else pd.DataFrame())
+            ratios.append(text.times(hit["eager_over_cudagraph"].iloc[0], 1) if len(hit) else None)
+        ids = _and([f"#{n}" for n in cell_worst["#"]])
+        cell = groups[(groups["family"] == fam) & (groups["framework"] == fw)]
+        timed = (f": at batch 1 their steps take {_and([x for x in ratios if x])} the CUDA-graph step of the same "
+                 "model and precision (launch overhead, above)" if all(ratios) else "")
+        notes.append(f"Groups {ids} are eager step sweeps (every kernel launched from Python){timed}. Their cell "
+                     f"({e(fam)} · {e(fw)}) holds {len(cell)} groups, so each is predicted from the other "
+                     f"{len(cell) - 1}." if len(cell_worst) > 1 else
+                     f"Group {ids} is an eager step sweep (every kernel launched from Python)"
+                     f"{timed.replace('their', 'its')}.")
+    unstated = worst[worst["not_stated"].map(lambda k: {"tp", "isl", "osl"} <= set(k))]
+    for _, r in unstated.iterrows():
+        notes.append(f"Group #{r['#']}'s source states no {_and([k.upper() for k in r['not_stated']])}: it is predicted "
+                     "at the defaults (TP across its GPUs, EP and DP 1, ISL and OSL 1,024).")
+    agentic = worst[worst["workload"].astype(str).str.lower().eq("agentx")]
+    for _, r in agentic.iterrows():
+        pts = points[points["group"] == r["group"]].sort_values("concurrency")
+        first = pts.iloc[0]
+        per_gpu_if_decoding = first["measured_tok_s_per_user"] * first["concurrency"] / r["n_gpus"]
+        notes.append(
+            f"Group #{r['#']} is an AgentX run: at concurrency {text.num(first['concurrency'])} its tok/s/user is predicted "
+            f"within {text.pct(abs(first['error_tok_s_per_user']))} (over its {r['points']} points, "
+            f"{text.pct(r['error_tok_s_per_user'])} on average) but its tok/s/GPU "
+            f"{text.times(first['predicted_tok_s_per_gpu'] / first['measured_tok_s_per_gpu'], 1)} too high: the "
+            f"published {text.fixed(first['measured_tok_s_per_gpu'], 1)} tok/s/GPU is "
+            f"{text.fixed(first['measured_tok_s_per_gpu'] / per_gpu_if_decoding, 2)} of tok/s/user × concurrency ÷ "
+            f"GPUs ({text.fixed(first['measured_tok_s_per_user'], 1)} × {text.num(first['concurrency'])} ÷ "
+            f"{text.whole(r['n_gpus'])} = {text.fixed(per_gpu_if_decoding, 1)}), so its output rate counts time the "
+            "requests did not spend decoding: each agentic turn's prefill, which the model's decode duty (its "
+            "cell's median share of a serving run spent decoding) does not carry.")
+    return notes
+
+
+def model_validation_section(points: pd.DataFrame, *, worst: int = VALIDATION_WORST_MAX) -> dict:
+    """Predicted against measured for every left-out configuration group of ``perfclaims model --validate``
+    (:func:`analysis.perfmodel.validate.validate`): ``report`` (the validation report), ``groups``
+    (:func:`validation_groups`), ``points`` (:func:`validation_points`, the figure's data), ``by_family``
+    (:func:`validation_by_family`), ``worst`` (:func:`validation_worst`) and ``facts``
+    (:func:`validation_facts`)."""
     from analysis.perfmodel import validate
 
     rep = validate.validate(points)
-    groups = pd.DataFrame([{"group": g["group"], "family": g["family"], "framework": g["framework"],
-                            "points": len(g["points"]), "error tok/s/user %": 100 * g["error_tok_s_per_user"],
-                            "error tok/s/GPU %": (100 * g["error_tok_s_per_gpu"]
-                                                  if g["error_tok_s_per_gpu"] is not None else np.nan)}
-                           for g in rep["groups"]])
-    if groups.empty:
-        return {"by_family": groups, "worst": groups, "points": pd.DataFrame(), "text": "", "report": rep}
-    by_family = (groups.groupby("family", sort=True)
-                 .agg(groups=("group", "size"), median_user=("error tok/s/user %", "median"),
-                      p90_user=("error tok/s/user %", lambda s: float(np.percentile(s, 90))),
-                      median_gpu=("error tok/s/GPU %", "median"))
-                 .reset_index()
-                 .rename(columns={"median_user": "median error tok/s/user %", "p90_user": "p90 error tok/s/user %",
-                                  "median_gpu": "median error tok/s/GPU %"}))
-    pts = pd.DataFrame([{**p, "group": g["group"], "family": g["family"]} for g in rep["groups"] for p in g["points"]])
-    text_ = (f"Left out one at a time, {rep['n_groups']} configuration groups are predicted with a median error of "
-             f"{100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user and "
-             f"{100 * rep['median_error_tok_s_per_gpu']:.1f}% in tok/s/GPU (p90 "
-             f"{100 * rep['p90_error_tok_s_per_user']:.1f}% and {100 * rep['p90_error_tok_s_per_gpu']:.1f}%); the "
-             f"worst: {text.esc(rep['groups'][0]['group'])}.")
-    return {"by_family": by_family, "worst": groups.head(worst), "points": pts, "text": text_, "report": rep}
+    groups = validation_groups(rep)
+    return {"report": rep, "groups": groups, "points": validation_points(rep),
+            "by_family": validation_by_family(groups),
+            "worst": validation_worst(groups, limit=worst) if len(groups) else groups,
+            "facts": validation_facts(rep)}
+
+
+# --- the roofline form's held-out batch check ------------------------------------------------------------------
+# The roofline form is fitted on the small batches and checked this many times beyond the largest of them.
+ROOFLINE_BEYOND = (4.0, 8.0)
+
+
+def _signed_list(rows: pd.DataFrame) -> str:
+    return ", ".join(f"{text.num(b)}: {text.signed(100 * e)}" for b, e in zip(rows["batch"], rows["rel_error"]))
+
+
+def roofline_summary(check: pd.DataFrame, linear: pd.DataFrame, *, fit_max_batch: float,
+                     beyond=ROOFLINE_BEYOND) -> pd.DataFrame:
+    """Per group and context of a roofline-form :func:`analysis.scaling.extrapolation_check`: the held-out batches
+    ``beyond`` × ``fit_max_batch`` and the worst error there (signed), the linear form's error at the same point
+    fitted on the same batches (``linear``, may be empty), the other held-out batches with their errors, and the
+    shares the fit used. Rows with a batch in the range first (dense step sweeps first), then the others."""
+    if check.empty:
+        return pd.DataFrame()
+    lo, hi = beyond[0] * fit_max_batch, beyond[1] * fit_max_batch
+    def key(group, context, batch):  # a point of either check: no context (NaN) is a context of its own
+        return group, (round(float(context), 3) if context == context else None), round(float(batch), 3)
+
+    lin = ({key(g, c, b): e for g, c, b, e in zip(linear["group"], linear["context"], linear["batch"],
+                                                  linear["rel_error"])} if len(linear) else {})
+    rows = []
+    for (group, context), g in check.groupby(["group", "context"], sort=False, dropna=False):
+        inside = g[g["batch"].between(lo, hi)]
+        w = inside.loc[inside["rel_error"].abs().idxmax()] if len(inside) else None
+        first = g.iloc[0]
+        rows.append({
+            "group": group, "context": context, "hardware": first["hardware"],
+            "step": bool((g["step_source"] == "step_ms").all()), "moe": bool(first["moe"]),
+            "n_fit_batches": int(first["n_fit_batches"]), "batches_in_range": scaling.batch_list(inside["batch"]),
+            "batch_in_range": np.nan if w is None else float(w["batch"]),
+            "rel_error_in_range": np.nan if w is None else float(w["rel_error"]),
+            "linear_rel_error_in_range": np.nan if w is None else lin.get(key(group, context, w["batch"]), np.nan),
+            "other_batches": _signed_list(g[~g["batch"].between(lo, hi)]),
+            "bw_share": float(first["bw_share"]), "kv_bw_share": float(first["kv_bw_share"]),
+            "flop_share": float(first["flop_share"]), "overhead_ms_per_layer": float(first["overhead_ms_per_layer"]),
+            "bw_share_source": first["bw_share_source"], "kv_bw_share_source": first["kv_bw_share_source"],
+            "flop_share_source": first["flop_share_source"]})
+    out = pd.DataFrame(rows)
+    out["dense_step"] = out["step"] & ~out["moe"]
+    keys = {"_none": out["batch_in_range"].isna(), "_moe": ~out["dense_step"], "_serving": ~out["step"]}
+    return (out.assign(**keys).sort_values([*keys, "group", "context"], kind="stable")
+            .drop(columns=list(keys)).reset_index(drop=True))
+
+
+def dense_h200_sweeps(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a :func:`roofline_summary` that are dense-model H200 step sweeps with a batch in the range."""
+    if summary.empty:
+        return summary
+    h200 = summary["hardware"].astype(str).str.startswith("H200")
+    return summary[summary["dense_step"] & h200 & summary["batch_in_range"].notna()]

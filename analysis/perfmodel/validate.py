@@ -4,8 +4,11 @@ For every configuration group (the batch fit's grouping, :data:`analysis.scaling
 calibration is refitted on the other groups' rows, and the group's points are predicted at their measured
 concurrencies (step-timing sweeps: at their batch sizes). A group's error is mean |predicted / measured − 1| over
 its points, for tok/s/user and tok/s/GPU; the summary is the median and 90th percentile over the groups with at
-least :data:`MIN_CONCURRENCIES` distinct concurrencies. The left-out group's points never enter its calibration
-(the solver starts from the all-data fit, which moves its start point only).
+least :data:`MIN_CONCURRENCIES` distinct concurrencies. Each point keeps the term that dominates its predicted step
+(``dominant``), its date and the software drift its prediction applied (``software_drift``: the step-time factor
+of its cell's re-runs on that date, 1 for the newest runs' software; :meth:`Calibration.date_factor`). The left-out
+group's points never enter its calibration (the solver starts from the all-data fit, which moves its start point
+only).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
         errs_u, errs_g, pts = [], [], []
         for (_, row), c in zip(g.iterrows(), conc_col):
             dep = cb.deployment(row.to_dict())
-            p = pr.predict(dep, [c], cal, serving=bool(row["serving"])).rows[0]
+            pred = pr.predict(dep, [c], cal, serving=bool(row["serving"]))
+            p = pred.rows[0]
             meas_u = float(row["tok_s_per_user_measured"])
             meas_g = float(row["tok_s_per_gpu"]) if bool(row["serving"]) else \
                 float(row["tok_s_measured"]) / max(dep.n_gpus, 1)
@@ -44,12 +48,15 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
                 errs_g.append(abs(p["tok_s_per_gpu"] / meas_g - 1))
             pts.append({"concurrency": float(c), "measured_tok_s_per_user": meas_u,
                         "predicted_tok_s_per_user": p["tok_s_per_user"], "measured_tok_s_per_gpu": meas_g,
-                        "predicted_tok_s_per_gpu": p["tok_s_per_gpu"], "dominant": p["dominant"]})
+                        "predicted_tok_s_per_gpu": p["tok_s_per_gpu"], "dominant": p["dominant"],
+                        "date": dep.date or None,
+                        "software_drift": pred.calibration["software_drift"]["step_time_factor"]})
         groups.append({
             "group": " | ".join(str(first[k]) for k in ("model", "hardware", "precision", "framework")) +
                      f" | {int(first['n_gpus'])} GPU | TP{plain(first['tp'])} EP{plain(first['ep'])} "
                      f"DP{plain(first['dp'])} | {first['spec_method']} | ISL {plain(first['isl'])} OSL {plain(first['osl'])}",
             "group_id": gid, "family": first["family"], "framework": str(first["framework"]),
+            "workload": None if pd.isna(first.get("workload")) else str(first["workload"]),
             "config": {k: (None if pd.isna(first[k]) else (first[k].item() if hasattr(first[k], "item") else first[k]))
                        for k in ("model", "hardware", "n_gpus", "tp", "ep", "dp", "precision", "spec_method",
                                  "isl", "osl", "framework", "disagg", "n_prefill_gpus", "n_decode_gpus")},

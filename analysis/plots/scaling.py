@@ -154,3 +154,106 @@ def launch_overhead(table: pd.DataFrame, *, ax=None):
     ax.set_title("Launch overhead: eager PyTorch loses most of the single-user speed")
     ax.legend(fontsize=8, loc="upper right")
     return ax
+
+
+def _plain_log_ticks(ax, lo: float, hi: float):
+    """Log axes labelled in plain numbers (1, 10, 100, 1,000; with 2 and 5 between over three decades or fewer),
+    not powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    subs = (1.0, 2.0, 5.0) if np.log10(hi / lo) <= 3.2 else (1.0,)
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=subs))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: whole(v) if v >= 1 else plain(v)))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _place_labels(ax, anchors: list, *, min_px: float = 22.0):
+    """Number labels beside their points, each on the side of the line y = x away from it (the empty side), moved
+    further out until it is ``min_px`` from every label already placed, with a thin leader to its point.
+    ``anchors``: ``(text, x, y, above)`` in data coordinates."""
+    placed = []
+    ax.figure.canvas.draw()  # the transform needs the final axes size (constrained layout)
+    box = ax.get_window_extent()
+    scale = ax.figure.dpi / 72.0  # offsets are in points, positions in pixels
+    steps = [(12, 10), (12, 26), (26, 12), (12, 42), (40, 24), (26, 40), (56, 12), (12, 58)]
+    for label, x, y, above in anchors:
+        px, py = ax.transData.transform((x, y))
+        sides = [(-1, 1), (1, -1)] if above else [(1, -1), (-1, 1)]
+        options = [(sx * dx, sy * dy) for sx, sy in sides for dx, dy in steps]
+        for ox, oy in options:
+            cx, cy = px + ox * scale, py + oy * scale
+            inside = box.x0 + 12 * scale < cx < box.x1 - 12 * scale and box.y0 + 10 * scale < cy < box.y1 - 10 * scale
+            if inside and all(np.hypot(cx - qx, cy - qy) >= min_px * scale for qx, qy in placed):
+                break
+        else:
+            ox, oy = options[0]
+            cx, cy = px + ox * scale, py + oy * scale
+        placed.append((cx, cy))
+        ax.annotate(label, (x, y), xytext=(ox, oy), textcoords="offset points",
+                    ha="center", va="center", fontsize=9, fontweight="bold", zorder=5,
+                    arrowprops=dict(arrowstyle="-", lw=0.6, color="0.25", shrinkA=5, shrinkB=4))
+
+
+def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0.10, 0.35), axes=None):
+    """Predicted against measured, tok/s/user (left) and tok/s/GPU (right), log-log, one colour per hardware family:
+    the line y = x with ±``bands`` around it, and the points of the ``worst`` groups ringed in black and numbered
+    (their ``#``) at the point farthest from the line in each panel.
+
+    ``points``: one row per predicted point (``group``, ``family``, ``measured_tok_s_per_user``,
+    ``predicted_tok_s_per_user``, ``measured_tok_s_per_gpu``, ``predicted_tok_s_per_gpu``), as
+    :func:`analysis.pages.batch_scaling.validation_points` gives them; ``worst``: ``#`` and ``group``. The legend sits
+    below the panels, off the data. Returns the two Axes."""
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(12.0, 6.6), constrained_layout=True)
+    left, right = axes
+    families = sorted(points["family"].astype(str).unique())
+    palette = dict(zip(families, sns.color_palette("tab10", max(len(families), 1))))
+    markers = dict(zip(families, _MARKERS))
+    number = dict(zip(worst["group"], worst["#"])) if len(worst) else {}
+    inner, outer = sorted(bands)
+    for ax, metric, name in ((left, "tok_s_per_user", "tok/s/user"), (right, "tok_s_per_gpu", "tok/s/GPU")):
+        m, p = points[f"measured_{metric}"].astype(float), points[f"predicted_{metric}"].astype(float)
+        ok = (m > 0) & (p > 0)
+        shown = points[ok].assign(_m=m[ok], _p=p[ok])
+        if shown.empty:
+            ax.set_axis_off()
+            continue
+        lo = float(min(shown["_m"].min(), shown["_p"].min())) / 1.6
+        hi = float(max(shown["_m"].max(), shown["_p"].max())) * 1.6
+        x = np.geomspace(lo, hi, 50)
+        ax.fill_between(x, x * (1 - outer), x * (1 + outer), color="0.92", lw=0, zorder=0,
+                        label=f"±{pct(outer)} (p90 target)")
+        ax.fill_between(x, x * (1 - inner), x * (1 + inner), color="0.80", lw=0, zorder=0,
+                        label=f"±{pct(inner)} (median target per user)")
+        ax.plot(x, x, color="k", lw=0.8, zorder=1, label="predicted = measured")
+        for fam in families:
+            f = shown[shown["family"].astype(str) == fam]
+            ax.scatter(f["_m"], f["_p"], s=22, color=palette[fam], marker=markers[fam], alpha=0.85, lw=0, zorder=2,
+                       label=fam)
+        ringed = shown[shown["group"].isin(number)]
+        ax.scatter(ringed["_m"], ringed["_p"], s=70, facecolors="none", edgecolors="k", lw=0.9, zorder=3,
+                   label="a worst group's point, joined in concurrency order, numbered as in the table")
+        anchors = []
+        for group, g in sorted(ringed.groupby("group", sort=False), key=lambda kv: number[kv[0]]):
+            g = g.sort_values("concurrency") if "concurrency" in g else g
+            ax.plot(g["_m"], g["_p"], "-", color="k", lw=0.6, alpha=0.6, zorder=3)
+            far = g.loc[np.abs(np.log(g["_p"] / g["_m"])).idxmax()]
+            anchors.append((f"#{number[group]}", far["_m"], far["_p"], bool(far["_p"] >= far["_m"])))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_aspect("equal")
+        _plain_log_ticks(ax, lo, hi)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_xlabel(f"measured {name}")
+        ax.set_ylabel(f"predicted {name} (its group left out of the calibration)")
+        ax.set_title(f"{name}: {len(shown)} points of {shown['group'].nunique()} groups")
+        ax.anchors = anchors
+    handles, labels = left.get_legend_handles_labels()
+    left.figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=8,
+                       frameon=False)
+    for ax in (left, right):  # once the legend has taken its room: labels are placed in final display positions
+        _place_labels(ax, getattr(ax, "anchors", []))
+    return left, right

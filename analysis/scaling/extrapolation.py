@@ -31,7 +31,9 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
     contexts, the weights' share at the measured copy bandwidth for a dense model and fitted for an MoE, the
     compute share at the model's measured prefill rate from ``points``' prefill records where there are any);
     each row names where its shares came from (``bw_share_source``, ``kv_bw_share_source``,
-    ``flop_share_source``). Groups whose model or hardware the spec tables do not know are left out of that form.
+    ``flop_share_source``), whether its step time was timed (``step_source`` ``step_ms``) or read off TPOT, and whether
+    the form priced the model's experts (``moe``). Groups whose model or hardware the spec tables do not know are left
+    out of that form.
     """
     if form not in ("linear", "roofline"):
         raise ValueError(f"form must be 'linear' or 'roofline', got {form!r}")
@@ -45,12 +47,13 @@ def extrapolation_check(points: pd.DataFrame, *, fit_max_batch: float = 32, by: 
         if form == "roofline":
             if not roofline_form.known(g):
                 continue
-            rf, _ = roofline_form.fit(small, prefill=roofline_form.prefill_rows(points, g))
+            rf, terms = roofline_form.fit(small, prefill=roofline_form.prefill_rows(points, g))
             pred = roofline_form.predict(rf, large)
             meas = large["step_ms"].to_numpy(float)
             b = large["batch"].to_numpy(float)
             out.append(pd.DataFrame({
                 **{k: [v] * len(large) for k, v in keys.items()}, "group": group_label(keys), "variant": "roofline",
+                "step_source": large["step_source"].to_numpy(), "moe": bool(terms["moe"].any()),
                 "fit_max_batch": float(fit_max_batch), "n_fit_batches": len(np.unique(small["batch"])),
                 "bw_share": rf.efficiency.bw_share, "bw_share_source": rf.bw_share_source,
                 "kv_bw_share": rf.kv_bw_share, "kv_bw_share_source": rf.kv_bw_share_source,

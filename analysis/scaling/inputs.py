@@ -13,7 +13,10 @@ from analysis import schema, text
 
 # Configuration columns that define one model instance; context is not among them: the model handles it via L.
 DEFAULT_BY = ["model", "hardware", "precision", "framework", "scope", "n_gpus", "tp", "ep", "disagg",
-              "spec_decode", "isl", "osl"]
+              "spec_decode", "isl", "osl", "recipe"]
+# A published table's named serving recipes (low-latency, balanced, high-throughput) run different kernels and
+# parallelism at different concurrencies: rows of two recipes are two configurations. Raw logs name no recipe.
+GENERIC_SCENARIOS = ("", "unknown", "fixed-seq", "nan", "None")
 MIN_BATCHES = 3
 STEP_PHASES = ("decode", "offline")
 SERVING_PHASES = ("serving",)
@@ -55,11 +58,15 @@ def prepare(points: pd.DataFrame) -> pd.DataFrame:
     source[nominal] = "concurrency"
 
     context = col(p, "context_len").fillna(col(p, "isl") + col(p, "osl") / 2)
+    scenario = col(p, "scenario").astype(object).where(col(p, "scenario").notna(), "").astype(str)
+    recipe = scenario.where((col(p, "source_kind").astype(str) == "published-table")
+                            & ~scenario.isin(GENERIC_SCENARIOS))
     # TPOT is already per output token, so serving rows take tau = 1 whatever the speculative decoding.
     tau = col(p, "tokens_per_step").where(step_rows, 1.0).fillna(1.0)
     keep = (batch > 0) & (step > 0)
     p = p.loc[keep].drop(columns=[c for c in ("step_ms",) if c in p.columns]).assign(
         batch=batch[keep], context=context[keep], step_ms=step[keep], tau=tau[keep], batch_source=source[keep],
+        recipe=recipe[keep],
         step_source=np.where(step_rows[keep], "step_ms", "tpot"))
     p["tok_s_per_user_measured"] = 1000.0 * p["tau"] / p["step_ms"]
     p["tok_s_measured"] = p["batch"] * p["tok_s_per_user_measured"]

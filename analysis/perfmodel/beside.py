@@ -94,7 +94,7 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
     train = cb.training_table(points) if train is None else train
     full = cb.calibrate(train) if full is None else full
     by_conc = {float(r["concurrency"]): r for r in prediction_rows}
-    newest = train[~train["history"].astype(bool)] if "history" in train.columns else train
+    newest = train[cb.newest(train)]
     key = lambda r: f"{r.get('source_file')}|{r.get('run_id')}|{r.get('source_line')}"  # noqa: E731
     group_of = {key(r): g for r, g in zip(newest[["source_file", "run_id", "source_line"]].to_dict("records"),
                                           newest["group_id"])}

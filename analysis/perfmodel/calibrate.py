@@ -92,13 +92,17 @@ def with_history(points: pd.DataFrame) -> pd.DataFrame:
     if "flags" not in points.columns:
         return points.assign(history=False)
     hist = schema.has_flag(points, HISTORY_FLAG)
-    other = pd.Series(False, index=points.index)
-    for flag in schema.UNTRUSTED_FLAGS:
-        if flag != HISTORY_FLAG:
-            other |= schema.has_flag(points, flag)
-    h = points[hist & ~other].copy()
+    h = points[hist].copy()
     h["flags"] = [";".join(f for f in str(v).split(";") if f and f != HISTORY_FLAG) for v in h["flags"]]
-    return pd.concat([points[~hist].assign(history=False), h.assign(history=True)], ignore_index=True)
+    return pd.concat([points[~hist].assign(history=False), h[schema.trusted(h)].assign(history=True)],
+                     ignore_index=True)
+
+
+def newest(train: pd.DataFrame) -> pd.Series:
+    """Mask of the rows the parameters are fitted on: each configuration's newest points, not its re-runs."""
+    if "history" not in train.columns:
+        return pd.Series(True, index=train.index)
+    return ~train["history"].astype(bool)
 
 
 def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
@@ -351,8 +355,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
     drift = drift_table(train)
-    if "history" in train.columns:
-        train = train[~train["history"].astype(bool)]
+    train = train[newest(train)]
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)
@@ -394,8 +397,7 @@ def bootstrap(train: pd.DataFrame, base: Calibration, *, n_boot: int = 20, seed:
     """Calibrations on configuration groups resampled with replacement (warm-started from ``base``; ``only`` as in
     :func:`calibrate`: the one cell a prediction reads)."""
     rng = np.random.default_rng(seed)
-    newest = ~train["history"].astype(bool) if "history" in train.columns else pd.Series(True, index=train.index)
-    ids = train.loc[newest, "group_id"].unique()  # a group drawn carries its re-runs; re-run-only groups fit nothing
+    ids = train.loc[newest(train), "group_id"].unique()  # a group drawn carries its re-runs; re-run-only groups fit nothing
     by_group = train.groupby("group_id").indices
     draws = []
     for _ in range(n_boot):

@@ -28,7 +28,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     train = cb.training_table(points)
     full = cb.calibrate(train)
     groups = []
-    for gid, g in train[~train["history"].astype(bool)].groupby("group_id", sort=True):
+    fitted = cb.newest(train)
+    for gid, g in train[fitted].groupby("group_id", sort=True):
         conc_col = np.where(g["serving"], g["concurrency_nominal"], g["batch"])
         if len(np.unique(conc_col)) < min_concurrencies:
             continue
@@ -71,6 +72,5 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
             "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
-            "training_rows": int((~train["history"].astype(bool)).sum()),
-            "training_groups": int(train.loc[~train["history"].astype(bool), "group_id"].nunique()),
-            "rerun_rows": int(train["history"].astype(bool).sum())}
+            "training_rows": int(fitted.sum()), "training_groups": int(train.loc[fitted, "group_id"].nunique()),
+            "rerun_rows": int((~fitted).sum())}

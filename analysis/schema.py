@@ -547,6 +547,9 @@ FLAG_LIST = [
     Flag("derived-from-e2e", "per-user speed derived from end-to-end latency", level="note"),
     Flag("shard-measured", "one GPU's slice of a tensor-parallel deployment was timed (interconnect not timed); "
          "per-GPU throughput divides by the deployment's GPU count", level="note"),
+    Flag("quant-unfused", "activations are quantised by separate kernels before each low-precision matmul (not "
+         "fused into the kernel before it, as serving engines do); the step runs more kernels per layer",
+         level="note"),
     Flag("concurrency-achieved", "concurrency is the measured average in flight, not the client setting",
          level="note"),
     Flag("output-from-total", "output tok/s restated from the source's total (input + output) tok/s by the "

@@ -91,3 +91,13 @@ def test_a_tp_shard_counts_the_whole_deployment_per_gpu(points):
     row = shard[(shard["batch_size"] == 512) & (shard["precision"] == "bf16")
                 & (shard["framework"] == "pytorch-cudagraph")].iloc[0]
     assert row["tok_s_per_gpu"] == pytest.approx(512 * 1000 / row["step_ms"] / 8)
+
+
+def test_fp8_records_are_flagged_as_unfused_quantisation(points):
+    """The sweep's README: fp8 quantises activations by separate kernels (torch._scaled_mm with a dynamic per-tensor
+    scale); the reader flags those records, and only those, so the model can charge the kernels they add."""
+    dec = points[points["tool"] == "h200-steps"]
+    unfused = dec["flags"].fillna("").str.split(";").map(lambda f: "quant-unfused" in f)
+    assert unfused.any() and (unfused == (dec["precision"] == "fp8")).all()
+    shard_fp8 = dec[(dec["model"] == "llama-3.1-70b-tp8-shard") & (dec["precision"] == "fp8")]
+    assert (shard_fp8["flags"] == "shard-measured;quant-unfused").all()

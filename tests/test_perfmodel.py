@@ -169,10 +169,10 @@ def test_validation_report_shape_and_summary(report):
 def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) are not all met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.154, abs=0.02)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.150, abs=0.02)
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.354, abs=0.03)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.365, abs=0.03)
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1585, abs=0.01)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.162, abs=0.01)
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.346, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.329, abs=0.01)
 
 
 # --- software drift, measured by re-runs ------------------------------------------------------------------
@@ -376,29 +376,30 @@ def test_batch_scaling_validation_section(points, report):
     assert row["p90 error tok/s/GPU %"] == pytest.approx(np.percentile(100 * h200["error_tok_s_per_gpu"].dropna(), 90))
 
     # The worst: every group beyond the p90 target in either metric, worst first by the larger of its two errors
-    # (the H100 32-GPU group by its tok/s/GPU, 35.0%, while its tok/s/user is 13.7%).
+    # (the H100 32-GPU group by its tok/s/GPU, 37.6%, while its tok/s/user is 13.1%).
     beyond = groups[np.fmax(groups["error_tok_s_per_user"], groups["error_tok_s_per_gpu"]) > 0.35]
-    assert len(worst) == len(beyond) == 6 and list(worst["#"]) == list(range(1, 7))
+    assert len(worst) == len(beyond) == 4 and list(worst["#"]) == list(range(1, 5))
     assert worst["worst_error"].is_monotonic_decreasing
-    assert [g.split(" | ")[0] for g in worst["group"]][:4] == ["DeepSeek-V4.1-Flash", "llama-3.1-70b-tp8-shard",
-                                                               "llama-3.1-8b", "DeepSeek-R1-0528"]
+    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "llama-3.1-70b-tp8-shard",
+                                                           "DeepSeek-R1-0528", "DeepSeek-R1-0528"]
     first = worst.iloc[0]
     assert first["error_tok_s_per_gpu"] == pytest.approx(rep["groups"][0]["error_tok_s_per_gpu"])
-    assert first["dominant"] == "overhead at 1–8, memory at 16–128"  # the validation's points carry it
+    assert first["dominant"] == "overhead at 1–4, memory at 8–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-2] == pytest.approx(35.9)  # one decimal: past 35%, not "35"
+    assert shown["error tok/s/user %"].iloc[-2] == pytest.approx(38.3)  # one decimal
 
     # The summary: the validation's numbers, each target and its verdict, computed.
     facts = sec["facts"]
-    assert facts["targets_met"] == dict.fromkeys(facts["targets_met"], False)
+    assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": False,
+                                    "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
     assert (f"median error of {100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user and "
             f"{100 * rep['median_error_tok_s_per_gpu']:.1f}% in tok/s/GPU") in summary
-    assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: not met; p90 ≤ 35% in both metrics: not met" \
+    assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: not met; p90 ≤ 35% in both metrics: met" \
         in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
-    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 11
+    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 9
 
     # The facts behind them: the drift the older runs carry, the eager sweeps, the AgentX output rate.
     notes = bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False)
@@ -408,7 +409,9 @@ def test_batch_scaling_validation_section(points, report):
                                "8 of the 39 groups")
     assert "DeepSeek-R1-0528 | MI325X | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | none | ISL 1024 OSL 8192, 2026-02-27, " \
            "×1.61" in notes[0]
-    assert any(n.startswith("Groups #2, #3 and #5 are eager step sweeps") for n in notes)
+    eager = next(n for n in notes if "eager step sweep" in n)
+    assert eager.startswith("Group #2 is an eager step sweep")
+    assert "holds 4 groups, so it is predicted from the other 3 (2 of them FP8" in eager
     agentx = next(n for n in notes if "AgentX" in n)
     assert "the published 42.3 tok/s/GPU is 0.37 of tok/s/user × concurrency ÷ GPUs (456.6 × 1 ÷ 4 = 114.2)" in agentx
 
@@ -428,8 +431,8 @@ def test_predicted_against_measured_figure_draws_every_point_and_names_the_worst
     assert drawn(left) == len(pts) == 185  # every point of every left-out group, coloured by family
     assert drawn(right) == int((pts["measured_tok_s_per_gpu"] > 0).sum()) == 185
     assert left.get_xscale() == left.get_yscale() == "log" and left.get_xlim() == left.get_ylim()
-    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 7)]
-    assert sorted(t.get_text() for t in right.texts) == [f"#{n}" for n in range(1, 7)]
+    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 5)]
+    assert sorted(t.get_text() for t in right.texts) == [f"#{n}" for n in range(1, 5)]
     labels = [t.get_text() for t in left.figure.legends[0].get_texts()]
     assert labels[:3] == ["±35% (p90 target)", "±10% (median target per user)", "predicted = measured"]
     assert set(labels) >= families
@@ -564,3 +567,35 @@ def test_shipped_calibration_is_kept_beside_the_points_and_refitted_when_they_ch
         assert scope._cache_key(pts) != cached["key"]
     finally:
         scope.shipped_calibration.cache_clear()
+
+
+# --- unfused activation quantisation ----------------------------------------------------------------------
+
+def test_unfused_quantisation_is_charged_to_the_layers_fixed_cost():
+    eff = st.Efficiency(bw_share=1.0, flop_share=1.0, overhead_ms_per_layer=0.1, unfused_quant=0.8)
+    fused = float(st.step_time(2.0, 0.0, 0.0, eff, 10)["step_ms"])
+    unfused = float(st.step_time(2.0, 0.0, 0.0, eff, 10, unfused=1.0)["step_ms"])
+    assert (fused, unfused) == pytest.approx((2.0 + 1.0, 2.0 + 1.0 * 1.8))
+
+
+def test_unfused_cost_fitted_against_the_sweeps_own_difference(points, cal):
+    """On the H200 CUDA-graph sweeps the FP8 step at batch 1 is slower than BF16 although it reads half the bytes:
+    measured, step − weight bytes ÷ the run's copy bandwidth (4.26 TB/s) is 59 µs per layer more for FP8 (70B
+    shard: 10.14 → 12.87 ms over 80 layers). The cell's fitted extra cost per layer (overhead × unfused_quant) is
+    the same order, under the level prior that also sets its overhead."""
+    d = points[(points["model"] == "llama-3.1-70b-tp8-shard") & (points["framework"] == "pytorch-cudagraph")
+               & (points["batch_size"] == 1)].set_index("precision")
+    fixed = {p: d.loc[p, "step_ms"] - d.loc[p, "weight_bytes"] / 4.259e12 * 1e3 for p in ("bf16", "fp8")}
+    measured_us = (fixed["fp8"] - fixed["bf16"]) / 80 * 1e3
+    assert measured_us == pytest.approx(59.2, abs=0.5)
+    eff = cal.cells["H200 · pytorch-cudagraph"]
+    fitted_us = eff.overhead_ms_per_layer * eff.unfused_quant * 1e3
+    assert 0.5 * measured_us < fitted_us < 1.5 * measured_us
+
+
+def test_eager_fp8_sweeps_predicted_with_their_unfused_kernels(report):
+    """Left out, the eager FP8 groups were predicted 3.3× and 2.5× too fast when the model had no term for the
+    kernels FP8 adds (their BF16 twins run fewer); with it, within 35%."""
+    for model in ("llama-3.1-70b-tp8-shard", "llama-3.1-8b"):
+        g = _group(report, f"{model} | H200 SXM | fp8 | pytorch-eager", "")
+        assert g["error_tok_s_per_user"] < 0.35

@@ -420,7 +420,9 @@ def test_batch_scaling_page_shows_the_model_validation_and_the_roofline_check(su
     v = res["model_validation"]
     assert v["n_groups"] == 39 and sum(f["groups"] for f in v["by_family"]) == v["n_groups"]
     assert sum(f["points"] for f in v["by_family"]) == 185
-    assert not any(v["targets_met"].values())  # median 15.1% / 15.3%, p90 36.2% / 36.2%
+    # median 15.9% / 16.2% (not met), p90 32.9% / 34.6% (met)
+    assert v["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": False,
+                                "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     assert [w["group"].split(" | ")[0] for w in v["worst_groups"]][:2] == ["DeepSeek-V4.1-Flash",
                                                                            "llama-3.1-70b-tp8-shard"]
     assert "is an AgentX run" in v["notes"]  # shown because that group is among the worst

@@ -17,6 +17,7 @@ from analysis.ingest.base import Format, Quarantine, Sink, in_words, num
 
 PRIORITY = 10
 KINDS = {"env", "calibration", "model", "decode", "prefill", "error", "note", "done"}
+UNFUSED_PRECISIONS = {"fp8"}  # the sweep quantises activations for these with separate kernels (its README)
 LAUNCH_FRAMEWORK = {"cuda_graph": "pytorch-cudagraph", "eager": "pytorch-eager"}
 
 
@@ -107,8 +108,13 @@ def _point(path: Path, rec: dict, model: dict) -> dict:
     # and together emit batch_size tokens: per-GPU throughput divides by tp (the all-reduce is not timed).
     tp = deployment_gpus(rec["shape"])
     row.update(tp=float(tp), n_gpus=float(tp), scope="single-gpu" if tp == 1 else "node")
-    if tp > 1:
-        row["flags"] = "shard-measured"
+    flags = ["shard-measured"] if tp > 1 else []
+    # The sweep's README (shared/data/h200/README.md, "precision"): fp8 is e4m3 weights with a dynamic per-tensor
+    # activation scale through torch._scaled_mm, the activation quantisation done by separate, unfused kernels.
+    if str(rec["precision"]).lower() in UNFUSED_PRECISIONS:
+        flags.append("quant-unfused")
+    if flags:
+        row["flags"] = ";".join(flags)
     if rec["kind"] == "decode":
         row.update(
             phase="decode",

@@ -1009,11 +1009,16 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
         cell = groups[(groups["family"] == fam) & (groups["framework"] == fw)]
         timed = (f": at batch 1 their steps take {_and([x for x in ratios if x])} the CUDA-graph step of the same "
                  "model and precision (launch overhead, above)" if all(ratios) else "")
+        unfused = int(cell["group"].str.contains(" | fp8 | ", regex=False).sum())
+        others = (f"the other {len(cell) - 1}" + (f" ({unfused} of them FP8, whose unfused activation quantisation "
+                                                   "the cell's fit must separate from its fixed cost per layer)"
+                                                   if unfused and len(cell_worst) == 1 else ""))
         notes.append(f"Groups {ids} are eager step sweeps (every kernel launched from Python){timed}. Their cell "
                      f"({e(fam)} · {e(fw)}) holds {len(cell)} groups, so each is predicted from the other "
                      f"{len(cell) - 1}." if len(cell_worst) > 1 else
                      f"Group {ids} is an eager step sweep (every kernel launched from Python)"
-                     f"{timed.replace('their', 'its')}.")
+                     f"{timed.replace('their', 'its')}. Its cell ({e(fam)} · {e(fw)}) holds {len(cell)} groups, so "
+                     f"it is predicted from {others}.")
     unstated = worst[worst["not_stated"].map(lambda k: {"tp", "isl", "osl"} <= set(k))]
     for _, r in unstated.iterrows():
         notes.append(f"Group #{r['#']}'s source states no {_and([k.upper() for k in r['not_stated']])}: it is predicted "

@@ -30,19 +30,24 @@ from analysis.perfmodel import step as st
 from analysis.perfmodel import words
 from analysis.scaling.inputs import DEFAULT_BY, prepare
 
-PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale")
+PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale", "unfused_quant")
+NP = len(PARAMS)  # x[NP] is τ, x[NP + 1] the routing concentration
 TAU_BOUNDS = (1.0, 4.0)
 ROUTING_BOUNDS = (0.05, 1.0)
 # The prior pulls a cell towards the level above in log units (shares, overhead, comm scale: a factor e per unit) and
-# overlap in its own units.
-PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": 1.0, "overlap": 1.0, "comm_scale": 1.0}
-_LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05}
+# overlap in its own units. The unfused-quantisation cost has none (None): only rows flagged quant-unfused carry
+# information on it, and the levels above hold no other, so a cell takes it from its own rows alone.
+PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": 1.0, "overlap": 1.0, "comm_scale": 1.0,
+               "unfused_quant": None}
+_LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05,
+               "unfused_quant": None}
 
 
 def _prior_units(x) -> np.ndarray:
     return np.array([x[i] if _LOG_OFFSET[p] is None else math.log(x[i] + _LOG_OFFSET[p])
-                     for i, p in enumerate(PARAMS)])
-START = st.Efficiency(bw_share=0.6, flop_share=0.4, overhead_ms_per_layer=0.05, overlap=1.0, comm_scale=1.0)
+                     for i, p in enumerate(PARAMS)])  # unfused_quant: its own units (it has no prior)
+START = st.Efficiency(bw_share=0.6, flop_share=0.4, overhead_ms_per_layer=0.05, overlap=1.0, comm_scale=1.0,
+                      unfused_quant=0.5)
 MIN_CONCURRENCIES = 3
 
 
@@ -66,7 +71,8 @@ def deployment(row: dict) -> st.Deployment:
         context_len=_num(row.get("context_len")), framework=str(row.get("framework") or "unknown"),
         disagg=bool(row.get("disagg") is True), n_prefill_gpus=_num(row.get("n_prefill_gpus")),
         n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
-        kv_dtype=str(row.get("kv_dtype") or ""), date=_text(row.get("date")), comm_timed="shard-measured" not in flags)
+        kv_dtype=str(row.get("kv_dtype") or ""), date=_text(row.get("date")),
+        comm_timed="shard-measured" not in flags.split(";"), quant_unfused="quant-unfused" in flags.split(";"))
 
 
 def _text(v) -> str:
@@ -152,7 +158,7 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
             "workers": par.workers,
             "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,
             "spec": spec, "tau_measured": dep.acceptance_length if measured_tau else math.nan,
-            "verify": verify, "serving": serving, "duty": duty, "concurrency_nominal": conc,
+            "verify": verify, "unfused": float(dep.quant_unfused), "serving": serving, "duty": duty, "concurrency_nominal": conc,
             "measured_ms_per_token": float(rec["step_ms"]) / float(rec.get("tau") or 1.0),
         })
     out = pd.concat([p.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
@@ -163,11 +169,12 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
 # --- fitting ----------------------------------------------------------------------------------------
 
 def _eff(x) -> st.Efficiency:
-    return st.Efficiency(*[float(v) for v in x[:5]])
+    return st.Efficiency(*[float(v) for v in x[:NP]])
 
 
 _ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
-                  "mem_per_seq_ms", "verify", "compute_ms", "prefill_ms", "collectives_ms", "layers", "measured_ms_per_token")
+                  "mem_per_seq_ms", "verify", "unfused", "compute_ms", "prefill_ms", "collectives_ms", "layers",
+                  "measured_ms_per_token")
 
 
 class _Arrays(dict):
@@ -201,16 +208,16 @@ TAU_PRIOR_SCALE = 0.3  # log units: a cell's τ within about ±35% of its family
 
 def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     eff = _eff(x)
-    tau = _tau(rows, x[5] if tau_spec is None else tau_spec)
-    rho = x[6] if routing is None else routing
+    tau = _tau(rows, x[NP] if tau_spec is None else tau_spec)
+    rho = x[NP + 1] if routing is None else routing
     pred = st.step_time(_memory(rows, rho), rows["compute_ms"], rows["collectives_ms"], eff,
-                        rows["layers"], rows["prefill_ms"])["step_ms"] / tau
+                        rows["layers"], rows["prefill_ms"], rows["unfused"])["step_ms"] / tau
     r = weights * np.log(pred / rows["measured_ms_per_token"])
     if prior is not None:
         d = _prior_units(x) - _prior_units(prior)
-        r = np.concatenate([r, [d[i] / PRIOR_SCALE[p] for i, p in enumerate(PARAMS)]])
+        r = np.concatenate([r, [d[i] / PRIOR_SCALE[p] for i, p in enumerate(PARAMS) if PRIOR_SCALE[p]]])
         if tau_spec is None:
-            r = np.concatenate([r, [math.log(x[5] / prior[5]) / TAU_PRIOR_SCALE]])
+            r = np.concatenate([r, [math.log(x[NP] / prior[NP]) / TAU_PRIOR_SCALE]])
     return r
 
 
@@ -309,16 +316,16 @@ def _fit_level(rows, start, prior, routing, tau_start):
     rows = _Arrays.of(rows)
     if not spec:
         x0 = _clip(np.asarray(start, float), False)
-        res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[5], prior,
+        res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[NP], prior,
                                                                          routing), method="trf", x_scale="jac",
                             max_nfev=200)
-        return _eff(res.x), float(prior[5])
+        return _eff(res.x), float(prior[NP])
     lo, hi = _bounds(False)
     x0 = np.clip(np.concatenate([start, [tau_start]]), np.asarray(lo + [TAU_BOUNDS[0]]) + 1e-9,
                  np.asarray(hi + [TAU_BOUNDS[1]]) - 1e-9)
     res = least_squares(_residuals, x0, bounds=(lo + [TAU_BOUNDS[0]], hi + [TAU_BOUNDS[1]]),
                         args=(rows, _weights(rows), None, prior, routing), method="trf", x_scale="jac", max_nfev=200)
-    return _eff(res.x), float(res.x[5])
+    return _eff(res.x), float(res.x[NP])
 
 
 def drift_table(train: pd.DataFrame) -> dict:
@@ -361,9 +368,9 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     arrays = _Arrays.of(train)
     res = least_squares(_residuals, x0, bounds=_bounds(True), args=(arrays, _weights(arrays)), method="trf",
                         x_scale="jac", max_nfev=300)
-    cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[5]), routing=float(res.x[6]),
+    cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[NP]), routing=float(res.x[NP + 1]),
                       groups=int(train["group_id"].nunique()))
-    prior0 = np.concatenate([res.x[:5], [cal.tau_spec]])
+    prior0 = np.concatenate([res.x[:NP], [cal.tau_spec]])
     fams = [only[0]] if only else sorted(train["family"].unique())
     for fam in fams:
         fr = train[train["family"] == fam]

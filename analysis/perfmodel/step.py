@@ -1,6 +1,6 @@
 """The step-time model: one equation for every prediction, and the physical terms it takes.
 
-``step_ms = layers·overhead_per_layer + max(memory, compute) + (1 − overlap)·min(memory, compute)
+``step_ms = layers·overhead_per_layer·(1 + unfused_quant·unfused) + max(memory, compute) + (1 − overlap)·min(memory, compute)
 + prefill ÷ PREFILL_MFU + comm_scale·collectives``
 
 where ``memory`` is the HBM bytes one GPU of a worker group reads per step over its achieved bandwidth (``bw_share`` ×
@@ -11,8 +11,11 @@ combine, per layer, at the step's message size; ``prefill`` the datasheet FLOP t
 serving worker prefills per decode step (each request's ISL over its OSL ÷ τ steps; zero for a disaggregated decode
 worker, whose prefill GPUs instead cap the request rate). A decode step emits ``τ`` tokens per sequence (speculative
 decoding) and pushes ``verify`` tokens per sequence through the model. Physics bounds the parameters: shares in (0,
-1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0. The fixed cost is per layer (kernel launches and synchronisation
-scale with the layers a step runs, not with its bytes).
+1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0, unfused_quant ≥ 0. The fixed cost is per layer (kernel launches
+and synchronisation scale with the layers a step runs, not with its bytes). A deployment that quantises activations by
+separate kernels before each low-precision matmul (``unfused`` = 1: flag ``quant-unfused``, the H200 sweep's fp8 runs)
+runs more kernels per layer and pays ``unfused_quant`` times that fixed cost again; serving engines fuse the
+quantisation into the kernel before it (``unfused`` = 0).
 
 :func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU coefficients
 (bytes and milliseconds per unit of batch) so that the terms at any batch are :func:`terms`.
@@ -52,25 +55,29 @@ class Efficiency:
     overhead_ms_per_layer: float = 0.0
     overlap: float = 1.0
     comm_scale: float = 1.0
+    unfused_quant: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 BOUNDS = {"bw_share": (0.02, 1.0), "flop_share": (0.01, 1.0), "overhead_ms_per_layer": (0.0, 2.0), "overlap": (0.0, 1.0),
-          "comm_scale": (0.0, 5.0)}
+          "comm_scale": (0.0, 5.0), "unfused_quant": (0.0, 3.0)}
 
 
-def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, prefill_ms=0.0) -> dict:
+def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, prefill_ms=0.0, unfused=0.0) -> dict:
     """THE equation (module note): the step time in ms and its terms as contributed (scalars or arrays).
     ``prefill_ms`` (datasheet-rate FLOP time of the input tokens an aggregated worker prefills per decode step) runs
     as its own passes between decode steps (SGLang, vLLM and TensorRT-LLM schedule prefill chunks as separate or
-    compute-bound work), so it adds at :data:`PREFILL_MFU` rather than hiding under the decode step's memory time."""
+    compute-bound work), so it adds at :data:`PREFILL_MFU` rather than hiding under the decode step's memory time.
+    ``unfused`` is 1 where activations are quantised by separate kernels before each low-precision matmul (flag
+    ``quant-unfused``): the layer runs more kernels, and its fixed cost grows by ``unfused_quant`` times."""
     mem = np.asarray(memory_ms, dtype=float) / eff.bw_share
     comp = np.asarray(compute_ms, dtype=float) / eff.flop_share
     roof = np.maximum(mem, comp) + (1.0 - eff.overlap) * np.minimum(mem, comp)
     comm = eff.comm_scale * np.asarray(collectives_ms, dtype=float)
-    overhead = eff.overhead_ms_per_layer * np.asarray(layers, dtype=float) + 0.0 * roof
+    kernels = 1.0 + eff.unfused_quant * np.asarray(unfused, dtype=float)
+    overhead = eff.overhead_ms_per_layer * np.asarray(layers, dtype=float) * kernels + 0.0 * roof
     pre = np.asarray(prefill_ms, dtype=float) / PREFILL_MFU + 0.0 * roof
     total = overhead + roof + pre + comm
     share_mem = np.where(mem + comp > 0, mem / np.where(mem + comp > 0, mem + comp, 1.0), 0.0)
@@ -111,6 +118,7 @@ class Deployment:
     kv_dtype: str = ""
     date: str = ""                  # the run's date: its cell's measured software drift applies ("": the newest runs')
     comm_timed: bool = True         # False for one GPU's slice of a TP deployment timed alone (shard-measured)
+    quant_unfused: bool = False     # activations quantised by separate kernels (flag quant-unfused)
 
     @property
     def decode_gpus(self) -> int:
@@ -141,7 +149,7 @@ class Deployment:
 
 
 DEFAULTS = {f.name: f.default for f in Deployment.__dataclass_fields__.values() if f.default is not f.default_factory}
-CONFIG_KEYS = tuple(k for k in Deployment.__dataclass_fields__ if k != "comm_timed")
+CONFIG_KEYS = tuple(k for k in Deployment.__dataclass_fields__ if k not in ("comm_timed", "quant_unfused"))
 
 
 def group_id(keys: dict) -> str:

@@ -13,6 +13,7 @@ import pytest
 from analysis import config, specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import configfile, recipes, scope
+from analysis.perfmodel import predict as pr
 from analysis.perfmodel import step as st
 from analysis.perfmodel import validate as va
 
@@ -599,3 +600,23 @@ def test_eager_fp8_sweeps_predicted_with_their_unfused_kernels(report):
     for model in ("llama-3.1-70b-tp8-shard", "llama-3.1-8b"):
         g = _group(report, f"{model} | H200 SXM | fp8 | pytorch-eager", "")
         assert g["error_tok_s_per_user"] < 0.35
+
+
+def test_decode_duty_comes_from_fixed_length_runs_only(points, train, cal):
+    """GB300 · vLLM holds one serving group, InferenceX #3176's AgentX table, which states no ISL/OSL: its turns spend
+    most of their time in prefill (at concurrency 1, 42.3 tok/s/GPU is 0.37 of 456.6 tok/s/user ÷ 4 GPUs). That duty
+    is not a fixed-length run's, so the cell takes its family's median, and a 1K/1K config on 4 GB300 is priced with
+    it."""
+    agentx = train[(train["cell"] == "B300 · vllm") & train["serving"].astype(bool)]
+    assert len(agentx) == 8 and agentx["isl"].isna().all()
+    assert agentx["duty"].iloc[0] == pytest.approx(42.34 * 4 / 456.621, rel=1e-4)
+    assert "B300 · vllm" not in cal.duty and cal.decode_duty("B300", "vllm") == cal.duty["B300"]
+    fixed = train[(train["family"] == "B300") & train["serving"].astype(bool) & train["isl"].notna()]
+    assert cal.duty["B300"] == pytest.approx(float(fixed[cb.newest(fixed)]["duty"].median()))
+    dep = configfile.load(config.SPECS_DIR / "model-configs" / "deepseek-v4.1-flash-gb300-4gpu.yaml")
+    row = pr.predict(dep, [1], cal).rows[0]
+    assert row["tok_s_per_gpu"] == pytest.approx(row["tok_s_per_user"] * cal.duty["B300"] / 4)
+
+
+def test_global_routing_and_assumed_tau_as_the_readme_says(cal):
+    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.62, 1.77)

@@ -7,7 +7,8 @@ per worker, and its measured time per output token. Parameters are fitted in two
 τ of speculative decoding where the table has no acceptance length), then one set per hardware family × framework
 cell and per family, each pulled towards the level above by a prior, within :data:`analysis.perfmodel.step.BOUNDS`.
 The decode duty (the share of a serving run's time its requests spend decoding, which turns tok/s/user into
-tok/s/GPU) is the median of each cell's measured points. The bootstrap resamples configuration groups.
+tok/s/GPU) is the median of each cell's measured points whose source states ISL and OSL. The bootstrap resamples
+configuration groups.
 
 The parameters are fitted on each configuration's newest measurement. Its dated re-runs (InferenceX history, flag
 ``dated-history``) enter only as software drift (:func:`drift_table`): how much slower or faster the same
@@ -391,7 +392,10 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
             cal.cells[cell], cal.taus[cell] = _fit_level(cr, start, prior_f, cal.routing, tau0)
             cal.rows[cell] = int(len(cr))
     cal.drift = drift
-    serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0)]
+    # The duty is a fixed-length serving run's: a run whose source states no ISL/OSL (an agentic trace replay, whose
+    # turns spend most of their time in prefill) would lend its duty to every fixed-length configuration of its cell.
+    lengths = pd.to_numeric(train["isl"], errors="coerce").notna() & pd.to_numeric(train["osl"], errors="coerce").notna()
+    serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0) & lengths]
     cal.duty["all"] = float(serving["duty"].median()) if len(serving) else 1.0
     for col in ("family", "cell"):
         for k, g in serving.groupby(col):

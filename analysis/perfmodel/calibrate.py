@@ -10,7 +10,9 @@ The decode duty (the share of a serving run's time its requests spend decoding, 
 tok/s/GPU) is the median of each cell's measured points whose source states ISL and OSL. The bootstrap resamples
 configuration groups.
 
-The parameters are fitted on each configuration's newest measurement. Its dated re-runs (InferenceX history, flag
+The parameters are fitted on each configuration's newest measurement, and only where its source states the
+conditions the model prices (:func:`conditions_stated`: a serving point's ISL, OSL and TP); the others are predicted
+and scored by the validation but fit nothing. Its dated re-runs (InferenceX history, flag
 ``dated-history``) enter only as software drift (:func:`drift_table`): how much slower or faster the same
 configuration ran on another date, measured, with no model in between. A point measured on a date on which the
 cell's software ran slower or faster is predicted with the median drift its cell's configurations showed on that
@@ -110,6 +112,30 @@ def newest(train: pd.DataFrame) -> pd.Series:
     if "history" not in train.columns:
         return pd.Series(True, index=train.index)
     return ~train["history"].astype(bool)
+
+
+STATED = ("isl", "osl", "tp")  # the conditions a serving point's source must state for the point to calibrate
+
+
+def conditions_stated(train: pd.DataFrame) -> pd.Series:
+    """Mask of the rows whose source states what the model needs to price them: a serving point its ISL, OSL and
+    TP (a step-timing sweep times one step at a known batch and context, and needs none of them). A point without
+    them is predicted at the defaults (ISL and OSL 1,024, TP across its GPUs); calibrating on it would fit the
+    efficiency parameters to those defaults, as a point whose conditions come from another file (flag
+    conditions-assumed) would fit them to that file. Such points are still predicted and scored by the validation."""
+    stated = pd.Series(True, index=train.index)
+    for c in STATED:
+        if c in train.columns:
+            stated &= pd.to_numeric(train[c], errors="coerce").notna()
+        else:
+            stated &= False
+    return stated | ~train["serving"].astype(bool)
+
+
+def calibrating(train: pd.DataFrame) -> pd.Series:
+    """Mask of the rows the efficiency parameters are fitted on: newest points (:func:`newest`) whose conditions
+    are stated (:func:`conditions_stated`)."""
+    return newest(train) & conditions_stated(train)
 
 
 def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
@@ -363,7 +389,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
     drift = drift_table(train)
-    train = train[newest(train)]
+    train = train[calibrating(train)]
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)
@@ -408,7 +434,7 @@ def bootstrap(train: pd.DataFrame, base: Calibration, *, n_boot: int = 20, seed:
     """Calibrations on configuration groups resampled with replacement (warm-started from ``base``; ``only`` as in
     :func:`calibrate`: the one cell a prediction reads)."""
     rng = np.random.default_rng(seed)
-    ids = train.loc[newest(train), "group_id"].unique()  # a group drawn carries its re-runs; re-run-only groups fit nothing
+    ids = train.loc[calibrating(train), "group_id"].unique()  # a group drawn carries its re-runs; others fit nothing
     by_group = train.groupby("group_id").indices
     draws = []
     for _ in range(n_boot):

@@ -27,8 +27,9 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
     only = (specs.hardware(dep.hardware).family, dep.framework)
     draws = cb.bootstrap(train, cal, n_boot=n_boot, seed=seed, only=only) if n_boot else []
     p = pr.predict(dep, concurrency, cal, draws, serving=True)
-    fitted = cb.newest(train)
-    calibration = {**p.calibration, "training_rows": int(fitted.sum()), "rerun_rows": int((~fitted).sum()),
+    fitted, fits = cb.newest(train), cb.calibrating(train)
+    calibration = {**p.calibration, "training_rows": int(fits.sum()), "rerun_rows": int((~fitted).sum()),
+                   "unstated_rows": int((fitted & ~fits).sum()),
                    "training_groups": cal.groups,
                    "rows_in_level": cal.rows.get(p.calibration["level"].replace(" (any framework)", ""), len(train))}
     measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)

@@ -28,7 +28,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     train = cb.training_table(points)
     full = cb.calibrate(train)
     groups = []
-    fitted = cb.newest(train)
+    fitted = cb.newest(train)  # every newest group is predicted and scored ...
+    fits = cb.calibrating(train)  # ... the parameters rest on those whose source states their conditions
     for gid, g in train[fitted].groupby("group_id", sort=True):
         conc_col = np.where(g["serving"], g["concurrency_nominal"], g["batch"])
         if len(np.unique(conc_col)) < min_concurrencies:
@@ -72,5 +73,6 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
             "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
-            "training_rows": int(fitted.sum()), "training_groups": int(train.loc[fitted, "group_id"].nunique()),
-            "rerun_rows": int((~fitted).sum())}
+            "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
+            "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
+            "unstated_groups": int(train.loc[fitted & ~fits, "group_id"].nunique())}

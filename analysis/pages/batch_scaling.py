@@ -859,7 +859,12 @@ def validation_groups(rep: dict) -> pd.DataFrame:
             "dominant": _dominant_runs(pts),
             "date": pts["date"].dropna().iloc[0] if "date" in pts and pts["date"].notna().any() else None,
             "software_drift": float(drift.iloc[int(np.argmax(np.abs(np.log(drift.to_numpy()))))]),
-            "not_stated": [k for k in ("tp", "ep", "dp", "isl", "osl") if cfg.get(k) is None]})
+            "not_stated": [k for k in ("tp", "ep", "dp", "isl", "osl") if cfg.get(k) is None],
+            "model": cfg.get("model"), "disagg": bool(cfg.get("disagg") is True),
+            "calibrates": bool(g.get("calibrates", True)),
+            "n_prefill_gpus": np.nan if cfg.get("n_prefill_gpus") is None else float(cfg["n_prefill_gpus"]),
+            "isl": np.nan if cfg.get("isl") is None else float(cfg["isl"]),
+            "osl": np.nan if cfg.get("osl") is None else float(cfg["osl"])})
     return pd.DataFrame(rows)
 
 
@@ -1019,10 +1024,21 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
                      f"Group {ids} is an eager step sweep (every kernel launched from Python)"
                      f"{timed.replace('their', 'its')}. Its cell ({e(fam)} · {e(fw)}) holds {len(cell)} groups, so "
                      f"it is predicted from {others}.")
-    unstated = worst[worst["not_stated"].map(lambda k: {"tp", "isl", "osl"} <= set(k))]
+    unstated = worst[~worst["calibrates"].astype(bool)]
     for _, r in unstated.iterrows():
         notes.append(f"Group #{r['#']}'s source states no {_and([k.upper() for k in r['not_stated']])}: it is predicted "
-                     "at the defaults (TP across its GPUs, EP and DP 1, ISL and OSL 1,024).")
+                     "at the defaults (TP across its GPUs, EP and DP 1, ISL and OSL 1,024), and its points calibrate "
+                     "nothing (only points whose source states ISL, OSL and TP do).")
+    for _, r in worst[worst["disagg"].astype(bool)].iterrows():
+        note = _prefill_bound_note(r, points[points["group"] == r["group"]].sort_values("concurrency"))
+        if note:
+            notes.append(note)
+    moe_alone = _moe_alone(worst, groups)
+    for _, r in moe_alone.iterrows():
+        cell = groups[(groups["family"] == r["family"]) & (groups["framework"] == r["framework"])]
+        notes.append(f"Group #{r['#']} is the only MoE model in its cell ({e(r['family'])} · {e(r['framework'])}): "
+                     "the fixed cost per layer of its routing kernels (router, top-k, token sort, grouped GEMM, "
+                     f"scatter) is carried by none of the {len(cell) - 1} dense groups it is predicted from.")
     agentic = worst[worst["workload"].astype(str).str.lower().eq("agentx")]
     for _, r in agentic.iterrows():
         pts = points[points["group"] == r["group"]].sort_values("concurrency")
@@ -1037,9 +1053,50 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
             f"{text.fixed(first['measured_tok_s_per_gpu'] / per_gpu_if_decoding, 2)} of tok/s/user × concurrency ÷ "
             f"GPUs ({text.fixed(first['measured_tok_s_per_user'], 1)} × {text.num(first['concurrency'])} ÷ "
             f"{text.whole(r['n_gpus'])} = {text.fixed(per_gpu_if_decoding, 1)}), so its output rate counts time the "
-            "requests did not spend decoding: each agentic turn's prefill, which the model's decode duty (its "
-            "cell's median share of a serving run spent decoding) does not carry.")
+            "requests did not spend decoding: each agentic turn's prefill, which the model's decode duty (the "
+            "median share of its family's fixed-length serving runs spent decoding) does not carry.")
     return notes
+
+
+def _moe_alone(worst: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
+    """The worst groups whose model is an MoE while every other group of their cell is dense."""
+    from analysis import specs
+
+    def moe(name) -> bool | None:
+        try:
+            return specs.model(str(name)).is_moe
+        except KeyError:
+            return None
+
+    kinds = groups.assign(moe=groups["model"].map(moe))
+    keep = []
+    for _, r in worst.iterrows():
+        others = kinds[(kinds["family"] == r["family"]) & (kinds["framework"] == r["framework"])
+                       & (kinds["group"] != r["group"])]
+        keep.append(moe(r["model"]) is True and len(others) > 0 and (others["moe"] == False).all())  # noqa: E712
+    return worst[np.array(keep, dtype=bool)] if len(worst) else worst
+
+
+def _prefill_bound_note(r, pts: pd.DataFrame) -> str:
+    """For a disaggregated worst group: how its measured tok/s/GPU flattens between its two largest concurrencies
+    against the prediction, and the input tokens per second each of its prefill GPUs took at the largest (measured
+    output × GPUs × ISL/OSL ÷ prefill GPUs). ``""`` when the group lacks what that needs or does not flatten."""
+    n_pre, isl, osl = r["n_prefill_gpus"], r["isl"], r["osl"]
+    if len(pts) < 2 or not (n_pre == n_pre and n_pre > 0 and isl == isl and osl == osl and osl > 0):
+        return ""
+    a, b = pts.iloc[-2], pts.iloc[-1]
+    measured = b["measured_tok_s_per_gpu"] / a["measured_tok_s_per_gpu"]
+    predicted = b["predicted_tok_s_per_gpu"] / a["predicted_tok_s_per_gpu"]
+    if not measured < predicted:
+        return ""
+    per_prefill = b["measured_tok_s_per_gpu"] * r["n_gpus"] * isl / osl / n_pre
+    return (f"Group #{r['#']} is disaggregated ({text.whole(n_pre)} of its {text.whole(r['n_gpus'])} GPUs prefill): "
+            f"from concurrency {text.num(a['concurrency'])} to {text.num(b['concurrency'])} its measured tok/s/GPU "
+            f"rises {text.times(measured, 1)}, the prediction {text.times(predicted, 1)}. At "
+            f"{text.num(b['concurrency'])} each prefill GPU took about {text.whole(per_prefill)} input tokens per second "
+            f"({text.fixed(b['measured_tok_s_per_gpu'], 1)} tok/s/GPU × {text.whole(r['n_gpus'])} GPUs × ISL/OSL "
+            f"{text.num(isl / osl)} ÷ {text.whole(n_pre)}); the model caps prefill at an assumed share of peak FLOPs "
+            "(PREFILL_MFU), which this run's prefill did not reach.")
 
 
 def model_validation_section(points: pd.DataFrame, *, worst: int = VALIDATION_WORST_MAX) -> dict:

@@ -59,6 +59,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
                      f"DP{plain(first['dp'])} | {first['spec_method']} | ISL {plain(first['isl'])} OSL {plain(first['osl'])}",
             "group_id": gid, "family": first["family"], "framework": str(first["framework"]),
             "workload": None if pd.isna(first.get("workload")) else str(first["workload"]),
+            "serving": bool(first["serving"]), "calibrates": bool(cb.conditions_stated(g).all()),
             "config": {k: (None if pd.isna(first[k]) else (first[k].item() if hasattr(first[k], "item") else first[k]))
                        for k in ("model", "hardware", "n_gpus", "tp", "ep", "dp", "precision", "spec_method",
                                  "isl", "osl", "framework", "disagg", "n_prefill_gpus", "n_decode_gpus")},

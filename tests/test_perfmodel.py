@@ -416,12 +416,14 @@ def test_batch_scaling_validation_section(points, report):
     eager = next(n for n in notes if "eager step sweep" in n)
     assert eager.startswith("Group #2 is an eager step sweep")
     assert "holds 4 groups, so it is predicted from the other 3 (2 of them FP8" in eager
+    # after the drift, one note per fact, in the table's order
+    assert [n.split(" ")[1] for n in notes[1:]] == ["#1's", "#1", "#2", "#3", "#4"]
+    assert notes[1].startswith("Group #1's source states no DP, ISL and OSL") and "calibrate nothing" in notes[1]
     assert ("Group #3 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
             "rises 1.2×, the prediction 2.1×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
-            "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16)") in notes[3]
-    assert notes[4].startswith("Group #4 is the only MoE model in its cell (H200 · pytorch-cudagraph)")
-    assert "none of the 4 dense groups it is predicted from" in notes[4]
-    assert notes[2].startswith("Group #1's source states no DP, ISL and OSL") and "calibrate nothing" in notes[2]
+            "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16)") in notes[4]
+    assert notes[5].startswith("Group #4 is the only MoE model in its cell (H200 · pytorch-cudagraph)")
+    assert "none of the 4 dense groups it is predicted from" in notes[5]
     assert not any("Group #2's source" in n or "Group #4's source" in n for n in notes)  # sweeps need no lengths
     agentx = next(n for n in notes if "AgentX" in n)
     assert "the published 42.3 tok/s/GPU is 0.37 of tok/s/user × concurrency ÷ GPUs (456.6 × 1 ÷ 4 = 114.2)" in agentx

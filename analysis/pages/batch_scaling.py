@@ -11,6 +11,7 @@ shown.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -1055,7 +1056,8 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
             f"{text.whole(r['n_gpus'])} = {text.fixed(per_gpu_if_decoding, 1)}), so its output rate counts time the "
             "requests did not spend decoding: each agentic turn's prefill, which the model's decode duty (the "
             "median share of its family's fixed-length serving runs spent decoding) does not carry.")
-    return notes
+    first, rest = notes[:1] if len(drifted) else [], notes[1:] if len(drifted) else notes
+    return first + sorted(rest, key=lambda n: int(re.search(r"#(\d+)", n).group(1)))  # in the table's order
 
 
 def _moe_alone(worst: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:

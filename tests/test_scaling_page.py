@@ -156,7 +156,8 @@ def test_validation_and_roofline_sentences_escape_group_names():
                             "workload": "agentx", "n_gpus": 4, "points": 1, "concurrency_min": 1.0,
                             "concurrency_max": 1.0, "error_tok_s_per_user": 0.5, "error_tok_s_per_gpu": 2.0,
                             "worst_error": 2.0, "dominant": "overhead at every point", "date": "2026-01-02",
-                            "software_drift": 1.2, "not_stated": ["tp", "ep", "dp", "isl", "osl"]}])
+                            "software_drift": 1.2, "not_stated": ["tp", "ep", "dp", "isl", "osl"],
+                            "calibrates": False}])
     worst = batch_scaling.validation_worst(groups)
     points = pd.DataFrame([{"group": bad, "concurrency": 1.0, "measured_tok_s_per_user": 100.0,
                             "predicted_tok_s_per_user": 95.0, "measured_tok_s_per_gpu": 10.0,
@@ -164,6 +165,7 @@ def test_validation_and_roofline_sentences_escape_group_names():
     notes = " ".join(batch_scaling.validation_notes(groups, worst, points, pd.DataFrame()))
     assert "<img" not in notes and "<b>" not in notes and "*x*" not in notes
     assert "&#60;img src=x&#62; &#124; &#42;x&#42;" in notes
+    assert "Group #1's source states no TP, EP, DP, ISL and OSL" in notes and "calibrate nothing" in notes
     plain = " ".join(batch_scaling.validation_notes(groups, worst, points, pd.DataFrame(), markdown=False))
     assert bad in plain  # the results file keeps the name as it is
     table = text.table_html(batch_scaling.validation_worst_table(worst))

@@ -1025,16 +1025,17 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
                      f"Group {ids} is an eager step sweep (every kernel launched from Python)"
                      f"{timed.replace('their', 'its')}. Its cell ({e(fam)} · {e(fw)}) holds {len(cell)} groups, so "
                      f"it is predicted from {others}.")
-    unstated = worst[~worst["calibrates"].astype(bool)]
+    col = lambda name, default: worst[name] if name in worst else pd.Series(default, index=worst.index)  # noqa: E731
+    unstated = worst[~col("calibrates", True).astype(bool)]
     for _, r in unstated.iterrows():
         notes.append(f"Group #{r['#']}'s source states no {_and([k.upper() for k in r['not_stated']])}: it is predicted "
                      "at the defaults (TP across its GPUs, EP and DP 1, ISL and OSL 1,024), and its points calibrate "
                      "nothing (only points whose source states ISL, OSL and TP do).")
-    for _, r in worst[worst["disagg"].astype(bool)].iterrows():
+    for _, r in worst[col("disagg", False).astype(bool)].iterrows():
         note = _prefill_bound_note(r, points[points["group"] == r["group"]].sort_values("concurrency"))
         if note:
             notes.append(note)
-    moe_alone = _moe_alone(worst, groups)
+    moe_alone = _moe_alone(worst, groups) if "model" in groups else worst.iloc[:0]
     for _, r in moe_alone.iterrows():
         cell = groups[(groups["family"] == r["family"]) & (groups["framework"] == r["framework"])]
         notes.append(f"Group #{r['#']} is the only MoE model in its cell ({e(r['family'])} · {e(r['framework'])}): "

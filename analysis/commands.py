@@ -220,6 +220,8 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"{r['tok_s_per_gpu_lo']:>10,.0f}–{r['tok_s_per_gpu_hi']:<9,.0f}{r['step_ms']:>9.3f}"
               f"{t['overhead_ms']:>9.3f}{t['memory_ms']:>8.3f}{t['compute_ms']:>8.3f}{t['collectives_ms']:>9.3f}"
               f"  {r['dominant']}")
+    print("intervals: the calibration's bootstrap and the collectives' measured range only, not the model's own "
+          "error (perfclaims model --validate: each configuration group left out and predicted)")
     if c.get("parallelism_note"):
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:

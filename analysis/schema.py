@@ -550,6 +550,8 @@ FLAG_LIST = [
     Flag("quant-unfused", "activations are quantised by separate kernels before each low-precision matmul (not "
          "fused into the kernel before it, as serving engines do); the step runs more kernels per layer",
          level="note"),
+    Flag("random-weights", "the timed model has random weights: dense layers time as trained ones do, but an MoE "
+         "router routes near-uniformly (a trained one concentrates on fewer experts)", level="note"),
     Flag("concurrency-achieved", "concurrency is the measured average in flight, not the client setting",
          level="note"),
     Flag("output-from-total", "output tok/s restated from the source's total (input + output) tok/s by the "

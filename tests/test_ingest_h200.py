@@ -100,4 +100,9 @@ def test_fp8_records_are_flagged_as_unfused_quantisation(points):
     unfused = dec["flags"].fillna("").str.split(";").map(lambda f: "quant-unfused" in f)
     assert unfused.any() and (unfused == (dec["precision"] == "fp8")).all()
     shard_fp8 = dec[(dec["model"] == "llama-3.1-70b-tp8-shard") & (dec["precision"] == "fp8")]
-    assert (shard_fp8["flags"] == "shard-measured;quant-unfused").all()
+    assert (shard_fp8["flags"] == "shard-measured;random-weights;quant-unfused").all()
+    # random weights (the README): every record says so, and the MoE shape's router spreads tokens uniformly, as its
+    # measured experts touched show (52 of 128 in layer 0 at batch 8, E·(1 − (1 − k/E)^B) = 51.6)
+    assert dec["flags"].str.split(";").map(lambda f: "random-weights" in f).all()
+    moe = dec[(dec["model"] == "qwen3-30b-a3b") & (dec["batch_size"] == 8)].iloc[0]
+    assert moe["experts_touched"] == 52 and 128 * (1 - (1 - 8 / 128) ** 8) == pytest.approx(51.6, abs=0.05)

@@ -153,7 +153,7 @@ def test_validation_and_roofline_sentences_escape_group_names():
     """Group names and share sources come from logs: every sentence and the worst-groups table escape them."""
     bad = "<img src=x> | *x* | fp8 | pytorch-eager"
     groups = pd.DataFrame([{"group": bad, "family": "<b>", "hardware": "<b>", "framework": "pytorch-eager",
-                            "workload": "agentx", "n_gpus": 4, "points": 1, "concurrency_min": 1.0,
+                            "workload": "vllm-bench", "n_gpus": 4, "points": 1, "concurrency_min": 1.0,
                             "concurrency_max": 1.0, "error_tok_s_per_user": 0.5, "error_tok_s_per_gpu": 2.0,
                             "worst_error": 2.0, "dominant": "overhead at every point", "date": "2026-01-02",
                             "software_drift": 1.2, "not_stated": ["tp", "ep", "dp", "isl", "osl"],

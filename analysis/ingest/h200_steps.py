@@ -108,7 +108,10 @@ def _point(path: Path, rec: dict, model: dict) -> dict:
     # and together emit batch_size tokens: per-GPU throughput divides by tp (the all-reduce is not timed).
     tp = deployment_gpus(rec["shape"])
     row.update(tp=float(tp), n_gpus=float(tp), scope="single-gpu" if tp == 1 else "node")
+    # The sweep times stacks with random bf16 weights (its README): an MoE router then routes near-uniformly, as the
+    # sweep's own experts-touched counts show (52 of 128 at batch 8, the uniform expectation 51.6).
     flags = ["shard-measured"] if tp > 1 else []
+    flags.append("random-weights")
     # The sweep's README (shared/data/h200/README.md, "precision"): fp8 is e4m3 weights with a dynamic per-tensor
     # activation scale through torch._scaled_mm, the activation quantisation done by separate, unfused kernels.
     if str(rec["precision"]).lower() in UNFUSED_PRECISIONS:

@@ -809,6 +809,7 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
 VALIDATION_TARGETS = {"median_tok_s_per_user": 0.10, "median_tok_s_per_gpu": 0.15, "p90": 0.35}
 # The bands of the predicted-against-measured figure: the per-user median target and the p90 target.
 VALIDATION_BANDS = (0.10, 0.35)
+FAMILY_P90_MIN_GROUPS = 5  # the per-family table leaves the p90 blank below this many groups
 # The worst groups named: those off by more than the p90 target in either metric, worst first, at most this many.
 VALIDATION_WORST_MAX = 8
 
@@ -865,8 +866,28 @@ def validation_groups(rep: dict) -> pd.DataFrame:
             "calibrates": bool(g.get("calibrates", True)),
             "n_prefill_gpus": np.nan if cfg.get("n_prefill_gpus") is None else float(cfg["n_prefill_gpus"]),
             "isl": np.nan if cfg.get("isl") is None else float(cfg["isl"]),
-            "osl": np.nan if cfg.get("osl") is None else float(cfg["osl"])})
+            "osl": np.nan if cfg.get("osl") is None else float(cfg["osl"]),
+            **_ratio_span(pts, "tok_s_per_user"), **_ratio_span(pts, "tok_s_per_gpu"), "config": cfg})
     return pd.DataFrame(rows)
+
+
+def _ratio_span(pts: pd.DataFrame, metric: str) -> dict:
+    """The smallest and largest predicted ÷ measured of one metric over a group's points (signed: an error table's
+    |ratio − 1| hides whether a group is predicted too fast or too slow)."""
+    if f"measured_{metric}" not in pts:
+        return {f"ratio_{metric}_min": np.nan, f"ratio_{metric}_max": np.nan}
+    m = pts[f"measured_{metric}"].astype(float)
+    r = (pts[f"predicted_{metric}"].astype(float) / m.where(m > 0)).dropna()
+    return {f"ratio_{metric}_min": float(r.min()) if len(r) else np.nan,
+            f"ratio_{metric}_max": float(r.max()) if len(r) else np.nan}
+
+
+def _span_times(lo: float, hi: float) -> str:
+    """``0.73–3.2×`` (two significant digits), ``1.1×`` when both ends round alike, ``–`` without a ratio."""
+    if not (lo == lo and hi == hi):
+        return "–"
+    a, b = f"{lo:.2g}", f"{hi:.2g}"
+    return f"{a}×" if a == b else f"{a}–{b}×"
 
 
 def validation_by_family(groups: pd.DataFrame) -> pd.DataFrame:
@@ -877,11 +898,15 @@ def validation_by_family(groups: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for fam, g in groups.groupby("family", sort=True):
         u, gp = 100 * g["error_tok_s_per_user"], 100 * g["error_tok_s_per_gpu"].dropna()
+        few = len(g) < FAMILY_P90_MIN_GROUPS  # a 90th percentile of one to four groups is its largest, or between two
         rows.append({"family": fam, "hardware": ", ".join(sorted(g["hardware"].astype(str).unique())),
                      "groups": len(g), "points": int(g["points"].sum()),
-                     "median error tok/s/user %": u.median(), "p90 error tok/s/user %": np.percentile(u, 90),
+                     "median error tok/s/user %": u.median(),
+                     "p90 error tok/s/user %": np.nan if few else np.percentile(u, 90),
+                     "largest error tok/s/user %": u.max(),
                      "median error tok/s/GPU %": gp.median() if len(gp) else np.nan,
-                     "p90 error tok/s/GPU %": np.percentile(gp, 90) if len(gp) else np.nan})
+                     "p90 error tok/s/GPU %": np.nan if few or not len(gp) else np.percentile(gp, 90),
+                     "largest error tok/s/GPU %": gp.max() if len(gp) else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -965,7 +990,40 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
             f"{text.pct(lim['median_error_tok_s_per_gpu'])}: {verdict('median_error_tok_s_per_gpu')}; p90 ≤ "
             f"{text.pct(lim['p90_error_tok_s_per_user'])} in both metrics: {'met' if p90_met else 'not met'}. "
             f"{int((groups['error_tok_s_per_user'] <= band).sum())} of the {len(groups)} groups are within "
-            f"{text.pct(band)} per user, {int((groups['error_tok_s_per_gpu'] <= band).sum())} of {n_gpu} per GPU.")
+            f"{text.pct(band)} per user, {int((groups['error_tok_s_per_gpu'] <= band).sum())} of {n_gpu} per GPU."
+            + _validation_scope_text(rep, markdown=markdown))
+
+
+def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
+    """What the p90 is (interpolated, and by nearest rank with the groups beyond 35%), what a left-out group still
+    shares with the calibration (its model, its cell), and the serving runs and step sweeps apart."""
+    e = text.esc if markdown else str
+    out = ""
+    ru, rg = rep.get("p90_rank_error_tok_s_per_user"), rep.get("p90_rank_error_tok_s_per_gpu")
+    if ru is not None and rg is not None:
+        out += (f" The p90 interpolates between groups; by nearest rank it is {text.pct(ru, 1)} and {text.pct(rg, 1)} "
+                f"({rep.get('beyond_35_tok_s_per_user', 0)} and {rep.get('beyond_35_tok_s_per_gpu', 0)} of the "
+                f"{rep['n_groups']} groups are beyond 35%).")
+    models = rep.get("models") or {}
+    if models:
+        listed = _and([f"{n} {e(m)}" for m, n in models.items()])
+        out += (f" What is left out is a configuration, not a model or a cell: the groups are {listed}, and each is "
+                "predicted with its hardware × framework cell fitted on that cell's other groups, most of them the "
+                "same model.")
+        alone = [e(m) for m, n in models.items() if n == 1]
+        if alone:
+            out += (f" Only {_and(alone)} {'is a model' if len(alone) == 1 else 'are models'} the calibration sees in "
+                    "no other group: the test of a model it has not seen rests on "
+                    f"{'that group' if len(alone) == 1 else 'those groups'}.")
+    kinds = rep.get("by_kind") or {}
+    sv, sw = kinds.get("serving") or {}, kinds.get("step_sweeps") or {}
+    if sv.get("n_groups") and sw.get("n_groups"):
+        out += (f" Serving runs alone ({sv['n_groups']} groups): median {text.pct(sv['median_error_tok_s_per_user'], 1)}"
+                f" / {text.pct(sv['median_error_tok_s_per_gpu'], 1)}, p90 {text.pct(sv['p90_error_tok_s_per_user'], 1)}"
+                f" / {text.pct(sv['p90_error_tok_s_per_gpu'], 1)}; step-timing sweeps alone ({sw['n_groups']} "
+                f"groups, one GPU timed, so their two errors are one): median "
+                f"{text.pct(sw['median_error_tok_s_per_user'], 1)}, p90 {text.pct(sw['p90_error_tok_s_per_user'], 1)}.")
+    return out
 
 
 def validation_worst_table(worst: pd.DataFrame) -> pd.DataFrame:
@@ -981,6 +1039,12 @@ def validation_worst_table(worst: pd.DataFrame) -> pd.DataFrame:
         # one decimal: a group just past the 35% line reads 35.1, not "35"
         "error tok/s/user %": np.round(100 * worst["error_tok_s_per_user"].to_numpy(float), 1),
         "error tok/s/GPU %": np.round(100 * worst["error_tok_s_per_gpu"].to_numpy(float), 1),
+        "predicted ÷ measured, per user; per GPU": [
+            f"{_span_times(a, b)}; {_span_times(c, d)}" for a, b, c, d in
+            zip(worst.get("ratio_tok_s_per_user_min", np.nan * worst["points"]),
+                worst.get("ratio_tok_s_per_user_max", np.nan * worst["points"]),
+                worst.get("ratio_tok_s_per_gpu_min", np.nan * worst["points"]),
+                worst.get("ratio_tok_s_per_gpu_max", np.nan * worst["points"]))],
         "dominant term of the predicted step": worst["dominant"].to_numpy(),
         "software drift applied": drift})
 
@@ -1026,7 +1090,8 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
                      f"{timed.replace('their', 'its')}. Its cell ({e(fam)} · {e(fw)}) holds {len(cell)} groups, so "
                      f"it is predicted from {others}.")
     col = lambda name, default: worst[name] if name in worst else pd.Series(default, index=worst.index)  # noqa: E731
-    unstated = worst[~col("calibrates", True).astype(bool)]
+    agentx = worst["workload"].astype(str).str.lower().eq("agentx")  # its own note says it
+    unstated = worst[~col("calibrates", True).astype(bool) & ~agentx]
     for _, r in unstated.iterrows():
         notes.append(f"Group #{r['#']}'s source states no {_and([k.upper() for k in r['not_stated']])}: it is predicted "
                      "at the defaults (TP across its GPUs, EP and DP 1, ISL and OSL 1,024), and its points calibrate "
@@ -1039,24 +1104,31 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
     for _, r in moe_alone.iterrows():
         cell = groups[(groups["family"] == r["family"]) & (groups["framework"] == r["framework"])]
         notes.append(f"Group #{r['#']} is the only MoE model in its cell ({e(r['family'])} · {e(r['framework'])}): "
-                     "the fixed cost per layer of its routing kernels (router, top-k, token sort, grouped GEMM, "
-                     f"scatter) is carried by none of the {len(cell) - 1} dense groups it is predicted from.")
+                     f"the cell's parameters come from {len(cell) - 1} dense groups, none of which runs an MoE layer's "
+                     "routing kernels (router, top-k, token sort, grouped GEMM, scatter) or reads experts.")
     agentic = worst[worst["workload"].astype(str).str.lower().eq("agentx")]
     for _, r in agentic.iterrows():
         pts = points[points["group"] == r["group"]].sort_values("concurrency")
         first = pts.iloc[0]
-        per_gpu_if_decoding = first["measured_tok_s_per_user"] * first["concurrency"] / r["n_gpus"]
+        duty = pts["measured_tok_s_per_gpu"] * r["n_gpus"] / (pts["measured_tok_s_per_user"] * pts["concurrency"])
+        user = pts["predicted_tok_s_per_user"] / pts["measured_tok_s_per_user"] - 1
+        gpu = pts["predicted_tok_s_per_gpu"] / pts["measured_tok_s_per_gpu"]
         notes.append(
-            f"Group #{r['#']} is an AgentX run: at concurrency {text.num(first['concurrency'])} its tok/s/user is predicted "
-            f"within {text.pct(abs(first['error_tok_s_per_user']))} (over its {r['points']} points, "
-            f"{text.pct(r['error_tok_s_per_user'])} on average) but its tok/s/GPU "
-            f"{text.times(first['predicted_tok_s_per_gpu'] / first['measured_tok_s_per_gpu'], 1)} too high: the "
-            f"published {text.fixed(first['measured_tok_s_per_gpu'], 1)} tok/s/GPU is "
-            f"{text.fixed(first['measured_tok_s_per_gpu'] / per_gpu_if_decoding, 2)} of tok/s/user × concurrency ÷ "
-            f"GPUs ({text.fixed(first['measured_tok_s_per_user'], 1)} × {text.num(first['concurrency'])} ÷ "
-            f"{text.whole(r['n_gpus'])} = {text.fixed(per_gpu_if_decoding, 1)}), so its output rate counts time the "
-            "requests did not spend decoding: each agentic turn's prefill, which the model's decode duty (the "
-            "median share of its family's fixed-length serving runs spent decoding) does not carry.")
+            f"Group #{r['#']} is an AgentX run, and its source states no ISL or OSL, so it is predicted at 1,024 / "
+            f"1,024 tokens and calibrates nothing. Its tok/s/user is off by {text.signed(100 * user.min(), 0)}% to "
+            f"{text.signed(100 * user.max(), 0)}% "
+            f"over its {r['points']} points (within {text.pct(abs(first['error_tok_s_per_user']))} at concurrency "
+            f"{text.num(first['concurrency'])}; the measured speed falls "
+            f"{text.times(pts['measured_tok_s_per_user'].iloc[0] / pts['measured_tok_s_per_user'].iloc[-1], 1)} from "
+            f"concurrency {text.num(first['concurrency'])} to {text.num(pts['concurrency'].iloc[-1])}, the predicted "
+            f"{text.times(pts['predicted_tok_s_per_user'].iloc[0] / pts['predicted_tok_s_per_user'].iloc[-1], 1)}), "
+            f"and its tok/s/GPU is {text.times(gpu.min(), 1)} to {text.times(gpu.max(), 1)} too high: the published "
+            f"tok/s/GPU is {text.fixed(duty.min(), 2)} to {text.fixed(duty.max(), 2)} of tok/s/user × concurrency ÷ "
+            f"GPUs ({text.fixed(duty.iloc[0], 2)} at concurrency {text.num(first['concurrency'])}: "
+            f"{text.fixed(first['measured_tok_s_per_gpu'], 1)} against {text.fixed(first['measured_tok_s_per_user'], 1)}"
+            f" × {text.num(first['concurrency'])} ÷ {text.whole(r['n_gpus'])}), so its output rate counts time its "
+            "requests spent outside decode (each turn's time to first token, which the table gives), while the "
+            "model's decode duty is the median share of its family's fixed-length serving runs spent decoding.")
     first, rest = notes[:1] if len(drifted) else [], notes[1:] if len(drifted) else notes
     return first + sorted(rest, key=lambda n: int(re.search(r"#(\d+)", n).group(1)))  # in the table's order
 
@@ -1093,13 +1165,36 @@ def _prefill_bound_note(r, pts: pd.DataFrame) -> str:
     if not measured < predicted:
         return ""
     per_prefill = b["measured_tok_s_per_gpu"] * r["n_gpus"] * isl / osl / n_pre
+    from analysis.perfmodel.step import PREFILL_MFU
+
+    share = _prefill_share(r.get("config"), per_prefill)
+    took = (f"; at the datasheet's FLOP rate that is {text.share(share)} of one GPU's peak, and the model caps prefill "
+            f"at {text.pct(PREFILL_MFU)} of it (PREFILL_MFU, an assumption), a cap this run's prefill never neared."
+            if share == share else "; the model caps prefill at an assumed share of peak FLOPs (PREFILL_MFU), which "
+            "this run's prefill did not reach.")
     return (f"Group #{r['#']} is disaggregated ({text.whole(n_pre)} of its {text.whole(r['n_gpus'])} GPUs prefill): "
             f"from concurrency {text.num(a['concurrency'])} to {text.num(b['concurrency'])} its measured tok/s/GPU "
             f"rises {text.times(measured, 1)}, the prediction {text.times(predicted, 1)}. At "
             f"{text.num(b['concurrency'])} each prefill GPU took about {text.whole(per_prefill)} input tokens per second "
             f"({text.fixed(b['measured_tok_s_per_gpu'], 1)} tok/s/GPU × {text.whole(r['n_gpus'])} GPUs × ISL/OSL "
-            f"{text.num(isl / osl)} ÷ {text.whole(n_pre)}); the model caps prefill at an assumed share of peak FLOPs "
-            "(PREFILL_MFU), which this run's prefill did not reach.")
+            f"{text.num(isl / osl)} ÷ {text.whole(n_pre)}){took}")
+
+
+def _prefill_share(cfg, tok_s_per_gpu: float) -> float:
+    """The share of one GPU's datasheet FLOP rate that prefilling ``tok_s_per_gpu`` input tokens per second of the
+    group's configuration takes (NaN when its configuration cannot be priced)."""
+    from analysis.perfmodel import calibrate as cb
+    from analysis.perfmodel import step as st
+
+    if not isinstance(cfg, dict):
+        return np.nan
+    try:
+        dep = cb.deployment({k: v for k, v in cfg.items() if v is not None})
+        geo = st.geometry(dep, verify=1.0)
+        per_token_ms = st.prefill_ms_per_token(geo, dep.isl, dep.context) * st.parallelism(dep).worker_gpus
+    except (KeyError, ValueError, TypeError):
+        return np.nan
+    return tok_s_per_gpu * per_token_ms / 1000.0 if per_token_ms > 0 else np.nan
 
 
 def model_validation_section(points: pd.DataFrame, *, worst: int = VALIDATION_WORST_MAX) -> dict:

@@ -75,7 +75,8 @@ def deployment(row: dict) -> st.Deployment:
         disagg=bool(row.get("disagg") is True), n_prefill_gpus=_num(row.get("n_prefill_gpus")),
         n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
         kv_dtype=str(row.get("kv_dtype") or ""), date=_text(row.get("date")),
-        comm_timed="shard-measured" not in flags.split(";"), quant_unfused="quant-unfused" in flags.split(";"))
+        comm_timed="shard-measured" not in flags.split(";"), quant_unfused="quant-unfused" in flags.split(";"),
+        uniform_routing="random-weights" in flags.split(";"))
 
 
 def _text(v) -> str:
@@ -185,7 +186,8 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
             "workers": par.workers,
             "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,
             "spec": spec, "tau_measured": dep.acceptance_length if measured_tau else math.nan,
-            "verify": verify, "unfused": float(dep.quant_unfused), "serving": serving, "duty": duty, "concurrency_nominal": conc,
+            "verify": verify, "unfused": float(dep.quant_unfused), "uniform": float(dep.uniform_routing),
+            "serving": serving, "duty": duty, "concurrency_nominal": conc,
             "measured_ms_per_token": float(rec["step_ms"]) / float(rec.get("tau") or 1.0),
         })
     out = pd.concat([p.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
@@ -200,7 +202,7 @@ def _eff(x) -> st.Efficiency:
 
 
 _ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
-                  "mem_per_seq_ms", "verify", "unfused", "compute_ms", "prefill_ms", "collectives_ms", "layers",
+                  "mem_per_seq_ms", "verify", "unfused", "uniform", "compute_ms", "prefill_ms", "collectives_ms", "layers",
                   "measured_ms_per_token")
 
 
@@ -224,7 +226,8 @@ def _tau(rows, tau_spec: float) -> np.ndarray:
 def _memory(rows, routing: float) -> np.ndarray:
     """The rows' HBM time at ``routing`` (step.memory_ms from the stored pieces, vectorised over rows)."""
     e, k, t = rows["n_experts"].astype(float), rows["top_k"].astype(float), rows["tokens"].astype(float)
-    touched = np.where(e > 0, np.maximum(physics.expert_coverage(t * routing, np.where(e > 0, e, 1.0), k), k), 0.0)
+    rho = np.where(rows["uniform"].astype(float) > 0, 1.0, routing)  # random weights route uniformly
+    touched = np.where(e > 0, np.maximum(physics.expert_coverage(t * rho, np.where(e > 0, e, 1.0), k), k), 0.0)
     fixed = rows["mem_fixed_ms"] - np.where(e > 0, np.minimum(k, e), 0.0) * rows["mem_expert_ms"]
     return fixed + touched * rows["mem_expert_ms"] + rows["mem_per_seq_ms"] * t / np.maximum(
         rows["verify"].astype(float), 1.0)

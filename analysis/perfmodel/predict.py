@@ -39,9 +39,10 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     prefill = st.prefill_tokens_per_seq(dep.isl, dep.osl, tau, serving=serving, disagg=bool(dep.disagg))
     key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
     drift, drift_groups, drift_date = cal.date_factor(family, dep.framework, dep.date)
+    routing = 1.0 if dep.uniform_routing else cal.routing  # a random-weight router spreads tokens uniformly
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
-        t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=cal.routing, prefill_per_seq=prefill)
+        t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=routing, prefill_per_seq=prefill)
         parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers, t["prefill_compute_ms"],
                              float(dep.quant_unfused))
         if drift != 1.0:  # the software of the run's date, measured by the cell's re-runs: every term scales
@@ -67,7 +68,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     gpu = out_rate / max(dep.n_gpus, 1)
     return {"user": user, "gpu": gpu, "parts": parts, "batch": batch, "tau": tau, "verify": verify,
             "tau_source": tau_source, "level": level, "duty": duty, "eff": eff, "geo": geo, "par": par,
-            "drift": drift, "drift_groups": drift_groups, "drift_date": drift_date,
+            "drift": drift, "drift_groups": drift_groups, "drift_date": drift_date, "routing": routing,
             "status": t["collective_status"]}
 
 
@@ -108,7 +109,7 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
               "parallelism_note": par.note}
     calibration = {"level": base["level"], "efficiency": base["eff"].to_dict(), "decode_duty": base["duty"],
                    "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
-                   "routing": cal.routing, "bootstrap_draws": len(draws or []),
+                   "routing": base["routing"], "bootstrap_draws": len(draws or []),
                    "software_drift": {"date": dep.date or None, "step_time_factor": base["drift"],
                                       "configurations": base["drift_groups"],
                                       "measured_on": base["drift_date"] or None},

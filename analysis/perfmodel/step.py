@@ -119,6 +119,7 @@ class Deployment:
     date: str = ""                  # the run's date: its cell's measured software drift applies ("": the newest runs')
     comm_timed: bool = True         # False for one GPU's slice of a TP deployment timed alone (shard-measured)
     quant_unfused: bool = False     # activations quantised by separate kernels (flag quant-unfused)
+    uniform_routing: bool = False   # random weights: an MoE router routes uniformly (flag random-weights)
 
     @property
     def decode_gpus(self) -> int:
@@ -149,7 +150,8 @@ class Deployment:
 
 
 DEFAULTS = {f.name: f.default for f in Deployment.__dataclass_fields__.values() if f.default is not f.default_factory}
-CONFIG_KEYS = tuple(k for k in Deployment.__dataclass_fields__ if k not in ("comm_timed", "quant_unfused"))
+CONFIG_KEYS = tuple(k for k in Deployment.__dataclass_fields__
+                    if k not in ("comm_timed", "quant_unfused", "uniform_routing"))
 
 
 def group_id(keys: dict) -> str:

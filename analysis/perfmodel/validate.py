@@ -73,7 +73,41 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     return {"groups": sorted(groups, key=lambda g: -(g["error_tok_s_per_gpu"] or 0)),
             "median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
             "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90),
+            # the same percentile by nearest rank (no interpolation between two groups), and the groups beyond 35%
+            "p90_rank_error_tok_s_per_gpu": _rank(eg, 0.9), "p90_rank_error_tok_s_per_user": _rank(eu, 0.9),
+            "beyond_35_tok_s_per_gpu": int((eg > 0.35).sum()), "beyond_35_tok_s_per_user": int((eu > 0.35).sum()),
+            "by_kind": _by_kind(groups), "models": _models(groups),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
             "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
             "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
             "unstated_groups": int(train.loc[fitted & ~fits, "group_id"].nunique())}
+
+
+def _rank(a: np.ndarray, q: float) -> float | None:
+    """The ``q`` quantile by nearest rank: the smallest error at least a share ``q`` of the groups do not exceed."""
+    if not len(a):
+        return None
+    return float(np.sort(a)[int(np.ceil(q * len(a))) - 1])
+
+
+def _by_kind(groups: list[dict]) -> dict:
+    """Median and p90 of both errors over the serving runs and over the step-timing sweeps, apart: a sweep times one
+    GPU's step with no scheduler, so its tok/s/GPU error is its tok/s/user error."""
+    out = {}
+    for kind, serving in (("serving", True), ("step_sweeps", False)):
+        gs = [g for g in groups if bool(g.get("serving")) is serving]
+        eu = np.array([g["error_tok_s_per_user"] for g in gs])
+        eg = np.array([g["error_tok_s_per_gpu"] for g in gs if g["error_tok_s_per_gpu"] is not None])
+        q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
+        out[kind] = {"n_groups": len(gs), "median_error_tok_s_per_user": q(eu, 50),
+                     "median_error_tok_s_per_gpu": q(eg, 50), "p90_error_tok_s_per_user": q(eu, 90),
+                     "p90_error_tok_s_per_gpu": q(eg, 90)}
+    return out
+
+
+def _models(groups: list[dict]) -> dict:
+    """Validated groups per model (the left-out group's model is still calibrated through its other groups)."""
+    out: dict = {}
+    for g in groups:
+        out[str(g["config"]["model"])] = out.get(str(g["config"]["model"]), 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -195,9 +195,11 @@ def _place_labels(ax, anchors: list, *, min_px: float = 22.0):
                     arrowprops=dict(arrowstyle="-", lw=0.6, color="0.25", shrinkA=5, shrinkB=4))
 
 
-def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0.10, 0.35), axes=None):
+def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0.10, 0.35), gpu_inner=0.15,
+                          axes=None):
     """Predicted against measured, tok/s/user (left) and tok/s/GPU (right), log-log, one colour per hardware family:
-    the line y = x with ±``bands`` around it, and the points of the ``worst`` groups ringed in black and numbered
+    the line y = x with ±``bands`` around it (the inner band ±``gpu_inner`` on the tok/s/GPU panel, its median
+    target), and the points of the ``worst`` groups ringed in black and numbered
     (their ``#``) at the point farthest from the line in each panel.
 
     ``points``: one row per predicted point (``group``, ``family``, ``measured_tok_s_per_user``,
@@ -212,6 +214,7 @@ def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0
     markers = dict(zip(families, _MARKERS))
     number = dict(zip(worst["group"], worst["#"])) if len(worst) else {}
     inner, outer = sorted(bands)
+    panel_inner = {"tok_s_per_user": inner, "tok_s_per_gpu": gpu_inner}
     for ax, metric, name in ((left, "tok_s_per_user", "tok/s/user"), (right, "tok_s_per_gpu", "tok/s/GPU")):
         m, p = points[f"measured_{metric}"].astype(float), points[f"predicted_{metric}"].astype(float)
         ok = (m > 0) & (p > 0)
@@ -224,8 +227,8 @@ def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0
         x = np.geomspace(lo, hi, 50)
         ax.fill_between(x, x * (1 - outer), x * (1 + outer), color="0.92", lw=0, zorder=0,
                         label=f"±{pct(outer)} (p90 target)")
-        ax.fill_between(x, x * (1 - inner), x * (1 + inner), color="0.80", lw=0, zorder=0,
-                        label=f"±{pct(inner)} (median target per user)")
+        ax.fill_between(x, x * (1 - panel_inner[metric]), x * (1 + panel_inner[metric]), color="0.80", lw=0, zorder=0,
+                        label=f"±{pct(inner)} per user, ±{pct(gpu_inner)} per GPU (median targets, on group means)")
         ax.plot(x, x, color="k", lw=0.8, zorder=1, label="predicted = measured")
         for fam in families:
             f = shown[shown["family"].astype(str) == fam]

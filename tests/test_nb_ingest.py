@@ -29,7 +29,7 @@ def test_ingest_page_reports_counts_and_quarantine(tmp_path):
     assert results["points_by_tool"] == {"h200-steps": 9, "vllm": 1}
     assert results["skipped"] == 2  # the hidden file and the manifest, each listed with its reason
     assert results["unknown_hardware"] == 1  # the vLLM run: the manifest names only the step log's GPU
-    assert results["notes"] == {"request-rate-inf": 1}  # a tool's setting, not a warning
+    assert results["notes"] == {"random-weights": 9, "request-rate-inf": 1}  # settings and conditions, not warnings
     assert results["warnings"] == {}
     assert results["untrusted"] == 0
 

@@ -372,6 +372,24 @@ def test_cli_model_errors_are_one_line(tmp_path, capsys):
     assert "exactly one of --config CONFIG or --validate" in capsys.readouterr().err
 
 
+def test_cli_validate_prints_what_the_json_holds(report, capsys):
+    from analysis import cli
+
+    assert cli.main(["model", "--validate"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-5] == (f"median: {100 * report['median_error_tok_s_per_gpu']:.2f}% tok/s/GPU, "
+                       f"{100 * report['median_error_tok_s_per_user']:.2f}% tok/s/user; p90: "
+                       f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
+                       f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
+                       "concurrencies")
+    assert out[-4].startswith("p90 by nearest rank: 31.4% tok/s/GPU, 29.8% tok/s/user (3 and 2 groups beyond 35%)")
+    assert out[-3].startswith("without the measured software drift (8 groups")
+    assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
+                            "qwen3-30b-a3b 1")
+    assert out[-1] == ("calibrated on 510 newest points of 292 groups; 15 points of 5 groups state no ISL, OSL or TP "
+                       "and calibrate nothing; 1232 dated re-runs enter as drift only")
+
+
 def test_batch_scaling_validation_section(points, report):
     """The batch-scaling page's section on the validation: per family, the worst groups named, the summary with the
     targets, and the facts behind the worst groups, all read off the same leave-one-group-out report."""
@@ -418,6 +436,11 @@ def test_batch_scaling_validation_section(points, report):
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
     assert "Serving runs alone (30 groups): median 14.0% / 14.1%" in summary
+    # what the drift does: the older runs at the newest software instead
+    nd = rep["without_drift"]
+    assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
+    assert (f"Without the measured software drift (8 groups from older dates predicted at the newest runs' software "
+            f"instead): median {100 * nd['median_error_tok_s_per_user']:.1f}%") in summary
     assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: not met; p90 ≤ 35% in both metrics: met" \
         in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())

@@ -1015,6 +1015,12 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
             out += (f" Only {_and(alone)} {'is a model' if len(alone) == 1 else 'are models'} the calibration sees in "
                     "no other group: the test of a model it has not seen rests on "
                     f"{'that group' if len(alone) == 1 else 'those groups'}.")
+    nd = rep.get("without_drift") or {}
+    if nd.get("groups_with_drift") and nd.get("median_error_tok_s_per_user") is not None:
+        out += (f" Without the measured software drift ({nd['groups_with_drift']} groups from older dates predicted at "
+                f"the newest runs' software instead): median {text.pct(nd['median_error_tok_s_per_user'], 1)} / "
+                f"{text.pct(nd['median_error_tok_s_per_gpu'], 1)}, p90 {text.pct(nd['p90_error_tok_s_per_user'], 1)} / "
+                f"{text.pct(nd['p90_error_tok_s_per_gpu'], 1)}.")
     kinds = rep.get("by_kind") or {}
     sv, sw = kinds.get("serving") or {}, kinds.get("step_sweeps") or {}
     if sv.get("n_groups") and sw.get("n_groups"):

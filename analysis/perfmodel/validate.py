@@ -13,6 +13,8 @@ only).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -37,7 +39,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
         rest = train[train["group_id"] != gid]
         first = g.iloc[0]
         cal = cb.calibrate(rest, warm=full, only=(first["family"], str(first["framework"])))
-        errs_u, errs_g, pts = [], [], []
+        errs_u, errs_g, pts, plain_u, plain_g = [], [], [], [], []
         for (_, row), c in zip(g.iterrows(), conc_col):
             dep = cb.deployment(row.to_dict())
             pred = pr.predict(dep, [c], cal, serving=bool(row["serving"]))
@@ -48,6 +50,12 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             errs_u.append(abs(p["tok_s_per_user"] / meas_u - 1))
             if meas_g == meas_g and meas_g > 0:
                 errs_g.append(abs(p["tok_s_per_gpu"] / meas_g - 1))
+            # the same point at the newest runs' software: what the errors would be without the measured drift
+            q = p if pred.calibration["software_drift"]["step_time_factor"] == 1.0 else \
+                pr.predict(replace(dep, date=""), [c], cal, serving=bool(row["serving"])).rows[0]
+            plain_u.append(abs(q["tok_s_per_user"] / meas_u - 1))
+            if meas_g == meas_g and meas_g > 0:
+                plain_g.append(abs(q["tok_s_per_gpu"] / meas_g - 1))
             pts.append({"concurrency": float(c), "measured_tok_s_per_user": meas_u,
                         "predicted_tok_s_per_user": p["tok_s_per_user"], "measured_tok_s_per_gpu": meas_g,
                         "predicted_tok_s_per_gpu": p["tok_s_per_gpu"], "dominant": p["dominant"],
@@ -66,6 +74,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "points": pts, "error_tok_s_per_user": float(np.mean(errs_u)),
             "error_tok_s_per_gpu": float(np.mean(errs_g)) if errs_g else None,
             "calibrated_on": cal.rows.get(f"{first['family']} · {first['framework']}", 0),
+            "error_tok_s_per_user_without_drift": float(np.mean(plain_u)),
+            "error_tok_s_per_gpu_without_drift": float(np.mean(plain_g)) if plain_g else None,
         })
     eu = np.array([g["error_tok_s_per_user"] for g in groups])
     eg = np.array([g["error_tok_s_per_gpu"] for g in groups if g["error_tok_s_per_gpu"] is not None])
@@ -76,7 +86,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             # the same percentile by nearest rank (no interpolation between two groups), and the groups beyond 35%
             "p90_rank_error_tok_s_per_gpu": _rank(eg, 0.9), "p90_rank_error_tok_s_per_user": _rank(eu, 0.9),
             "beyond_35_tok_s_per_gpu": int((eg > 0.35).sum()), "beyond_35_tok_s_per_user": int((eu > 0.35).sum()),
-            "by_kind": _by_kind(groups), "models": _models(groups),
+            "by_kind": _by_kind(groups), "models": _models(groups), "without_drift": _without_drift(groups),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
             "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
             "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
@@ -111,3 +121,16 @@ def _models(groups: list[dict]) -> dict:
     for g in groups:
         out[str(g["config"]["model"])] = out.get(str(g["config"]["model"]), 0) + 1
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _without_drift(groups: list[dict]) -> dict:
+    """Median and p90 of both errors with every point predicted at the newest runs' software (no measured drift), and
+    how many groups the drift moved: what the summary owes to re-runs of sibling configurations on the same dates."""
+    eu = np.array([g["error_tok_s_per_user_without_drift"] for g in groups])
+    eg = np.array([g["error_tok_s_per_gpu_without_drift"] for g in groups
+                   if g["error_tok_s_per_gpu_without_drift"] is not None])
+    q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
+    moved = sum(any(abs(pt["software_drift"] - 1) >= 5e-4 for pt in g["points"]) for g in groups)
+    return {"groups_with_drift": int(moved), "median_error_tok_s_per_user": q(eu, 50),
+            "median_error_tok_s_per_gpu": q(eg, 50), "p90_error_tok_s_per_user": q(eu, 90),
+            "p90_error_tok_s_per_gpu": q(eg, 90)}

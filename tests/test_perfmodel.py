@@ -372,9 +372,11 @@ def test_cli_model_errors_are_one_line(tmp_path, capsys):
     assert "exactly one of --config CONFIG or --validate" in capsys.readouterr().err
 
 
-def test_cli_validate_prints_what_the_json_holds(report, capsys):
+def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
     from analysis import cli
+    from analysis.perfmodel import run
 
+    monkeypatch.setattr(run, "validation_report", lambda points: report)  # the same validation, computed once
     assert cli.main(["model", "--validate"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-5] == (f"median: {100 * report['median_error_tok_s_per_gpu']:.2f}% tok/s/GPU, "
@@ -390,12 +392,19 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys):
                        "and calibrate nothing; 1232 dated re-runs enter as drift only")
 
 
-def test_batch_scaling_validation_section(points, report):
+@pytest.fixture(scope="module")
+def section(points, report):
+    from analysis.pages import batch_scaling as bs
+
+    return bs.model_validation_section(points, report=report)
+
+
+def test_batch_scaling_validation_section(points, report, section):
     """The batch-scaling page's section on the validation: per family, the worst groups named, the summary with the
     targets, and the facts behind the worst groups, all read off the same leave-one-group-out report."""
     from analysis.pages import batch_scaling as bs
 
-    sec = bs.model_validation_section(points)
+    sec = section
     rep, groups, fam, worst = sec["report"], sec["groups"], sec["by_family"], sec["worst"]
     assert rep["n_groups"] == report["n_groups"] == len(groups) == 39
     assert fam["groups"].sum() == rep["n_groups"] and fam["points"].sum() == len(sec["points"]) == 185
@@ -471,11 +480,10 @@ def test_batch_scaling_validation_section(points, report):
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
 
 
-def test_predicted_against_measured_figure_draws_every_point_and_names_the_worst(points):
-    from analysis.pages import batch_scaling as bs
+def test_predicted_against_measured_figure_draws_every_point_and_names_the_worst(section):
     from analysis.plots import scaling as plots
 
-    sec = bs.model_validation_section(points)
+    sec = section
     pts, worst = sec["points"], sec["worst"]
     left, right = plots.predicted_vs_measured(pts, worst)
     families = set(pts["family"])

@@ -1203,7 +1203,8 @@ def _prefill_share(cfg, tok_s_per_gpu: float) -> float:
     return tok_s_per_gpu * per_token_ms / 1000.0 if per_token_ms > 0 else np.nan
 
 
-def model_validation_section(points: pd.DataFrame, *, worst: int = VALIDATION_WORST_MAX) -> dict:
+def model_validation_section(points: pd.DataFrame, *, worst: int = VALIDATION_WORST_MAX, report: dict | None = None
+                             ) -> dict:
     """Predicted against measured for every left-out configuration group of ``perfclaims model --validate``
     (:func:`analysis.perfmodel.validate.validate`): ``report`` (the validation report), ``groups``
     (:func:`validation_groups`), ``points`` (:func:`validation_points`, the figure's data), ``by_family``
@@ -1211,7 +1212,7 @@ def model_validation_section(points: pd.DataFrame, *, worst: int = VALIDATION_WO
     (:func:`validation_facts`)."""
     from analysis.perfmodel import validate
 
-    rep = validate.validate(points)
+    rep = validate.validate(points) if report is None else report  # ``report``: that validation of ``points``
     groups = validation_groups(rep)
     return {"report": rep, "groups": groups, "points": validation_points(rep),
             "by_family": validation_by_family(groups),

@@ -341,21 +341,38 @@ class Calibration:
 
 
 def _fit_level(rows, start, prior, routing, tau_start):
-    """One level's efficiency and (where it has speculative rows) its τ, pulled towards ``prior``."""
+    """One level's efficiency and (where it has speculative rows) its τ, pulled towards ``prior``. A level without a
+    quant-unfused row carries no information on ``unfused_quant`` (which has no prior): it keeps the level above's
+    value instead of leaving the solver a direction that changes nothing."""
     spec = bool(rows["spec"].any() and rows["tau_measured"].isna().any())
+    has_unfused = bool(rows["unfused"].astype(float).any())
     rows = _Arrays.of(rows)
-    if not spec:
-        x0 = _clip(np.asarray(start, float), False)
-        res = least_squares(_residuals, x0, bounds=_bounds(False), args=(rows, _weights(rows), prior[NP], prior,
-                                                                         routing), method="trf", x_scale="jac",
-                            max_nfev=200)
-        return _eff(res.x), float(prior[NP])
     lo, hi = _bounds(False)
-    x0 = np.clip(np.concatenate([start, [tau_start]]), np.asarray(lo + [TAU_BOUNDS[0]]) + 1e-9,
-                 np.asarray(hi + [TAU_BOUNDS[1]]) - 1e-9)
-    res = least_squares(_residuals, x0, bounds=(lo + [TAU_BOUNDS[0]], hi + [TAU_BOUNDS[1]]),
-                        args=(rows, _weights(rows), None, prior, routing), method="trf", x_scale="jac", max_nfev=200)
-    return _eff(res.x), float(res.x[NP])
+    if spec:
+        lo, hi = lo + [TAU_BOUNDS[0]], hi + [TAU_BOUNDS[1]]
+        x0 = np.concatenate([start, [tau_start]])
+        args = (rows, _weights(rows), None, prior, routing)
+    else:
+        x0 = np.asarray(start, float)
+        args = (rows, _weights(rows), prior[NP], prior, routing)
+    x0 = np.clip(np.asarray(x0, float), np.asarray(lo) + 1e-9, np.asarray(hi) - 1e-9)
+    free = np.ones(len(x0), dtype=bool)
+    if not has_unfused:
+        k = PARAMS.index("unfused_quant")
+        free[k] = False
+        x0[k] = float(np.clip(prior[k], lo[k], hi[k]))
+    idx = np.flatnonzero(free)
+
+    def reduced(xr, *a):
+        x = x0.copy()
+        x[idx] = xr
+        return _residuals(x, *a)
+
+    res = least_squares(reduced, x0[idx], bounds=(np.asarray(lo)[idx], np.asarray(hi)[idx]), args=args,
+                        method="trf", x_scale="jac", max_nfev=200)
+    x = x0.copy()
+    x[idx] = res.x
+    return _eff(x), float(x[NP]) if spec else float(prior[NP])
 
 
 def drift_table(train: pd.DataFrame) -> dict:

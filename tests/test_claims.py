@@ -642,3 +642,18 @@ def test_c00_precision_context_carries_the_calibrated_models_fp4_over_fp8_at_the
     assert 1.0 < m["fp4_over_fp8"] < ans.fact["roofline"]["ratio"]  # far below the bytes ratio
     assert f"FP4 ÷ FP8 {m['fp4_over_fp8']:.2f}×" in ans.context and "not a measurement" in ans.context
     assert m["n_gpus"] == 4  # the nearest evidence point's GPU count (a 4-GPU tray)
+
+
+def test_a_card_whose_evidence_gives_no_tok_s_per_gpu_still_draws(points):
+    """C11 (MLPerf Llama 2 70B latency limits): no shipped point of it gives a positive tok/s/GPU, so nothing sets the
+    log y axis; drawn whole (as a separate kernel saving the figure does), it must not fail."""
+    import io
+
+    from analysis.plots.claims import claim_on_frontier
+
+    card = card_of("C11", points)
+    ev = card.evidence
+    assert not (len(ev) and (ev["tok_s_per_gpu"] > 0).any())
+    ax = claim_on_frontier(card)
+    ax.figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # raised "cannot be log-scaled" before
+    assert ax.get_ylim() == (1.0, 1e5)

@@ -315,6 +315,23 @@ def test_inprocess_runs_do_not_leak_matplotlib_state_or_names(tmp_path):
     assert json.loads((tmp_path / "r" / "2026-03-01" / "check.results.json").read_text()) == {"clean": True}
 
 
+def test_a_figure_that_fails_to_draw_fails_its_report_in_process_as_in_a_kernel(tmp_path):
+    """The inline backend draws a cell's figures after the cell ran: a figure that cannot be drawn (a log axis with
+    nothing positive on it) leaves the cell a success and its traceback in the page. The report fails, as papermill's
+    kernel run fails it, instead of publishing the traceback as a finished page."""
+    from analysis.report.execute import run_inprocess
+
+    src = tmp_path / "n.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell(
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+        "ax.scatter([100], [0.03], transform=ax.get_xaxis_transform())\n"
+        "ax.set_xscale('log')\nax.set_yscale('log')\nax.set_xlim(10, 1000)\nax.set_title('t')"),
+        new_code_cell("after = 1")]), str(src))
+    nb, error = run_inprocess(src, {}, tmp_path)
+    assert error == "ValueError: Data cannot be log-scaled because all values are <= 0."
+    assert not nb.cells[1].get("outputs") and nb.cells[1].get("execution_count") is None  # it stopped there
+
+
 def test_a_report_that_kills_its_worker_fails_alone(tmp_path):
     nb_dir = tmp_path / "nbs"
     nb_dir.mkdir()

@@ -155,11 +155,14 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 xs.append(r["sol_tok_s_per_user_comm"])
     ax.set_xscale("log")
     ax.set_yscale("log")
+    xs, ys = [x for x in xs if x > 0], [y for y in ys if y > 0]  # a log axis has room for positive values only
     if xs:
         ax.set_xlim(min(xs) / 1.6, max(xs) * 1.6)
+    else:
+        ax.set_xlim(1, 1e4)
     if ys:
         ax.set_ylim(min(ys) / 2, max(ys) * 3)
-    elif not len(ev):
+    else:  # no tok/s/GPU to place (no evidence, or evidence that gives per-user speed only): a log axis still
         ax.set_ylim(1, 1e5)
     ax.set_xlabel("tok/s per user (1000 / TPOT at the source's statistic, median where stated; SOL: batch 1, "
                   "datasheet bandwidth,\ncommunication floor from the roofline's assumed collective latencies)")

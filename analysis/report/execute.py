@@ -191,7 +191,9 @@ def run_inprocess(src: Path, parameters: dict, cwd: Path):
                        if s.getvalue()]
             cell.outputs = streams + sink
             cell.execution_count = count
-            if not result.success:
+            # an error raised after the cell ran (drawing its figures, in a post-execute hook) leaves the cell a
+            # success but its traceback in the output: a failure, as a kernel reports it
+            if not result.success or _STATE.get("error"):
                 ename, evalue = _STATE.get("error") or (type(result.error_in_exec or result.error_before_exec).__name__,
                                                         str(result.error_in_exec or result.error_before_exec))
                 error = f"{ename}: {evalue}".strip()[:500]

@@ -29,10 +29,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis import frontier, latency
 from analysis.history import CONFIG, day
@@ -53,7 +53,13 @@ INFERENCEX_DEFAULT_FORMATS = ("inferencex-api", "inferencex-api-history", "infer
 N_SOURCES = ("requests", "file", "tool-default", "unknown")
 # How an interval was made (what each means: analysis.latency_words.METHOD_WORDS).
 METHODS = ("bootstrap-requests", "bootstrap-steps", "median-spacing", "normal-e2e-spacing", "log-quadrature", "none")
-Z_P99 = stats.norm.ppf(0.99)  # p99 - p50 of a normal distribution, in standard deviations
+def _z(p: float) -> float:
+    """The standard normal quantile (``scipy.stats.norm.ppf``; the standard library's, which a claim card's import
+    of scipy.stats no longer pays for)."""
+    return NormalDist().inv_cdf(p)
+
+
+Z_P99 = NormalDist().inv_cdf(0.99)  # p99 - p50 of a normal distribution, in standard deviations
 MAX_BOOT_CELLS = 20_000_000  # resampled values held at once (draws × requests); larger runs draw in chunks
 
 
@@ -198,7 +204,7 @@ def user_interval_from_summary(point: pd.Series, n: float, *, level: float = LEV
             break
     if not np.isfinite(se):
         return Interval(value, math.nan, math.nan, level, "none")
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = _z(0.5 + level / 2)
     tpot_lo, tpot_hi = p50 - z * se, p50 + z * se
     return Interval(value, 1000.0 / tpot_hi, 1000.0 / tpot_lo if tpot_lo > 0 else math.inf, level, "median-spacing")
 
@@ -213,7 +219,7 @@ def gpu_interval_from_summary(point: pd.Series, n: float, *, tok_s_per_gpu: floa
     if not (np.isfinite(p50) and np.isfinite(p99) and p99 >= p50 and mean > 0 and n > 0):
         return Interval(tok_s_per_gpu, math.nan, math.nan, level, "none")
     rel = (p99 - p50) / Z_P99 / mean / math.sqrt(n)
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = _z(0.5 + level / 2)
     return Interval(tok_s_per_gpu, tok_s_per_gpu * (1 - z * rel), tok_s_per_gpu * (1 + z * rel), level,
                     "normal-e2e-spacing")
 
@@ -342,11 +348,11 @@ def ratio_interval(a: Interval, b: Interval, *, level: float = LEVEL) -> Interva
     z standard errors and the errors add in quadrature. Unknown when either interval is."""
     if not (a.known and b.known and a.value > 0 and b.value > 0 and a.lo > 0 and b.lo > 0):
         return Interval(a.value / b.value if b.value else math.nan, math.nan, math.nan, level, "none")
-    z_a = stats.norm.ppf(0.5 + a.level / 2)
-    z_b = stats.norm.ppf(0.5 + b.level / 2)
+    z_a = _z(0.5 + a.level / 2)
+    z_b = _z(0.5 + b.level / 2)
     se_a = (math.log(a.hi) - math.log(a.lo)) / (2 * z_a)
     se_b = (math.log(b.hi) - math.log(b.lo)) / (2 * z_b)
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = _z(0.5 + level / 2)
     r = a.value / b.value
     half = z * math.hypot(se_a, se_b)
     return Interval(r, r * math.exp(-half), r * math.exp(half), level, "log-quadrature")

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares
 
 from analysis import physics, schema, specs
 from analysis.perfmodel import step as st
@@ -368,6 +367,8 @@ def _fit_level(rows, start, prior, routing, tau_start):
         x[idx] = xr
         return _residuals(x, *a)
 
+    from scipy.optimize import least_squares  # here: a claim card reads a cached calibration and never fits
+
     res = least_squares(reduced, x0[idx], bounds=(np.asarray(lo)[idx], np.asarray(hi)[idx]), args=args,
                         method="trf", x_scale="jac", max_nfev=200)
     x = x0.copy()
@@ -413,6 +414,8 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)
+    from scipy.optimize import least_squares
+
     res = least_squares(_residuals, x0, bounds=_bounds(True), args=(arrays, _weights(arrays)), method="trf",
                         x_scale="jac", max_nfev=300)
     cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[NP]), routing=float(res.x[NP + 1]),

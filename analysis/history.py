@@ -152,7 +152,7 @@ def change_interval(before: float, before_lo: float, before_hi: float, after: fl
 
     reading = uncertainty.compare_readings(uncertainty.Interval(after, after_lo, after_hi),
                                            uncertainty.Interval(before, before_lo, before_hi))
-    z = float(uncertainty.stats.norm.ppf(0.5 + uncertainty.LEVEL / 2))
+    z = float(uncertainty.normal_quantile(0.5 + uncertainty.LEVEL / 2))
     ratio = after / before
     if reading.verdict != "unknown":
         se, basis = (math.log(reading.hi) - math.log(reading.lo)) / (2 * z), INTERVAL_BASES[0]

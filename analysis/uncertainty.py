@@ -53,7 +53,7 @@ INFERENCEX_DEFAULT_FORMATS = ("inferencex-api", "inferencex-api-history", "infer
 N_SOURCES = ("requests", "file", "tool-default", "unknown")
 # How an interval was made (what each means: analysis.latency_words.METHOD_WORDS).
 METHODS = ("bootstrap-requests", "bootstrap-steps", "median-spacing", "normal-e2e-spacing", "log-quadrature", "none")
-def _z(p: float) -> float:
+def normal_quantile(p: float) -> float:
     """The standard normal quantile (``scipy.stats.norm.ppf``; the standard library's, which a claim card's import
     of scipy.stats no longer pays for)."""
     return NormalDist().inv_cdf(p)
@@ -204,7 +204,7 @@ def user_interval_from_summary(point: pd.Series, n: float, *, level: float = LEV
             break
     if not np.isfinite(se):
         return Interval(value, math.nan, math.nan, level, "none")
-    z = _z(0.5 + level / 2)
+    z = normal_quantile(0.5 + level / 2)
     tpot_lo, tpot_hi = p50 - z * se, p50 + z * se
     return Interval(value, 1000.0 / tpot_hi, 1000.0 / tpot_lo if tpot_lo > 0 else math.inf, level, "median-spacing")
 
@@ -219,7 +219,7 @@ def gpu_interval_from_summary(point: pd.Series, n: float, *, tok_s_per_gpu: floa
     if not (np.isfinite(p50) and np.isfinite(p99) and p99 >= p50 and mean > 0 and n > 0):
         return Interval(tok_s_per_gpu, math.nan, math.nan, level, "none")
     rel = (p99 - p50) / Z_P99 / mean / math.sqrt(n)
-    z = _z(0.5 + level / 2)
+    z = normal_quantile(0.5 + level / 2)
     return Interval(tok_s_per_gpu, tok_s_per_gpu * (1 - z * rel), tok_s_per_gpu * (1 + z * rel), level,
                     "normal-e2e-spacing")
 
@@ -348,11 +348,11 @@ def ratio_interval(a: Interval, b: Interval, *, level: float = LEVEL) -> Interva
     z standard errors and the errors add in quadrature. Unknown when either interval is."""
     if not (a.known and b.known and a.value > 0 and b.value > 0 and a.lo > 0 and b.lo > 0):
         return Interval(a.value / b.value if b.value else math.nan, math.nan, math.nan, level, "none")
-    z_a = _z(0.5 + a.level / 2)
-    z_b = _z(0.5 + b.level / 2)
+    z_a = normal_quantile(0.5 + a.level / 2)
+    z_b = normal_quantile(0.5 + b.level / 2)
     se_a = (math.log(a.hi) - math.log(a.lo)) / (2 * z_a)
     se_b = (math.log(b.hi) - math.log(b.lo)) / (2 * z_b)
-    z = _z(0.5 + level / 2)
+    z = normal_quantile(0.5 + level / 2)
     r = a.value / b.value
     half = z * math.hypot(se_a, se_b)
     return Interval(r, r * math.exp(-half), r * math.exp(half), level, "log-quadrature")

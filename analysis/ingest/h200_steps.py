@@ -116,8 +116,7 @@ def _point(path: Path, rec: dict, model: dict) -> dict:
     # activation scale through torch._scaled_mm, the activation quantisation done by separate, unfused kernels.
     if str(rec["precision"]).lower() in UNFUSED_PRECISIONS:
         flags.append("quant-unfused")
-    if flags:
-        row["flags"] = ";".join(flags)
+    row["flags"] = ";".join(flags)
     if rec["kind"] == "decode":
         row.update(
             phase="decode",

@@ -441,10 +441,9 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
             cal.cells[cell], cal.taus[cell] = _fit_level(cr, start, prior_f, cal.routing, tau0)
             cal.rows[cell] = int(len(cr))
     cal.drift = drift
-    # The duty is a fixed-length serving run's: a run whose source states no ISL/OSL (an agentic trace replay, whose
-    # turns spend most of their time in prefill) would lend its duty to every fixed-length configuration of its cell.
-    lengths = pd.to_numeric(train["isl"], errors="coerce").notna() & pd.to_numeric(train["osl"], errors="coerce").notna()
-    serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0) & lengths]
+    # The duty is a fixed-length serving run's: ``train`` holds calibrating rows only, so a run whose source states no
+    # ISL/OSL (an agentic trace replay, whose turns spend most of their time in prefill) lends its duty to no cell.
+    serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0)]
     cal.duty["all"] = float(serving["duty"].median()) if len(serving) else 1.0
     for col in ("family", "cell"):
         for k, g in serving.groupby(col):

@@ -77,12 +77,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "error_tok_s_per_user_without_drift": float(np.mean(plain_u)),
             "error_tok_s_per_gpu_without_drift": float(np.mean(plain_g)) if plain_g else None,
         })
-    eu = np.array([g["error_tok_s_per_user"] for g in groups])
-    eg = np.array([g["error_tok_s_per_gpu"] for g in groups if g["error_tok_s_per_gpu"] is not None])
-    q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
-    return {"groups": sorted(groups, key=lambda g: -(g["error_tok_s_per_gpu"] or 0)),
-            "median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
-            "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90),
+    eu, eg = _errors(groups)
+    return {"groups": sorted(groups, key=lambda g: -(g["error_tok_s_per_gpu"] or 0)), **_summary(groups),
             # the same percentile by nearest rank (no interpolation between two groups), and the groups beyond 35%
             "p90_rank_error_tok_s_per_gpu": _rank(eg, 0.9), "p90_rank_error_tok_s_per_user": _rank(eu, 0.9),
             "beyond_35_tok_s_per_gpu": int((eg > 0.35).sum()), "beyond_35_tok_s_per_user": int((eu > 0.35).sum()),
@@ -100,18 +96,29 @@ def _rank(a: np.ndarray, q: float) -> float | None:
     return float(np.sort(a)[int(np.ceil(q * len(a))) - 1])
 
 
+def _errors(groups: list[dict], suffix: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """The groups' tok/s/user and tok/s/GPU errors (``suffix``: ``_without_drift`` for the drift-free ones), the
+    latter over the groups that have one."""
+    eu = np.array([g[f"error_tok_s_per_user{suffix}"] for g in groups])
+    eg = np.array([g[f"error_tok_s_per_gpu{suffix}"] for g in groups if g[f"error_tok_s_per_gpu{suffix}"] is not None])
+    return eu, eg
+
+
+def _summary(groups: list[dict], suffix: str = "") -> dict:
+    """Median and (interpolated) 90th percentile of both errors over ``groups`` (None without any)."""
+    eu, eg = _errors(groups, suffix)
+    q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
+    return {"median_error_tok_s_per_gpu": q(eg, 50), "median_error_tok_s_per_user": q(eu, 50),
+            "p90_error_tok_s_per_gpu": q(eg, 90), "p90_error_tok_s_per_user": q(eu, 90)}
+
+
 def _by_kind(groups: list[dict]) -> dict:
-    """Median and p90 of both errors over the serving runs and over the step-timing sweeps, apart: a sweep times one
-    GPU's step with no scheduler, so its tok/s/GPU error is its tok/s/user error."""
+    """:func:`_summary` over the serving runs and over the step-timing sweeps, apart: a sweep times one GPU's step
+    with no scheduler, so its tok/s/GPU error is its tok/s/user error."""
     out = {}
     for kind, serving in (("serving", True), ("step_sweeps", False)):
         gs = [g for g in groups if bool(g.get("serving")) is serving]
-        eu = np.array([g["error_tok_s_per_user"] for g in gs])
-        eg = np.array([g["error_tok_s_per_gpu"] for g in gs if g["error_tok_s_per_gpu"] is not None])
-        q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
-        out[kind] = {"n_groups": len(gs), "median_error_tok_s_per_user": q(eu, 50),
-                     "median_error_tok_s_per_gpu": q(eg, 50), "p90_error_tok_s_per_user": q(eu, 90),
-                     "p90_error_tok_s_per_gpu": q(eg, 90)}
+        out[kind] = {"n_groups": len(gs), **_summary(gs)}
     return out
 
 
@@ -124,13 +131,7 @@ def _models(groups: list[dict]) -> dict:
 
 
 def _without_drift(groups: list[dict]) -> dict:
-    """Median and p90 of both errors with every point predicted at the newest runs' software (no measured drift), and
-    how many groups the drift moved: what the summary owes to re-runs of sibling configurations on the same dates."""
-    eu = np.array([g["error_tok_s_per_user_without_drift"] for g in groups])
-    eg = np.array([g["error_tok_s_per_gpu_without_drift"] for g in groups
-                   if g["error_tok_s_per_gpu_without_drift"] is not None])
-    q = lambda a, p: float(np.percentile(a, p)) if len(a) else None  # noqa: E731
+    """:func:`_summary` with every point predicted at the newest runs' software (no measured drift), and how many
+    groups the drift moved: what the summary owes to re-runs of sibling configurations on the same dates."""
     moved = sum(any(abs(pt["software_drift"] - 1) >= 5e-4 for pt in g["points"]) for g in groups)
-    return {"groups_with_drift": int(moved), "median_error_tok_s_per_user": q(eu, 50),
-            "median_error_tok_s_per_gpu": q(eg, 50), "p90_error_tok_s_per_user": q(eu, 90),
-            "p90_error_tok_s_per_gpu": q(eg, 90)}
+    return {"groups_with_drift": int(moved), **_summary(groups, "_without_drift")}

@@ -239,6 +239,11 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:
         print(f"collectives: {s}")
+    pre = cal.get("prefill_share") or {}
+    if pre and c.get("isl") and not c.get("disagg"):
+        print(f"prefill: {pre['share']:.3f} of the datasheet FLOP rate, " + (
+            f"measured from TTFT at {pre['measured_at']} (a longer prompt's extra TTFT, same configuration)"
+            if pre.get("measured_at") else "an assumption: no aggregated run measured it"))
     drift = cal.get("software_drift") or {}
     if drift.get("date"):
         on = drift.get("measured_on")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import config, specs
+from analysis import config, roofline, specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import configfile, recipes, scope
 from analysis.perfmodel import predict as pr
@@ -138,7 +138,7 @@ def test_calibration_is_bounded_by_physics(cal):
 
 
 def test_calibration_fits_the_shipped_points(train, cal):
-    arrays = cb._Arrays.of(train)
+    arrays = cb._Arrays.of(cb._with_prefill_share(train, cal))
     r = cb._residuals(list(cal.global_.to_dict().values()) + [cal.tau_spec, cal.routing], arrays,
                       np.ones(len(train)))
     assert float(np.median(np.abs(np.expm1(r)))) < 0.25  # one parameter set for all hardware: within 25% median
@@ -170,10 +170,10 @@ def test_validation_report_shape_and_summary(report):
 def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) are not all met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1455, abs=0.01)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1502, abs=0.01)
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.3015, abs=0.01)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2929, abs=0.01)
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1448, abs=0.01)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1524, abs=0.01)
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.3016, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2826, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
     eu = sorted(g["error_tok_s_per_user"] for g in report["groups"])
     assert report["p90_rank_error_tok_s_per_user"] == eu[int(np.ceil(0.9 * len(eu))) - 1] < 0.35
@@ -273,12 +273,62 @@ def test_aggregated_prefill_is_charged_per_decode_step():
                         isl=8192, osl=1024)
     geo = st.geometry(dep, verify=1.0)
     t = st.terms(geo, 64.0, prefill_per_seq=8.0)
-    assert float(t["prefill_compute_ms"][0]) == pytest.approx(64 * 8 * geo.compute_ms_per_token)
+    assert float(t["prefill_compute_ms"][0]) == pytest.approx(64 * 8 * geo.prefill_ms_per_token)
     eff = st.Efficiency(bw_share=0.6, flop_share=0.5, overhead_ms_per_layer=0.1, overlap=1.0, comm_scale=1.0)
-    with_p = st.step_time(t["memory_ms"], t["compute_ms"], t["collectives_ms"], eff, geo.layers, t["prefill_compute_ms"])
     without = st.step_time(t["memory_ms"], t["compute_ms"], t["collectives_ms"], eff, geo.layers)
-    assert float(with_p["step_ms"][0] - without["step_ms"][0]) == pytest.approx(
-        float(t["prefill_compute_ms"][0]) / st.PREFILL_MFU)
+    for share in (st.PREFILL_MFU, 0.25):  # the fallback, and a measured share as a calibration passes it
+        with_p = st.step_time(t["memory_ms"], t["compute_ms"], t["collectives_ms"], eff, geo.layers,
+                              t["prefill_compute_ms"], prefill_share=share)
+        assert float(with_p["step_ms"][0] - without["step_ms"][0]) == pytest.approx(
+            float(t["prefill_compute_ms"][0]) / share)
+
+
+def test_prefill_attention_runs_mla_expanded_over_half_the_prompt():
+    """A prompt token of DeepSeek-R1 attends to ISL/2 earlier tokens on average, in MLA's expanded form: 128 heads ×
+    (192-wide keys + 128-wide values) multiply-adds per entry in each of 61 layers, at the BF16 rate; a decode step
+    runs the absorbed form (2·512 + 64 per head) over its whole context. The matmuls are the decode token's."""
+    dep = st.Deployment(model="DeepSeek-R1-0528", hardware="H200 SXM", n_gpus=8, tp=8, precision="fp8",
+                        isl=8192, osl=1024)
+    geo = st.geometry(dep, verify=1.0)
+    m, hw = specs.model("DeepSeek-R1-0528"), specs.hardware("H200 SXM")
+    assert (m.n_heads, m.head_dim, m.qk_rope_head_dim, m.n_layers) == (128, 192, 64, 61)
+    assert st.prefill_attention_width(m) == 192 + 128
+    bf16 = roofline.dense_rate(hw.dense_tflops, "bf16")
+    attention = 2 * 128 * 320 * (61 * 4096) / (8 * bf16 * 1e12) * 1e3
+    matmuls = geo.compute_ms_per_token - geo.attention_ms_per_token
+    assert geo.prefill_ms_per_token == pytest.approx(matmuls + attention)
+    assert st.prefill_ms_per_token(geo, 1024) == pytest.approx(matmuls + attention / 8)
+    # the decode form over the 8,704-token context charged 3.2× as much per prompt token
+    assert geo.compute_ms_per_token / geo.prefill_ms_per_token == pytest.approx(3.19, abs=0.01)
+
+
+def test_prefill_share_is_measured_from_ttft_of_two_prompt_lengths(points, train, cal):
+    """H200 SGLang FP8: the same configuration at the same concurrency with 1K and 8K prompts (OSL 1K) took the
+    TTFT the points table holds; the 7,168 extra prompt tokens at the datasheet rate over the extra TTFT is the
+    share. Three such pairs (no speculation at 4 and 8 users, MTP at 16); the cell's share is their median."""
+    def ttft(isl, conc, spec):
+        p = points[(points["hardware"] == "H200 SXM") & (points["framework"] == "sglang") & (points["isl"] == isl)
+                   & (points["osl"] == 1024) & (points["concurrency"] == conc) & (points["spec_method"] == spec)
+                   & points["model"].str.startswith("DeepSeek-R1") & ~points["flags"].astype(str).str.contains(
+                       "dated-history")]
+        assert len(p) == 1
+        return float(p["ttft_ms_p50"].iloc[0])
+
+    def prompt_ms(isl):
+        dep = st.Deployment(model="DeepSeek-R1-0528", hardware="H200 SXM", n_gpus=8, tp=8, precision="fp8",
+                            isl=isl, osl=1024)
+        return isl * st.geometry(dep, verify=1.0).prefill_ms_per_token
+
+    assert (ttft(1024, 4, "none"), ttft(8192, 4, "none")) == pytest.approx((84.73, 311.53), abs=0.01)
+    pairs = [(prompt_ms(8192) - prompt_ms(1024)) / (ttft(8192, c, s) - ttft(1024, c, s))
+             for c, s in ((4, "none"), (8, "none"), (16, "mtp"))]
+    share, pairs_n = cal.prefill["H200 · sglang"]
+    assert pairs_n == 3 and share == pytest.approx(float(np.median(pairs)), rel=1e-9)
+    assert share == pytest.approx(0.242, abs=0.001)
+    assert cal.prefill_share("H200", "sglang") == (share, "H200 · sglang")
+    # a cell no aggregated pair measured takes its family's, then all hardware's; none at all: the assumption
+    assert cal.prefill_share("H100", "dynamo-sglang") == (pytest.approx(cal.prefill["all"][0]), "all")
+    assert cb.Calibration(global_=cal.global_, tau_spec=1.0).prefill_share("H200", "sglang") == (st.PREFILL_MFU, "")
 
 
 def test_left_out_group_never_enters_its_calibration(points, train, monkeypatch):
@@ -384,7 +434,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
                        f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
                        "concurrencies")
-    assert out[-4].startswith("p90 by nearest rank: 31.4% tok/s/GPU, 29.8% tok/s/user (3 and 2 groups beyond 35%)")
+    assert out[-4].startswith("p90 by nearest rank: 31.3% tok/s/GPU, 29.9% tok/s/user (3 and 2 groups beyond 35%)")
     assert out[-3].startswith("without the measured software drift (8 groups")
     assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
                             "qwen3-30b-a3b 1")
@@ -430,7 +480,7 @@ def test_batch_scaling_validation_section(points, report, section):
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
     assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(13.1)  # one decimal
     # signed: the eager 70B BF16 shard is predicted too fast at every point, the H100 group both ways per GPU
-    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.73–3.2×; 2.2–4.6×", "1.7–2.1×; 1.7–2.1×",
+    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.73–3.1×; 2.2–4.6×", "1.7–2.1×; 1.7–2.1×",
                                                                        "0.8–1.2×; 0.98–2×"]
 
     # The summary: the validation's numbers, each target and its verdict, computed.
@@ -438,13 +488,13 @@ def test_batch_scaling_validation_section(points, report, section):
     assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": False,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    # 15.02% against the 15% target: two decimals, so that "15.0%, not met" is never printed
-    assert (f"median error of {100 * rep['median_error_tok_s_per_user']:.1f}% in tok/s/user and "
-            f"{100 * rep['median_error_tok_s_per_gpu']:.2f}% in tok/s/GPU") in summary
-    assert "The p90 interpolates between groups; by nearest rank it is 29.8% and 31.4% (2 and 3 of the 39 groups " \
+    # a median near the 15% target (15.24% now, 15.02% before): two decimals, so that "15.0%, not met" is never printed
+    assert "median error of 14.5% in tok/s/user and 15.2% in tok/s/GPU" in summary
+    assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
+    assert "The p90 interpolates between groups; by nearest rank it is 29.9% and 31.3% (2 and 3 of the 39 groups " \
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
-    assert "Serving runs alone (30 groups): median 14.0% / 14.1%" in summary
+    assert "Serving runs alone (30 groups): median 13.2% / 13.3%" in summary
     # what the drift does: the older runs at the newest software instead
     nd = rep["without_drift"]
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
@@ -469,12 +519,13 @@ def test_batch_scaling_validation_section(points, report, section):
     # after the drift, one note per group, in the table's order
     assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3"]
     assert notes[1].startswith("Group #1 is an AgentX run, and its source states no ISL or OSL, so it is predicted at "
-                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -27% to +220%")
+                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -27% to +211%")
     assert "its tok/s/GPU is 2.2× to 4.6× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
     assert ("Group #3 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
             "rises 1.2×, the prediction 2.1×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
-            "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 5.4% of one GPU's peak, and "
-            "the model caps prefill at 50% of it") in notes[3]
+            "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 2.9% of one GPU's peak, and "
+            "the model caps prefill at 15% of it (measured from the TTFT of the shipped aggregated runs, all hardware "
+            "together: none of this family), a cap this run's prefill never neared.") in notes[3]
     assert not any("Group #2's source" in n for n in notes)  # a step sweep needs no lengths
     agentx = next(n for n in notes if "AgentX" in n)
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
@@ -682,7 +733,7 @@ def test_decode_duty_comes_from_fixed_length_runs_only(points, train, cal):
 
 
 def test_global_routing_and_assumed_tau_as_the_readme_says(cal):
-    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.64, 1.75)
+    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.64, 1.74)
 
 
 def test_points_without_stated_conditions_are_scored_but_never_calibrate(points, train, cal, report):

@@ -867,6 +867,8 @@ def validation_groups(rep: dict) -> pd.DataFrame:
             "n_prefill_gpus": np.nan if cfg.get("n_prefill_gpus") is None else float(cfg["n_prefill_gpus"]),
             "isl": np.nan if cfg.get("isl") is None else float(cfg["isl"]),
             "osl": np.nan if cfg.get("osl") is None else float(cfg["osl"]),
+            "prefill_share": float(g.get("prefill_share") or np.nan),
+            "prefill_share_measured_at": g.get("prefill_share_measured_at"),
             **_ratio_span(pts, "tok_s_per_user"), **_ratio_span(pts, "tok_s_per_gpu"), "config": cfg})
     return pd.DataFrame(rows)
 
@@ -1171,13 +1173,17 @@ def _prefill_bound_note(r, pts: pd.DataFrame) -> str:
     if not measured < predicted:
         return ""
     per_prefill = b["measured_tok_s_per_gpu"] * r["n_gpus"] * isl / osl / n_pre
-    from analysis.perfmodel.step import PREFILL_MFU
-
     share = _prefill_share(r.get("config"), per_prefill)
+    cap, at = r.get("prefill_share", np.nan), r.get("prefill_share_measured_at")
+    basis = ("an assumption: no aggregated run measured it" if not at else
+             "measured from the TTFT of the shipped aggregated runs, all hardware together: none of this family"
+             if at == "all" else f"measured from the TTFT of the {text.plain(at)} aggregated runs")
     took = (f"; at the datasheet's FLOP rate that is {text.share(share)} of one GPU's peak, and the model caps prefill "
-            f"at {text.pct(PREFILL_MFU)} of it (PREFILL_MFU, an assumption), a cap this run's prefill never neared."
-            if share == share else "; the model caps prefill at an assumed share of peak FLOPs (PREFILL_MFU), which "
-            "this run's prefill did not reach.")
+            f"at {text.pct(cap)} of it ({basis}), a cap this run's prefill never neared."
+            if share == share and cap == cap and share < cap else
+            f"; at the datasheet's FLOP rate that is {text.share(share)} of one GPU's peak, against the model's cap of "
+            f"{text.pct(cap)} ({basis})." if share == share and cap == cap else
+            "; the model caps prefill at a share of peak FLOPs this run's prefill did not reach.")
     return (f"Group #{r['#']} is disaggregated ({text.whole(n_pre)} of its {text.whole(r['n_gpus'])} GPUs prefill): "
             f"from concurrency {text.num(a['concurrency'])} to {text.num(b['concurrency'])} its measured tok/s/GPU "
             f"rises {text.times(measured, 1)}, the prediction {text.times(predicted, 1)}. At "
@@ -1197,7 +1203,7 @@ def _prefill_share(cfg, tok_s_per_gpu: float) -> float:
     try:
         dep = cb.deployment({k: v for k, v in cfg.items() if v is not None})
         geo = st.geometry(dep, verify=1.0)
-        per_token_ms = st.prefill_ms_per_token(geo, dep.isl, dep.context) * st.parallelism(dep).worker_gpus
+        per_token_ms = st.prefill_ms_per_token(geo, dep.isl) * st.parallelism(dep).worker_gpus
     except (KeyError, ValueError, TypeError):
         return np.nan
     return tok_s_per_gpu * per_token_ms / 1000.0 if per_token_ms > 0 else np.nan

@@ -176,6 +176,8 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
         rows.append({
             "memory_ms": float(t["memory_ms"][0]), "compute_ms": float(t["compute_ms"][0]),
             "prefill_ms": float(t["prefill_compute_ms"][0]),
+            "prompt_prefill_ms": _num(rec.get("isl")) * geo.prefill_ms_per_token,
+            "ttft_ms": _num(rec.get("ttft_ms_p50"), _num(rec.get("ttft_ms_mean"))),
             "mem_fixed_ms": float(st.memory_ms(geo, 0.0)[0]),
             "mem_expert_ms": geo.expert_bytes / (geo.bandwidth_tb_s * 1e12) * 1e3,
             "mem_per_seq_ms": (geo.kv_bytes_per_seq + geo.verify * geo.bytes_per_token)
@@ -201,8 +203,8 @@ def _eff(x) -> st.Efficiency:
 
 
 _ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
-                  "mem_per_seq_ms", "verify", "unfused", "uniform", "compute_ms", "prefill_ms", "collectives_ms", "layers",
-                  "measured_ms_per_token")
+                  "mem_per_seq_ms", "verify", "unfused", "uniform", "compute_ms", "prefill_ms", "prefill_share",
+                  "collectives_ms", "layers", "measured_ms_per_token")
 
 
 class _Arrays(dict):
@@ -240,7 +242,7 @@ def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     tau = _tau(rows, x[NP] if tau_spec is None else tau_spec)
     rho = x[NP + 1] if routing is None else routing
     pred = st.step_time(_memory(rows, rho), rows["compute_ms"], rows["collectives_ms"], eff,
-                        rows["layers"], rows["prefill_ms"], rows["unfused"])["step_ms"] / tau
+                        rows["layers"], rows["prefill_ms"], rows["unfused"], rows["prefill_share"])["step_ms"] / tau
     r = weights * np.log(pred / rows["measured_ms_per_token"])
     if prior is not None:
         d = _prior_units(x) - _prior_units(prior)
@@ -280,6 +282,7 @@ class Calibration:
     cells: dict = field(default_factory=dict)        # "family · framework" -> Efficiency
     duty: dict = field(default_factory=dict)         # level key -> median decode duty
     drift: dict = field(default_factory=dict)        # cell -> group -> date -> measured log step-time drift
+    prefill: dict = field(default_factory=dict)      # level key -> [measured prefill share, pairs it rests on]
     rows: dict = field(default_factory=dict)         # level key -> training rows
     groups: int = 0
 
@@ -316,6 +319,14 @@ class Calibration:
         found = [g[dates[-1]] for g in groups if dates[-1] in g]
         return math.exp(float(np.median(found))), len(found), dates[-1]
 
+    def prefill_share(self, family: str, framework: str) -> tuple[float, str]:
+        """The prefill share of the datasheet FLOP rate measured at the cell, family or all (:func:`prefill_shares`),
+        and which; :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) where nothing was measured."""
+        for k in (f"{family} · {framework}", family, "all"):
+            if k in self.prefill:
+                return float(self.prefill[k][0]), k
+        return st.PREFILL_MFU, ""
+
     def decode_duty(self, family: str, framework: str) -> float:
         for k in (f"{family} · {framework}", family, "all"):
             if k in self.duty:
@@ -329,14 +340,15 @@ class Calibration:
         return cls(global_=eff(d["global"]), tau_spec=float(d["tau_spec_assumed"]), routing=float(d["routing"]),
                    taus=dict(d["taus"]), families={k: eff(v) for k, v in d["families"].items()},
                    cells={k: eff(v) for k, v in d["cells"].items()}, duty=dict(d["duty"]), rows=dict(d["rows"]),
-                   drift=dict(d.get("drift", {})),
+                   drift=dict(d.get("drift", {})), prefill=dict(d.get("prefill", {})),
                    groups=int(d["groups"]))
 
     def to_dict(self) -> dict:
         return {"global": self.global_.to_dict(), "tau_spec_assumed": self.tau_spec, "routing": self.routing,
                 "families": {k: v.to_dict() for k, v in self.families.items()},
                 "cells": {k: v.to_dict() for k, v in self.cells.items()},
-                "taus": self.taus, "duty": self.duty, "drift": self.drift, "rows": self.rows, "groups": self.groups}
+                "taus": self.taus, "duty": self.duty, "drift": self.drift, "prefill": self.prefill, "rows": self.rows,
+                "groups": self.groups}
 
 
 def _fit_level(rows, start, prior, routing, tau_start):
@@ -404,6 +416,47 @@ def drift_table(train: pd.DataFrame) -> dict:
     return out
 
 
+PAIR_MAX_CONCURRENCY = 16  # prompts queue for prefill above it: the shipped runs' TTFT rises with concurrency there
+PAIR_KEY = ("cell", "model", "precision", "spec_method", "tp", "ep", "dp", "osl", "concurrency_nominal")
+
+
+def prefill_shares(train: pd.DataFrame) -> dict:
+    """The share of the datasheet FLOP rate prefill achieves, measured from TTFT: for each aggregated serving
+    configuration measured with prompts of two lengths (everything else alike: model, precision, speculation,
+    parallelism, OSL, concurrency ≤ :data:`PAIR_MAX_CONCURRENCY`), the datasheet time of the longer prompt's extra
+    tokens (:func:`analysis.perfmodel.step.prefill_ms_per_token`) over the extra TTFT it took; a TTFT's fixed part
+    (request handling, the first decode step, a prefill pass's weight reads) cancels in the difference. ``{level:
+    [median share, pairs]}`` per cell, family and ``all``; only pairs whose longer prompt took longer."""
+    ok = train["serving"].astype(bool) & ~train["disagg"].fillna(False).astype(bool) & \
+        (train["concurrency_nominal"] <= PAIR_MAX_CONCURRENCY) & (train["ttft_ms"] > 0) & \
+        (train["prompt_prefill_ms"] > 0)
+    t = train.loc[ok, [*PAIR_KEY, "family", "isl", "prompt_prefill_ms", "ttft_ms"]]
+    found = []
+    for _, g in t.groupby(list(PAIR_KEY), dropna=False, sort=False):
+        if g["isl"].nunique() < 2:
+            continue
+        short, long_ = g[g["isl"] == g["isl"].min()], g[g["isl"] == g["isl"].max()]
+        for a in short.itertuples(index=False):
+            for b in long_.itertuples(index=False):
+                if b.ttft_ms > a.ttft_ms:
+                    found.append((a.cell, a.family, (b.prompt_prefill_ms - a.prompt_prefill_ms) / (b.ttft_ms - a.ttft_ms)))
+    out: dict = {}
+    if not found:
+        return out
+    f = pd.DataFrame(found, columns=["cell", "family", "share"])
+    out["all"] = [float(f["share"].median()), int(len(f))]
+    for col in ("family", "cell"):
+        for k, g in f.groupby(col):
+            out[k] = [float(g["share"].median()), int(len(g))]
+    return out
+
+
+def _with_prefill_share(train: pd.DataFrame, cal: Calibration) -> pd.DataFrame:
+    """``train`` with each row's measured prefill share (:meth:`Calibration.prefill_share` of its cell)."""
+    shares = {c: cal.prefill_share(*c.split(" · ", 1))[0] for c in train["cell"].astype(str).unique()}
+    return train.assign(prefill_share=train["cell"].astype(str).map(shares).astype(float))
+
+
 def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tuple[str, str] | None = None
               ) -> Calibration:
     """Fit :class:`Calibration` on ``train`` (:func:`training_table` rows). ``only`` = (family, framework): fit just
@@ -411,6 +464,8 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
     drift = drift_table(train)
     train = train[calibrating(train)]
+    prefill = prefill_shares(train)
+    train = _with_prefill_share(train, Calibration(global_=START, tau_spec=1.0, prefill=prefill))
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)
@@ -419,7 +474,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     res = least_squares(_residuals, x0, bounds=_bounds(True), args=(arrays, _weights(arrays)), method="trf",
                         x_scale="jac", max_nfev=300)
     cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[NP]), routing=float(res.x[NP + 1]),
-                      groups=int(train["group_id"].nunique()))
+                      groups=int(train["group_id"].nunique()), prefill=prefill)
     prior0 = np.concatenate([res.x[:NP], [cal.tau_spec]])
     fams = [only[0]] if only else sorted(train["family"].unique())
     for fam in fams:

@@ -40,11 +40,12 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
     drift, drift_groups, drift_date = cal.date_factor(family, dep.framework, dep.date)
     routing = 1.0 if dep.uniform_routing else cal.routing  # a random-weight router spreads tokens uniformly
+    share, share_level = cal.prefill_share(family, dep.framework)
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
         t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=routing, prefill_per_seq=prefill)
         parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers, t["prefill_compute_ms"],
-                             float(dep.quant_unfused))
+                             float(dep.quant_unfused), share)
         if drift != 1.0:  # the software of the run's date, measured by the cell's re-runs: every term scales
             parts = {k: v * drift if k == "step_ms" or k in st.TERMS else v for k, v in parts.items()}
         return 1000.0 * tau / parts["step_ms"], parts, t
@@ -54,7 +55,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     out_rate = user * decoding
     # A disaggregated deployment's prefill GPUs cap the request rate: output ≤ prefill tokens/s × OSL/ISL. Past the
     # cap the other users wait for prefill, so fewer sequences decode: solve decoding × user(decoding) = cap.
-    cap = st.prefill_capacity(dep, geo, par.worker_gpus) * dep.osl / dep.isl if serving else math.nan
+    cap = st.prefill_capacity(dep, geo, par.worker_gpus, share) * dep.osl / dep.isl if serving else math.nan
     if cap == cap and (out_rate > cap).any():
         over = out_rate > cap
         d = np.where(over, decoding, decoding)
@@ -69,7 +70,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     return {"user": user, "gpu": gpu, "parts": parts, "batch": batch, "tau": tau, "verify": verify,
             "tau_source": tau_source, "level": level, "duty": duty, "eff": eff, "geo": geo, "par": par,
             "drift": drift, "drift_groups": drift_groups, "drift_date": drift_date, "routing": routing,
-            "status": t["collective_status"]}
+            "status": t["collective_status"], "prefill_share": share, "prefill_level": share_level}
 
 
 def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list | None = None, *,
@@ -110,6 +111,7 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
     calibration = {"level": base["level"], "efficiency": base["eff"].to_dict(), "decode_duty": base["duty"],
                    "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
                    "routing": base["routing"], "bootstrap_draws": len(draws or []),
+                   "prefill_share": {"share": base["prefill_share"], "measured_at": base["prefill_level"] or None},
                    "software_drift": {"date": dep.date or None, "step_time_factor": base["drift"],
                                       "configurations": base["drift_groups"],
                                       "measured_on": base["drift_date"] or None},

@@ -1,7 +1,7 @@
 """The step-time model: one equation for every prediction, and the physical terms it takes.
 
 ``step_ms = layers·overhead_per_layer·(1 + unfused_quant·unfused) + max(memory, compute) + (1 − overlap)·min(memory, compute)
-+ prefill ÷ PREFILL_MFU + comm_scale·collectives``
++ prefill ÷ prefill_share + comm_scale·collectives``
 
 where ``memory`` is the HBM bytes one GPU of a worker group reads per step over its achieved bandwidth (``bw_share`` ×
 datasheet), ``compute`` the FLOPs it runs over its achieved rate (``flop_share`` × dense peak, each weight component
@@ -39,11 +39,12 @@ DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts when the points table gives none (a
 # Share of each request's input that is prefilled (not served from a prefix cache): an assumption, none of the
 # shipped sources records its cache hit rate; the random-prompt InferenceX sweeps share no prefix.
 PREFILL_UNCACHED = 1.0
-# Share of the datasheet FLOP rate prefill achieves: an assumption (no shipped source times prefill alone). It
-# prices the input tokens an aggregated worker prefills between decode steps and the capacity of a disaggregated
-# deployment's prefill GPUs. On the shipped points the validation medians (tok/s/GPU, tok/s/user) are 17.9% / 16.3%
-# at 0.35, 11.9% / 15.4% at 0.5, 16.2% / 16.5% at 0.7 and 18.3% / 18.2% at 1.0.
-PREFILL_MFU = 0.5
+# Share of the datasheet FLOP rate prefill achieves where no measurement applies: an assumption. The calibration
+# measures it per cell from the runs' TTFT (:func:`analysis.perfmodel.calibrate.prefill_shares`: the same
+# configuration at the same concurrency, prompts of two lengths). On the shipped points the cells' medians run from
+# 0.07 to 0.41 and the median over all 28 pairs is 0.153; this fallback, for a points table with no such pair, rounds
+# it.
+PREFILL_MFU = 0.15
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,13 @@ BOUNDS = {"bw_share": (0.02, 1.0), "flop_share": (0.01, 1.0), "overhead_ms_per_l
           "comm_scale": (0.0, 5.0), "unfused_quant": (0.0, 3.0)}
 
 
-def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, prefill_ms=0.0, unfused=0.0) -> dict:
+def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, prefill_ms=0.0, unfused=0.0,
+              prefill_share=PREFILL_MFU) -> dict:
     """THE equation (module note): the step time in ms and its terms as contributed (scalars or arrays).
     ``prefill_ms`` (datasheet-rate FLOP time of the input tokens an aggregated worker prefills per decode step) runs
     as its own passes between decode steps (SGLang, vLLM and TensorRT-LLM schedule prefill chunks as separate or
-    compute-bound work), so it adds at :data:`PREFILL_MFU` rather than hiding under the decode step's memory time.
+    compute-bound work), so it adds at ``prefill_share`` of the datasheet rate (measured per cell from TTFT by the
+    calibration; :data:`PREFILL_MFU` where nothing was measured) rather than hiding under the decode step's memory time.
     ``unfused`` is 1 where activations are quantised by separate kernels before each low-precision matmul (flag
     ``quant-unfused``): the layer runs more kernels, and its fixed cost grows by ``unfused_quant`` times."""
     mem = np.asarray(memory_ms, dtype=float) / eff.bw_share
@@ -78,7 +81,7 @@ def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, pr
     comm = eff.comm_scale * np.asarray(collectives_ms, dtype=float)
     kernels = 1.0 + eff.unfused_quant * np.asarray(unfused, dtype=float)
     overhead = eff.overhead_ms_per_layer * np.asarray(layers, dtype=float) * kernels + 0.0 * roof
-    pre = np.asarray(prefill_ms, dtype=float) / PREFILL_MFU + 0.0 * roof
+    pre = np.asarray(prefill_ms, dtype=float) / np.asarray(prefill_share, dtype=float) + 0.0 * roof
     total = overhead + roof + pre + comm
     share_mem = np.where(mem + comp > 0, mem / np.where(mem + comp > 0, mem + comp, 1.0), 0.0)
     return {"step_ms": total, "overhead_ms": overhead, "memory_ms": roof * share_mem,
@@ -187,6 +190,7 @@ class Geometry:
     bytes_per_token: float      # embedding rows, per GPU
     compute_ms_per_token: float  # at the datasheet rates, per GPU
     attention_ms_per_token: float  # the attention part of it, at the decode context
+    prefill_ms_per_token: float  # one prompt token at the deployment's ISL (:func:`prefill_ms_per_token`), per GPU
     bandwidth_tb_s: float       # datasheet, per GPU
     verify: float
     hidden: int
@@ -195,6 +199,8 @@ class Geometry:
     recipe: str
     layers: int
     notes: tuple = field(default_factory=tuple)
+    model: str = ""             # the spec tables' model name
+    gpus: int = 1               # GPUs of the worker the per-GPU figures divide by
 
 
 def _rate(hw: specs.Hardware, math_precision: str) -> float:
@@ -203,7 +209,7 @@ def _rate(hw: specs.Hardware, math_precision: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int, tp: int, ep: int, dp: int,
-              context: float, verify: float, comm_timed: bool) -> Geometry:
+              context: float, verify: float, comm_timed: bool, isl: float = math.nan) -> Geometry:
     m, hw = specs.model(model), specs.hardware(hardware)
     r = roofline.parse_precision(recipe_text, model=m, kv_dtype=kv_dtype or "bf16")
     b = {c: roofline.bytes_per_weight(p) for c, p in r.parts.items()}
@@ -226,6 +232,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     bf16 = _rate(hw, "bf16")
     attn_ms = 2.0 * m.n_heads * d * kv["entries_read"] / (g * bf16 * 1e12) * 1e3 if bf16 == bf16 else 0.0
     ms += attn_ms
+    prefill_ms = ms - attn_ms + _prefill_attention_ms(m, isl, g, bf16) if isl == isl and isl > 0 else ms
     comm = []
     if comm_timed and g > 1:
         where = collectives.interconnect_for(hw, g)
@@ -244,8 +251,8 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     if not comm_timed:
         notes.append(words.SHARD_NOTE)
     return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms, attn_ms,
-                    hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
-                    m.n_layers, tuple(notes))
+                    prefill_ms, hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
+                    m.n_layers, tuple(notes), model, int(g))
 
 
 @lru_cache(maxsize=1024)
@@ -299,7 +306,7 @@ def geometry(dep: Deployment, *, verify: float) -> Geometry:
     par = parallelism(dep)
     return _geometry(specs.match_model_name(dep.model) or dep.model, dep.hardware, rc.text, kv, int(par.worker_gpus),
                      int(par.tp), int(par.ep), int(par.dp), round(float(dep.context), 1),
-                     float(verify), bool(dep.comm_timed))
+                     float(verify), bool(dep.comm_timed), float(dep.isl))
 
 
 @lru_cache(maxsize=65536)
@@ -340,33 +347,61 @@ def prefill_tokens_per_seq(isl: float, osl: float, tau: float, *, serving: bool,
 
 
 
-def prefill_ms_per_token(geo: Geometry, isl: float, context: float) -> float:
+def prefill_attention_width(m: specs.Model) -> int:
+    """Multiply-adds per head per KV entry a prompt token's attention runs (QKᵀ plus PV). Prefill runs MLA in its
+    expanded multi-head form (every head's ``qk_nope + rope`` key and ``v`` value; SGLang, vLLM and TensorRT-LLM
+    prefill DeepSeek MLA that way), not the absorbed form a decode step runs over the latent (``2·kv_lora_rank +
+    rope``); the DeepSeek V3 config's ``v_head_dim`` equals ``qk_nope_head_dim`` = ``head_dim − rope``. Other
+    attention kinds run the same form in both phases."""
+    if m.attention == "mla":
+        return int(m.head_dim + (m.head_dim - m.qk_rope_head_dim))
+    if m.attention in ("dsa", "dsv4"):
+        return int(2 * m.kv_lora_rank + m.qk_rope_head_dim)
+    return int(2 * m.head_dim)
+
+
+def _prefill_attention_ms(m: specs.Model, isl: float, g: int, bf16_tflops: float) -> float:
+    """Datasheet-rate attention time per GPU of one prompt token of an ``isl``-token prompt: causal, so a token
+    attends to ISL/2 earlier tokens on average (capped by sliding windows and sparse top-k as a decode step is)."""
+    if not bf16_tflops == bf16_tflops:
+        return 0.0
+    entries = roofline.kv_bytes_per_sequence(m, float(isl) / 2.0)["entries_read"]
+    return 2.0 * m.n_heads * prefill_attention_width(m) * entries / (g * bf16_tflops * 1e12) * 1e3
+
+
+def prefill_ms_per_token(geo: Geometry, isl: float | None = None) -> float:
     """Datasheet-rate time per GPU to prefill one input token: the matmuls of a decode token plus attention over
-    ISL/2 earlier tokens on average (the geometry's attention is at the decode context)."""
-    scale = (isl / 2.0) / context if context > 0 else 0.0
-    return geo.compute_ms_per_token - geo.attention_ms_per_token * (1.0 - scale)
+    ISL/2 earlier tokens on average, in prefill's form (:func:`prefill_attention_width`). ``isl`` None: the
+    deployment's own ISL the geometry was built at."""
+    return geo.prefill_ms_per_token if isl is None else _prefill_at(geo, float(isl))
 
 
-def prefill_capacity(dep: Deployment, geo: Geometry, worker_gpus: int) -> float:
-    """Input tokens per second the prefill GPUs of a disaggregated deployment can take at :data:`PREFILL_MFU` (NaN
-    when the deployment is not disaggregated or its prefill GPUs or lengths are unknown)."""
+def _prefill_at(geo: Geometry, isl: float) -> float:
+    m, hw = specs.model(geo.model), specs.hardware(geo.hardware)
+    g = geo.gpus
+    return geo.compute_ms_per_token - geo.attention_ms_per_token + _prefill_attention_ms(m, isl, g, _rate(hw, "bf16"))
+
+
+def prefill_capacity(dep: Deployment, geo: Geometry, worker_gpus: int, share: float = PREFILL_MFU) -> float:
+    """Input tokens per second the prefill GPUs of a disaggregated deployment can take at ``share`` of the datasheet
+    FLOP rate (NaN when the deployment is not disaggregated or its prefill GPUs or lengths are unknown)."""
     n = dep.n_prefill_gpus
     if not dep.disagg or not (n == n and n > 0) or not (dep.isl == dep.isl and dep.isl > 0):
         return math.nan
-    one_gpu_ms = prefill_ms_per_token(geo, dep.isl, dep.context) * worker_gpus
-    return n * PREFILL_MFU * 1000.0 / one_gpu_ms if one_gpu_ms > 0 else math.nan
+    one_gpu_ms = prefill_ms_per_token(geo, dep.isl) * worker_gpus
+    return n * share * 1000.0 / one_gpu_ms if one_gpu_ms > 0 else math.nan
 
 
 def terms(geo: Geometry, batch, routing: float = 1.0, prefill_per_seq: float = 0.0) -> dict:
     """``memory_ms``, ``compute_ms`` at the datasheet ceilings and ``collectives_ms`` (measured latencies, with
     ``collectives_low_ms`` / ``collectives_high_ms`` from the table's range) for ``batch`` sequences per worker.
     ``prefill_per_seq`` input tokens per sequence (:func:`prefill_tokens_per_seq`) add their FLOPs to the step's
-    compute (``prefill_compute_ms``; at the decode context's attention cost per token, an approximation)."""
+    compute (``prefill_compute_ms``, at :func:`prefill_ms_per_token` of the deployment's ISL)."""
     B = np.atleast_1d(np.asarray(batch, dtype=float))
     tokens = B * geo.verify
     memory = memory_ms(geo, B, routing)
     nbytes = memory / 1e3 * geo.bandwidth_tb_s * 1e12
-    prefill = B * float(prefill_per_seq) * geo.compute_ms_per_token
+    prefill = B * float(prefill_per_seq) * geo.prefill_ms_per_token
     compute = tokens * geo.compute_ms_per_token
     comm, low, high = np.zeros_like(B), np.zeros_like(B), np.zeros_like(B)
     statuses: set = set()

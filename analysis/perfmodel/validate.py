@@ -40,6 +40,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
         first = g.iloc[0]
         cal = cb.calibrate(rest, warm=full, only=(first["family"], str(first["framework"])))
         errs_u, errs_g, pts, plain_u, plain_g = [], [], [], [], []
+        share, share_at = cal.prefill_share(first["family"], str(first["framework"]))
         for (_, row), c in zip(g.iterrows(), conc_col):
             dep = cb.deployment(row.to_dict())
             pred = pr.predict(dep, [c], cal, serving=bool(row["serving"]))
@@ -74,6 +75,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "points": pts, "error_tok_s_per_user": float(np.mean(errs_u)),
             "error_tok_s_per_gpu": float(np.mean(errs_g)) if errs_g else None,
             "calibrated_on": cal.rows.get(f"{first['family']} · {first['framework']}", 0),
+            "prefill_share": share, "prefill_share_measured_at": share_at or None,
             "error_tok_s_per_user_without_drift": float(np.mean(plain_u)),
             "error_tok_s_per_gpu_without_drift": float(np.mean(plain_g)) if plain_g else None,
         })

@@ -124,13 +124,13 @@ def prefill_rows(points: pd.DataFrame, group: pd.DataFrame) -> pd.DataFrame:
 def prefill_flop_share(prefill: pd.DataFrame) -> tuple[float, str] | None:
     """The model's measured prefill rate over the datasheet peak, best over its prefill records (the ceiling its
     own GEMM shapes reached): the datasheet-rate FLOP time of one prompt token (every matmul plus attention over
-    half the prompt, :func:`analysis.perfmodel.step.prefill_ms_per_token`) over the measured time per prompt token
-    (step time ÷ batch × prompt length). None when there is no usable record."""
+    half the prompt in prefill's form, :func:`analysis.perfmodel.step.prefill_ms_per_token`) over the measured time
+    per prompt token (step time ÷ batch × prompt length). None when there is no usable record."""
     best = None
     for rec in prefill.to_dict(orient="records"):
         dep = cb.deployment({**rec, "context_len": rec["isl"]})
         geo = st.geometry(dep, verify=1.0)
-        per_gpu_ms = st.prefill_ms_per_token(geo, float(rec["isl"]), float(rec["isl"]))
+        per_gpu_ms = st.prefill_ms_per_token(geo, float(rec["isl"]))
         measured_ms = float(rec["step_ms"]) / (float(rec["batch_size"]) * float(rec["isl"]))
         share = per_gpu_ms / measured_ms
         if share > 0 and (best is None or share > best[0]):

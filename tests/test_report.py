@@ -513,3 +513,26 @@ def test_the_scheduled_workflow_runs_make_report_and_keeps_the_reports():
     assert any(s.get("run") == "make report" for s in steps)
     upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact"))
     assert upload["with"]["path"].splitlines()[0] == "reports/" and upload.get("if") == "always()"
+
+
+def test_the_page_export_adds_alt_text_and_focus_as_nbconvert_does_without_reparsing_the_page(tmp_path):
+    """nbconvert's HTML exporter ends by parsing the page with BeautifulSoup to give each image without alt text a
+    placeholder and each output area a tabindex; the export does the same two edits on the template's markup. A
+    notebook with a figure, an image that has its own alt text, and an output that prints an image tag as text."""
+    from analysis.report import execute
+
+    nb = new_notebook(cells=[new_code_cell(
+        "import matplotlib.pyplot as plt\nfrom IPython.display import HTML, display\n"
+        "plt.plot([1, 2]); plt.show()\n"
+        "display(HTML('<img alt=\"own words\" src=\"data:image/png;base64,iVBORw0KGgo=\">'))\n"
+        "print('<img src=x>')")])
+    src = tmp_path / "figure.ipynb"
+    nbformat.write(nb, str(src))
+    execute.render_notebook(src, None, tmp_path / "figure.html")
+    page = (tmp_path / "figure.html").read_text(encoding="utf-8")
+    assert page.count("<img") == 2
+    assert page.count(f'alt="{execute._NO_ALT}"') == 1 and 'alt="own words"' in page
+    assert "&lt;img src=x&gt;" in page  # printed text stays text
+    outputs = re.findall(r'<div class="[^"]*\bjp-OutputArea-output\b[^"]*"[^>]*>', page)
+    assert len(outputs) == 3 and all('tabindex="0"' in d for d in outputs)
+    assert execute._accessible('<img alt="a" src="b">') == '<img alt="a" src="b">'  # idempotent on a tagged image

@@ -1178,8 +1178,9 @@ def _prefill_bound_note(r, pts: pd.DataFrame) -> str:
     basis = ("an assumption: no aggregated run measured it" if not at else
              "measured from the TTFT of the shipped aggregated runs, all hardware together: none of this family"
              if at == "all" else f"measured from the TTFT of the {text.plain(at)} aggregated runs")
-    took = (f"; at the datasheet's FLOP rate that is {text.share(share)} of one GPU's peak, and the model caps prefill "
-            f"at {text.pct(cap)} of it ({basis}), a cap this run's prefill never neared."
+    took = (f"; at the datasheet's FLOP rate that is {text.share(share)} of one GPU's peak, well under the model's "
+            f"prefill cap of {text.pct(cap)} ({basis}): the cap does not bind, so what flattened this run's output is "
+            "not a rate the model prices."
             if share == share and cap == cap and share < cap else
             f"; at the datasheet's FLOP rate that is {text.share(share)} of one GPU's peak, against the model's cap of "
             f"{text.pct(cap)} ({basis})." if share == share and cap == cap else

@@ -417,20 +417,23 @@ def drift_table(train: pd.DataFrame) -> dict:
 
 
 PAIR_MAX_CONCURRENCY = 16  # prompts queue for prefill above it: the shipped runs' TTFT rises with concurrency there
-PAIR_KEY = ("cell", "model", "precision", "spec_method", "tp", "ep", "dp", "osl", "concurrency_nominal")
+PAIR_KEY = ("cell", "model", "precision", "spec_method", "tp", "ep", "dp", "osl", "concurrency_nominal", "day")
 
 
 def prefill_shares(train: pd.DataFrame) -> dict:
-    """The share of the datasheet FLOP rate prefill achieves, measured from TTFT: for each aggregated serving
-    configuration measured with prompts of two lengths (everything else alike: model, precision, speculation,
-    parallelism, OSL, concurrency ≤ :data:`PAIR_MAX_CONCURRENCY`), the datasheet time of the longer prompt's extra
-    tokens (:func:`analysis.perfmodel.step.prefill_ms_per_token`) over the extra TTFT it took; a TTFT's fixed part
-    (request handling, the first decode step, a prefill pass's weight reads) cancels in the difference. ``{level:
-    [median share, pairs]}`` per cell, family and ``all``; only pairs whose longer prompt took longer."""
+    """The share of the datasheet FLOP rate prefill achieves, measured from TTFT (p50, else mean): for each
+    aggregated serving configuration measured with prompts of two lengths on the same day (everything else alike:
+    model, precision, speculation, parallelism, OSL, concurrency ≤ :data:`PAIR_MAX_CONCURRENCY`), the datasheet time
+    of the longer prompt's extra tokens (:func:`analysis.perfmodel.step.prefill_ms_per_token`, at the nominal
+    lengths the model prices prompts at) over the extra TTFT it took; a TTFT's fixed part (request handling, the
+    first decode step, a prefill pass's weight reads) cancels in the difference. It is the rate prompts went through
+    in those runs: any queueing behind other prompts at that concurrency counts against it. ``{level: [median
+    share, pairs]}`` per cell, family and ``all``; only pairs whose longer prompt took longer."""
     ok = train["serving"].astype(bool) & ~train["disagg"].fillna(False).astype(bool) & \
         (train["concurrency_nominal"] <= PAIR_MAX_CONCURRENCY) & (train["ttft_ms"] > 0) & \
         (train["prompt_prefill_ms"] > 0)
-    t = train.loc[ok, [*PAIR_KEY, "family", "isl", "prompt_prefill_ms", "ttft_ms"]]
+    t = train.loc[ok].assign(day=train.loc[ok, "date"].map(_text).str.slice(0, 10))
+    t = t[[*PAIR_KEY, "family", "isl", "prompt_prefill_ms", "ttft_ms"]]
     found = []
     for _, g in t.groupby(list(PAIR_KEY), dropna=False, sort=False):
         if g["isl"].nunique() < 2:

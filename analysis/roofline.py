@@ -473,7 +473,8 @@ def collective_latency_basis(where: str) -> str:
 
 COLLECTIVE_LATENCY_US = {w: collective_latency_us(w) for w in _DEFAULT_LATENCY_US}
 COMM_FLOOR_TEXT = ("communication floor = layers × 2 collectives per layer (ROOFLINE.md 3.5: TP all-reduce or "
-                   "EP dispatch + combine) × the small-message latency per collective measured for the hardware's "
+                   "EP dispatch + combine, the faster measured one for a mixture of experts, TP only where it splits "
+                   "the attention heads evenly) × the small-message latency per collective measured for the hardware's "
                    "interconnect and group size (data/specs/collectives.csv: TensorRT-LLM NVLinkOneSided, DeepEP, "
                    "NCCL; a batch-1 message of one hidden vector, interpolated and never extrapolated silently: the "
                    "table says which); where no measurement exists, data/specs/interconnect.csv's assumption "
@@ -493,29 +494,46 @@ class CommunicationFloor:
     floor_ms: float
     basis: str = ""       # "measured", "interpolated", "extrapolated" (collectives.csv) or "assumption"
     sources: tuple = ()
+    layout: str = ""      # TP_ALL_REDUCE or EP_DISPATCH_COMBINE: the measured collectives the floor used
+
+
+TP_ALL_REDUCE = "TP all-reduce"
+
+
+def tp_splits_heads(m: specs.Model, gpus: int) -> bool:
+    """Whether TP over ``gpus`` GPUs splits ``m``'s attention heads evenly (TP shards attention by heads)."""
+    return 1 <= gpus <= m.n_heads and m.n_heads % gpus == 0
+EP_DISPATCH_COMBINE = "EP dispatch + combine"
 
 
 @lru_cache(maxsize=256)
 def measured_collective_us(model_name: str, hardware_name: str, gpus: int) -> tuple | None:
-    """(latency, low, high, status, sources) per collective from the measured collectives table for a batch-1
-    message (one hidden vector in BF16) over ``gpus`` GPUs: the mean of EP dispatch and combine for a MoE model,
-    the all-reduce for a dense one; None where the table has no measurement for that interconnect."""
+    """(latency, low, high, status, sources, layout) per collective from the measured collectives table for a
+    batch-1 message (one hidden vector in BF16) over ``gpus`` GPUs. A dense model shards by TP (its all-reduce); a
+    MoE by TP (all-reduce, where ``gpus`` splits its attention heads evenly) or by EP (the mean of dispatch and combine), both
+    two collectives per layer, and the floor takes the faster measured one: a bound is the most favourable
+    deployment. None where the table has no measurement for that interconnect."""
     from analysis.perfmodel import collectives as measured
 
     m, hw = _resolve(model_name, hardware_name)
     where = measured.interconnect_for(hw, gpus)
-    if where is None:
+    if where is None or hw.vendor.upper() not in ("NVIDIA", "AMD"):  # the table measures NVLink, xGMI and RDMA only
         return None
-    names = ("ep-dispatch", "ep-combine") if m.is_moe else ("all-reduce",)
-    got = [measured.latency(c, where, group_size=gpus, message_bytes=m.hidden * 2.0, hardware=hw.short_name)
-           for c in names]
-    if any(r.status in ("assumption", "no measurement") or r.latency_us != r.latency_us for r in got):
-        return None
+    layouts = [(TP_ALL_REDUCE, ("all-reduce",))] if not m.is_moe or tp_splits_heads(m, gpus) else []
+    if m.is_moe:
+        layouts.append((EP_DISPATCH_COMBINE, ("ep-dispatch", "ep-combine")))
     mean = lambda xs: float(sum(xs) / len(xs))  # noqa: E731
     order = ("measured", "interpolated", "extrapolated")
-    status = max((r.status for r in got), key=order.index)
-    return (mean([r.latency_us for r in got]), mean([r.low_us for r in got]), mean([r.high_us for r in got]),
-            status, tuple(sorted({u for r in got for u in r.sources})))
+    found = []
+    for layout, names in layouts:
+        got = [measured.latency(c, where, group_size=gpus, message_bytes=m.hidden * 2.0, hardware=hw.short_name)
+               for c in names]
+        if any(r.status in ("assumption", "no measurement") or r.latency_us != r.latency_us for r in got):
+            continue
+        status = max((r.status for r in got), key=order.index)
+        found.append((mean([r.latency_us for r in got]), mean([r.low_us for r in got]), mean([r.high_us for r in got]),
+                      status, tuple(sorted({u for r in got for u in r.sources})), layout))
+    return min(found, key=lambda f: f[0]) if found else None
 
 
 def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: int = COLLECTIVES_PER_LAYER,
@@ -530,10 +548,10 @@ def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: in
     domain = hw.rack_gpus or hw.scale_up_domain_gpus or 8
     where = "node" if gpus <= 8 else ("rack" if gpus <= domain else "scale-out")
     meas = measured_collective_us(m.name, hw.name, int(gpus)) if not isinstance(latency_us, (int, float)) else None
-    basis, sources = ("assumption", ())
+    basis, sources, layout = ("assumption", (), "")
     if meas is not None:
         lat = {"low": meas[1], "high": meas[2]}.get(latency_us, meas[0])  # None or "central": the estimate
-        basis, sources = meas[3], meas[4]
+        basis, sources, layout = meas[3], meas[4], meas[5]
     elif latency_us is None:
         lat = COLLECTIVE_LATENCY_US[where]
     elif isinstance(latency_us, str):
@@ -542,7 +560,7 @@ def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: in
         lat = float(latency_us)
         basis = "given"
     steps = m.n_layers * collectives_per_layer
-    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0, basis, sources)
+    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0, basis, sources, layout)
 
 
 # --- H200 sweep points at batch 1 ------------------------------------------------------------------

@@ -119,6 +119,10 @@ def test_c00_scope_answer_cites_measured_collectives_with_an_interval_per_scope(
     # at one token per step the budget per collective is a few µs (1 ms / 86, less HBM time); measured is ~25 µs
     assert scopes[72]["needs_us_per_collective"][0] < 10 < scopes[72]["measured_us_per_collective"]
     assert "the acceptance length decides it" in scope["text"]
+    assert scopes[8]["layout"] == "TP all-reduce" and scopes[72]["layout"] == "EP dispatch + combine"
+    assert "its 86 collectives per step (TP all-reduce) may take ≤ 9.7 µs to 40.2 µs each, measured 10.9 µs" \
+        in scope["text"] and "sharded by EP dispatch + combine instead: ≤ 3.6 µs to 34.0 µs each" in scope["text"]
+    assert "TP cannot split its 64 attention heads 72 ways" in scope["text"]
     # no R1 and no roofline number in the answer; the roofline stays in the labelled context
     assert "DeepSeek-R1" not in scope["text"] and "Batch-1 bounds" not in scope["text"]
     assert scope["context"].startswith("Roofline (batch-1 bounds, not measurements)")

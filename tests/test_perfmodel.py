@@ -365,6 +365,17 @@ def test_scope_facts_for_c00(cal):
     assert {m["status"] for m in rack["measured"]} == {"extrapolated"}
     assert any("TensorRT-LLM" in u for m in rack["measured"] for u in m["sources"])
     assert rack["verdict"] == "measured latency exceeds budget"
+    assert rack["layout"] == "EP dispatch + combine" and rack["other"] == []  # TP cannot split 64 heads 72 ways
+    # An 8-GPU node can shard the experts by TP too: two all-reduces per layer, measured 10.9 µs (fused all-reduce +
+    # RMSNorm over two GB200 trays), against EP's 24.9 µs per collective; the faster is the scope's answer. Its
+    # budget at τ = 1 is the 9.7 µs per collective the issue computed (1 ms less the HBM read, over 86).
+    node = facts[8]
+    assert node["layout"] == "TP all-reduce" and node["measured_us_per_collective"] == pytest.approx(10.9)
+    assert node["needs_us_per_collective"] == pytest.approx((1.0 - node["hbm_ms"]) * 1000 / 86)
+    assert 9.6 < node["needs_us_per_collective"] < 9.9 and node["verdict"] == "measured latency exceeds budget"
+    (ep,) = node["other"]
+    assert ep["layout"] == "EP dispatch + combine" and ep["measured_dispatch_plus_combine_us"] == pytest.approx(18.9 + 31)
+    assert ep["hbm_ms"] > node["hbm_ms"]  # attention data-parallel: one GPU reads all of it for the one sequence
     calibrated = scope.scope_facts("DeepSeek-V4.1-Flash", "GB300 NVL72", claim_tok_s_per_user=1000, tau=1.0, cal=cal)
     assert calibrated[-1]["overhead_ms"] > 0
 

@@ -236,14 +236,26 @@ def model_scopes_words(scopes: list[dict]) -> str:
         need_text = " to ".join(dict.fromkeys(_us(max(x, 0.0)) if pd.notna(x) else "–" for x in need))
         measured = sc["measured_dispatch_plus_combine_us"]
         where = ", ".join(sc["libraries"]) or "measured collectives"
-        parts.append(head + f"; its {sc['collectives_per_step']} collectives per step may take ≤ {need_text} each, "
-                     f"measured {_us(sc['measured_us_per_collective'])} per collective"
+        layout = f" ({sc['layout']})" if sc.get("layout") else ""
+        others = "".join(
+            f"; sharded by {o['layout']} instead: ≤ "
+            + " to ".join(dict.fromkeys(_us(max(x, 0.0)) if pd.notna(x) else "–" for x in o["needs_us_per_collective"]))
+            + f" each against {_us(o['measured_us_per_collective'])} measured"
+            + (f" ({_us(o['measured_dispatch_plus_combine_us'])} dispatch + combine)"
+               if pd.notna(o["measured_dispatch_plus_combine_us"]) else "")
+            + f" [{', '.join(o['libraries']) or 'measured collectives'}; {', '.join(o['status'])}]"
+            for o in sc.get("other") or [])
+        if not sc.get("other") and sc.get("tp_limit") and sc.get("layout") != "TP all-reduce":
+            others = f"; TP cannot split its {sc['tp_limit']} attention heads {sc['gpus']} ways"
+        parts.append(head + f"; its {sc['collectives_per_step']} collectives per step{layout} may take ≤ {need_text} "
+                     f"each, measured {_us(sc['measured_us_per_collective'])} per collective"
                      + (f" ({_us(measured)} dispatch + combine)" if pd.notna(measured) else "")
-                     + f" [{where}; {', '.join(sc['status'])}]: {verdicts}")
+                     + f" [{where}; {', '.join(sc['status'])}]: {verdicts}{others}")
     decides = ("the acceptance length decides it: " if lo_tau != hi_tau and
                len({v for sc in scopes for v in sc["verdict"]}) > 1 else "")
     return (f"Model (the step-time model's bound: datasheet bandwidth, no fixed overhead, measured collective "
-            f"latencies; {taus}): {decides}" + "; ".join(parts) + ".")
+            f"latencies, a mixture of experts sharded by whichever of TP and EP its measured collectives make faster; "
+            f"{taus}): {decides}" + "; ".join(parts) + ".")
 
 
 def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:

@@ -231,17 +231,24 @@ def model_scopes(claim: Claim) -> list[dict]:
         return []
     out = []
     for a, b in zip(low, high):
-        measured = a["measured"]
+        measured = a["measured"] + [m for o in a["other"] for m in o["measured"]]
         out.append({"gpus": a["gpus"], "scope": a["scope"], "fits": a["fits"], "tau": list(taus),
+                    "layout": a["layout"], "tp_limit": a["tp_limit"],
+                    "other": [{"layout": o["layout"], "measured_us_per_collective": o["measured_us_per_collective"],
+                               "measured_dispatch_plus_combine_us": o["measured_dispatch_plus_combine_us"],
+                               "needs_us_per_collective": [o["needs_us_per_collective"], p["needs_us_per_collective"]],
+                               "libraries": sorted({str(m.get("library")) for m in o["measured"] if m.get("library")}),
+                               "status": sorted({m["status"] for m in o["measured"]})}
+                              for o, p in zip(a["other"], b["other"])],
                     "step_budget_ms": [a["step_budget_ms"], b["step_budget_ms"]], "hbm_ms": [a["hbm_ms"], b["hbm_ms"]],
                     "collectives_per_step": a["collectives_per_step"],
                     "needs_us_per_collective": [a["needs_us_per_collective"], b["needs_us_per_collective"]],
                     "measured_us_per_collective": a["measured_us_per_collective"],
                     "measured_dispatch_plus_combine_us": a["measured_dispatch_plus_combine_us"],
                     "verdict": [a["verdict"], b["verdict"]],
-                    "status": sorted({m["status"] for m in measured}),
+                    "status": sorted({m["status"] for m in a["measured"]}),
                     "sources": sorted({src for m in measured for src in m.get("sources") or []}),
-                    "libraries": sorted({str(m.get("library")) for m in measured if m.get("library")})})
+                    "libraries": sorted({str(m.get("library")) for m in a["measured"] if m.get("library")})})
     return out
 
 

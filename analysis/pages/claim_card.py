@@ -165,9 +165,9 @@ class ClaimCardPage:
                    "assumption, not a measurement** (no measured figure for that interconnect in "
                    "`data/specs/collectives.csv`)." if assumed_scopes else "")
         if len(measured):
-            lat = ", ".join(f"{int(g)} GPUs {us:.1f} µs ({b})" for g, us, b in
-                            measured.drop_duplicates("gpus")[["gpus", "collective_latency_us", "comm_basis"]]
-                            .itertuples(index=False))
+            lat = ", ".join(f"{int(g)} GPUs {us:.1f} µs ({b}{', ' + lay if lay else ''})" for g, us, b, lay in
+                            measured.drop_duplicates("gpus")[["gpus", "collective_latency_us", "comm_basis",
+                                                              "comm_layout"]].itertuples(index=False))
             srcs = sorted({u for x in measured["comm_sources"] for u in str(x).split("; ") if u})
             assumed += (f" Measured per-collective latencies used: {esc(lat)}; sources: "
                         + "; ".join(esc(u) for u in srcs) + ".")
@@ -175,7 +175,9 @@ class ClaimCardPage:
                 f"{esc(info['context_text'])}; {esc(info['tau_text'])}. tok/s/user per column: bandwidth only "
                 f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the "
                 f"{esc(info['comm_floor_text'])}"
-                f" ({info['n_layers']} layers here); its range over the low and high ends of the latency used;"
+                f" ({info['n_layers']} layers here), the bound taking the longer of the HBM read and the collectives "
+                "(each layer's collectives fully overlapping the next layer's weight read, the most a step can hide; "
+                "the scope answer's model adds the two); its range over the low and high ends of the latency used;"
                 f"{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
                 "weights and KV only.")
 

@@ -101,10 +101,12 @@ def _curves(path: str, collective: str, interconnect: str, hardware: str | None)
     if rows is None:
         return {}
     measured = rows[(rows["basis"] == "measured") & rows["latency_us"].notna()]
+    borrowed = False
     if hardware is not None:
         own = measured[measured["hardware"].map(specs.normalize_name) == specs.normalize_name(hardware)]
+        borrowed = not len(own)
         measured = own if len(own) else measured
-    out: dict = {}
+    out: dict = {"borrowed": borrowed} if len(measured) else {}
     for (group, lib, _hw), g in measured.groupby(["group_size", "library", "hardware"], sort=True):
         g = g.sort_values("message_bytes")
         bw = g["bandwidth_gb_s"].iloc[-1] if g["message_bytes"].notna().any() else math.nan
@@ -148,7 +150,8 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
     measured groups around ``group_size``. Outside the measured groups or sizes the nearest edge is used and the
     status says ``extrapolated``; with no measured row the assumption rows answer (``assumption``), and with
     none either the range of every measured row of the collective (``no measurement``). ``hardware``: where rows of
-    that part (its short name) exist, only they are read.
+    that part (its short name) exist, only they are read; where none do, the other parts' rows are, and the status
+    says ``extrapolated``.
     """
     if collective not in COLLECTIVES:
         raise ValueError(f"unknown collective {collective!r}; known: {', '.join(COLLECTIVES)}")
@@ -170,6 +173,8 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
                                  float(every["latency_us"].min()), float(every["latency_us"].max()),
                                  "no measurement", (), (), tuple(sorted(set(every["source_url"]))), "")
     link = LINK_GB_S[interconnect]
+    borrowed = bool(curves.get("borrowed"))
+    curves = {k: v for k, v in curves.items() if k != "borrowed"}
     groups = np.array(sorted(curves), dtype=float)
     sizes = np.concatenate([c.xs for cs in curves.values() for c in cs])
     sizes = sizes[~np.isnan(sizes)]
@@ -189,6 +194,7 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
         high = math.exp((1 - w) * math.log(h1) + w * math.log(h2))
         extra, exact = e1 or e2, False
         used = curves[lo_g] + curves[hi_g]
+    extra = extra or borrowed  # another part's measurement read for this one
     status = "extrapolated" if extra else ("measured" if exact else "interpolated")
     low = best
     if extra:  # the range an extrapolation can honestly claim: every measured reading of this interconnect

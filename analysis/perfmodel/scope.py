@@ -1,11 +1,12 @@
 """What each interconnect scope needs and what was measured: the facts the claim card's scope answer cites.
 
 For a per-user speed claimed at τ tokens per step, a batch-1 step must last at most ``1000·τ / claim`` ms. With
-``n`` collectives per step (TP all-reduces and EP dispatch + combine, per layer, as :func:`analysis.perfmodel.step
-.geometry` counts them for that scope) the budget left for collectives after the HBM read at the calibrated
-bandwidth share and the per-layer overhead gives the latency each collective may take; beside it the measured
-latency at that scope (``data/specs/collectives.csv``), its range and sources. Scopes: 1 GPU, a 4-GPU tray, an
-8-GPU node, the 72-GPU domain.
+``n`` collectives per step (TP all-reduces or EP dispatch + combine, per layer, as :func:`analysis.perfmodel.step
+.geometry` counts them for that scope and layout; a mixture of experts is weighed both ways and the faster taken)
+the budget left for collectives after the HBM read at the calibrated bandwidth share and the per-layer overhead
+gives the latency each collective may take; beside it the measured latency at that scope
+(``data/specs/collectives.csv``), its range and sources. Scopes: 1 GPU, a 4-GPU tray, an 8-GPU node, the 72-GPU
+domain.
 """
 
 from __future__ import annotations
@@ -22,50 +23,81 @@ from analysis.perfmodel import words
 SCOPES = {1: "1 GPU", 4: "4-GPU tray", 8: "8-GPU node", 72: "72-GPU domain"}
 
 
+def _layouts(m: specs.Model, g: int) -> list[tuple[str, dict]]:
+    """The ways to shard ``m`` over ``g`` GPUs a scope answer weighs: a dense model by TP; a mixture of experts by
+    TP (where ``g`` splits its attention heads evenly: two all-reduces per layer) or by EP with attention data-parallel (dispatch
+    and combine per MoE layer)."""
+    from analysis import roofline
+
+    if g <= 1:
+        return [("", {"tp": 1, "ep": 1, "dp": 1})]
+    out = []
+    if not m.is_moe or roofline.tp_splits_heads(m, g):
+        out.append((roofline.TP_ALL_REDUCE, {"tp": g, "ep": 1, "dp": 1}))
+    if m.is_moe:
+        out.append((roofline.EP_DISPATCH_COMBINE, {"tp": 1, "ep": g, "dp": g}))
+    return out
+
+
+def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: float, tau: float, precision: str,
+                  context: float, eff: st.Efficiency, routing: float) -> dict:
+    dep = st.Deployment(model=model, hardware=hardware, n_gpus=g, precision=precision, context_len=context, **shard)
+    verify = max(tau, 1.0)
+    geo = st.geometry(dep, verify=verify)
+    t = st.terms(geo, 1.0, routing=routing)
+    hbm_ms = float(t["memory_ms"][0]) / eff.bw_share
+    overhead_ms = eff.overhead_ms_per_layer * geo.layers
+    n_coll = sum(c[3] for c in geo.comm)
+    left = budget_ms - hbm_ms - overhead_ms
+    measured = []
+    for coll, where, group, count, divisor in geo.comm:
+        r = co.latency(coll, where, group_size=group, message_bytes=geo.hidden * 2.0 * verify / divisor
+                       if divisor == 1 else geo.hidden * 2.0, hardware=geo.hardware)
+        measured.append({"collective": coll, "interconnect": where, "group": group, "per_step": count,
+                         **{k: v for k, v in r.to_dict().items() if k not in ("collective", "interconnect")}})
+    mean_measured = (sum(m["latency_us"] * m["per_step"] for m in measured) / n_coll) if n_coll else math.nan
+    per_coll = [m["latency_us"] for m in measured]
+    return {"hbm_ms": hbm_ms, "overhead_ms": overhead_ms, "collectives_per_step": int(n_coll),
+            "needs_us_per_collective": (left * 1000.0 / n_coll) if n_coll else math.nan,
+            "measured_us_per_collective": mean_measured,
+            "measured_dispatch_plus_combine_us": (sum(per_coll) if any(c == "ep-dispatch" for c, *_ in geo.comm)
+                                                  and len(per_coll) == 2 else math.nan),
+            "measured": measured,
+            # the step these measured latencies give: how the layouts are ranked
+            "step_ms": hbm_ms + overhead_ms + (n_coll * mean_measured / 1000.0 if n_coll else 0.0),
+            "verdict": words.VERDICTS[("alone-fits" if left > 0 else "alone-exceeds") if not n_coll else
+                                      "exceeds" if left <= 0 else "within" if mean_measured <= left * 1000.0 / n_coll
+                                      else "over"]}
+
+
 def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: float = 1.0,
                 precision: str = "native", context: float = 1024.0, cal: cb.Calibration | None = None,
                 framework: str = "unknown", scopes=tuple(SCOPES)) -> list[dict]:
     """One dict per scope: the step budget, the collectives per step and the latency each may take, the measured
-    latency per collective (EP dispatch + combine, or all-reduce) with its range, status and sources, and whether
-    the weights fit."""
+    latency per collective (TP all-reduce or EP dispatch + combine) with its range, status and sources, and whether
+    the weights fit. A mixture of experts can shard either way (:func:`_layouts`): the scope's numbers are those of
+    the layout whose measured collectives give the shorter step (a bound takes the most favourable deployment),
+    ``layout`` names it and ``other`` holds the other's."""
     out = []
     budget_ms = 1000.0 * tau / claim_tok_s_per_user
     family = specs.hardware(hardware).family
     eff = cal.efficiency(family, framework)[0] if cal else st.Efficiency(bw_share=1.0, flop_share=1.0)
     routing = cal.routing if cal else 1.0
+    m = specs.model(model)
     for g in scopes:
-        moe = specs.model(model).is_moe
-        dep = st.Deployment(model=model, hardware=hardware, n_gpus=g, tp=1 if (moe and g > 1) else g,
-                            ep=g if moe else 1, dp=g if (moe and g > 1) else 1, precision=precision,
-                            context_len=context)
-        verify = max(tau, 1.0)
-        geo = st.geometry(dep, verify=verify)
-        t = st.terms(geo, 1.0, routing=routing)
-        hbm_ms = float(t["memory_ms"][0]) / eff.bw_share
-        overhead_ms = eff.overhead_ms_per_layer * geo.layers
-        n_coll = sum(c[3] for c in geo.comm)
-        left = budget_ms - hbm_ms - overhead_ms
-        need_us = (left * 1000.0 / n_coll) if n_coll else math.nan
-        measured = []
-        for coll, where, group, count, divisor in geo.comm:
-            r = co.latency(coll, where, group_size=group, message_bytes=geo.hidden * 2.0 * verify / divisor
-                           if divisor == 1 else geo.hidden * 2.0, hardware=geo.hardware)
-            measured.append({"collective": coll, "interconnect": where, "group": group, "per_step": count,
-                             **{k: v for k, v in r.to_dict().items() if k not in ("collective", "interconnect")}})
-        per_coll = [m["latency_us"] for m in measured]
-        mean_measured = (sum(m["latency_us"] * m["per_step"] for m in measured) / n_coll) if n_coll else math.nan
+        options = [(name, _layout_facts(model, hardware, g, shard, budget_ms=budget_ms, tau=tau, precision=precision,
+                                        context=context, eff=eff, routing=routing))
+                   for name, shard in _layouts(m, g)]
+        options.sort(key=lambda o: o[1]["step_ms"] if o[1]["step_ms"] == o[1]["step_ms"] else math.inf)
+        (layout, best), others = options[0], options[1:]
         fits = st.min_worker_gpus(specs.match_model_name(model) or model, hardware,
                                   st.recipes.recipe(model, precision).text) <= g
         out.append({
             "gpus": g, "scope": words.scope_name(g, SCOPES), "fits": bool(fits), "step_budget_ms": budget_ms,
-            "hbm_ms": hbm_ms, "overhead_ms": overhead_ms, "collectives_per_step": int(n_coll),
-            "needs_us_per_collective": need_us,
-            "measured_us_per_collective": mean_measured,
-            "measured_dispatch_plus_combine_us": (sum(per_coll) if moe and len(per_coll) == 2 else math.nan),
-            "measured": measured,
+            "layout": layout, "tp_limit": int(m.n_heads) if m.is_moe else None,
+            **{k: v for k, v in best.items() if k != "step_ms"},
+            "other": [{"layout": n, **{k: v for k, v in o.items() if k != "step_ms"}} for n, o in others],
             "reading": words.READING_CALIBRATED if cal else words.READING_BOUND,
-            "verdict": words.VERDICTS[("alone-fits" if left > 0 else "alone-exceeds") if not n_coll else
-                                      "exceeds" if left <= 0 else "within" if mean_measured <= need_us else "over"],
         })
     return out
 

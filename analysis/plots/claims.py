@@ -165,7 +165,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     else:  # no tok/s/GPU to place (no evidence, or evidence that gives per-user speed only): a log axis still
         ax.set_ylim(1, 1e5)
     ax.set_xlabel("tok/s per user (1000 / TPOT at the source's statistic, median where stated; SOL: batch 1, "
-                  "datasheet bandwidth,\ncommunication floor from the roofline's assumed collective latencies)")
+                  "datasheet bandwidth,\ncommunication floor from measured collective latencies where the table has them)")
     ax.set_ylabel("output tok/s per GPU\n(÷ all GPUs of the deployment, prefill included)")
     ax.grid(True, which="major", alpha=0.3)
     if not len(ev):

@@ -193,8 +193,8 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
         verdict = (f"The NVL72 domain is not needed for single-user speed: {_gpus(g)} allow{s} {user:,.0f} "
                    f"tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line){easy}, and more "
                    "GPUs do not raise the bound much because every layer waits for its collectives.")
-        short = f"NVL72 not needed: {_gpus(g)} only at near-peak bandwidth" + (f", {easy_who} comfortably"
-                                                                                if gc else "")
+        short = f"NVL72 not needed: {_gpus(g)} only at near-peak bandwidth" + (
+            f", {easy_who} below the achievable line" if gc else "")
     elif rule == "larger-domain":
         verdict = f"Only a larger domain ({', '.join(f'{g} GPUs' for g in v['gpus'])}) allows it at batch 1."
         short = "needs more than one 8-GPU node at batch 1"

@@ -295,7 +295,7 @@ def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
     if len(ok):
         r = ok.iloc[0]
         comm = r["comm_floor_ms"] > 0
-        parts.append(f"The smallest setting whose bound comfortably allows it is {r['scope']} at "
+        parts.append(f"The smallest setting whose bound allows it below the achievable line is {r['scope']} at "
                      f"{precision_label(r['precision'])} (claim = {share(user / r['sol_tok_s_per_user_comm'])} of "
                      f"{r['sol_tok_s_per_user_comm']:,.0f}"
                      + (f", a bound set by the communication floor of {r['comm_floor_ms'] * 1000:,.0f} µs per step, "

@@ -422,7 +422,7 @@ class BatchScalingPage:
                 f"{text.num(x['batch_in_range'])}" for _, x in others.iterrows()) + ".")
         return " ".join(out).replace(" ; nearer", "; nearer")
 
-    # --- the performance model on configurations it never saw ------------------------------------------------
+    # --- the performance model on configurations left out of its calibration ------------------------------------------------
     def validation_text(self, *, markdown: bool = True) -> str:
         v = self.validation
         if not v:
@@ -803,7 +803,7 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
     return out
 
 
-# --- the performance model on configurations it never saw --------------------------------------------------------
+# --- the performance model on configurations left out of its calibration --------------------------------------------------------
 # The model's targets for its leave-one-group-out validation (README "perfclaims model"): median error per user and
 # per GPU, and the 90th percentile over the groups of both.
 VALIDATION_TARGETS = {"median_tok_s_per_user": 0.10, "median_tok_s_per_gpu": 0.15, "p90": 0.35}

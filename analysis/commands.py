@@ -223,7 +223,8 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
     print(f"calibration: {cal['level']}, {cal['bootstrap_draws']} bootstrap draws; "
           + ", ".join(f"{k} {v:.3g}" for k, v in cal["efficiency"].items()
                       if k != "unfused_quant" or c.get("quant_unfused"))  # it prices nothing a fused config runs
-          + f"; decode duty {cal['decode_duty']:.2f}")
+          + f"; decode duty {cal['decode_duty']:.2f} (the median share of time its level's fixed-length serving runs "
+            "spent decoding, measured; tok/s/GPU scales with it)")
     print(f"{'concurrency':>11s}{'tok/s/user':>12s}{'interval':>18s}{'tok/s/GPU':>11s}{'interval':>20s}"
           f"{'step ms':>9s}{'overhead':>9s}{'memory':>8s}{'compute':>8s}{'collect.':>9s}  dominant")
     for r in rep["rows"]:

@@ -431,7 +431,8 @@ def test_batch_scaling_page_shows_the_model_validation_and_the_roofline_check(su
     page = (rendered_suite / "10-batch-scaling.html").read_text(encoding="utf-8")
     assert re.search(r"<h2[^>]*>The performance model on configurations left out of its calibration", page)
     body = re.sub(r'src="data:image/[^"]+"', "", page)
-    section = body[body.index("The performance model on configurations left out of its calibration"):body.index("Every fit, every")]
+    start = body.index("The performance model on configurations left out of its calibration")
+    section = body[start:body.index("Every fit, every")]
     assert page.count("data:image/png") >= 1 and "<img" in section  # the predicted-against-measured figure
     seen = html.unescape(re.sub(r"<[^>]+>", "", section))
     assert v["text"] in " ".join(seen.split())  # the summary as computed, escaped on its way in, whole once read

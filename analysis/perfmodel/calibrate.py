@@ -434,19 +434,17 @@ def prefill_shares(train: pd.DataFrame) -> dict:
         (train["prompt_prefill_ms"] > 0)
     t = train.loc[ok].assign(day=train.loc[ok, "date"].map(_text).str.slice(0, 10))
     t = t[[*PAIR_KEY, "family", "isl", "prompt_prefill_ms", "ttft_ms"]]
-    found = []
-    for _, g in t.groupby(list(PAIR_KEY), dropna=False, sort=False):
-        if g["isl"].nunique() < 2:
-            continue
-        short, long_ = g[g["isl"] == g["isl"].min()], g[g["isl"] == g["isl"].max()]
-        for a in short.itertuples(index=False):
-            for b in long_.itertuples(index=False):
-                if b.ttft_ms > a.ttft_ms:
-                    found.append((a.cell, a.family, (b.prompt_prefill_ms - a.prompt_prefill_ms) / (b.ttft_ms - a.ttft_ms)))
+    key = list(PAIR_KEY)
+    span = t.groupby(key, dropna=False, sort=False)["isl"].transform
+    lo, hi = span("min"), span("max")
+    short, long_ = t[(t["isl"] == lo) & (lo < hi)], t[(t["isl"] == hi) & (lo < hi)]
+    pairs = short.merge(long_[[*key, "prompt_prefill_ms", "ttft_ms"]], on=key, suffixes=("", "_long"))
+    pairs = pairs[pairs["ttft_ms_long"] > pairs["ttft_ms"]]
     out: dict = {}
-    if not found:
+    if pairs.empty:
         return out
-    f = pd.DataFrame(found, columns=["cell", "family", "share"])
+    f = pairs.assign(share=(pairs["prompt_prefill_ms_long"] - pairs["prompt_prefill_ms"])
+                     / (pairs["ttft_ms_long"] - pairs["ttft_ms"]))
     out["all"] = [float(f["share"].median()), int(len(f))]
     for col in ("family", "cell"):
         for k, g in f.groupby(col):

@@ -236,6 +236,11 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"  {r['dominant']}")
     print("intervals: the calibration's bootstrap and the collectives' measured range only, not the model's own "
           "error (perfclaims model --validate: each configuration group left out and predicted)")
+    first = rep["rows"][0] if rep["rows"] else None
+    if first and first["terms"]["overhead_ms"] > 0.3 * first["step_ms"]:
+        print(f"fixed cost: {first['terms']['overhead_ms']:.3f} of the {first['step_ms']:.3f} ms step at concurrency "
+              f"{first['concurrency']:g}, calibrated on {cal['level']} runs; an engine that removed it entirely would "
+              f"run {first['tok_s_per_user_without_overhead']:,.1f} tok/s/user there, every other term as calibrated")
     if c.get("parallelism_note"):
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:

@@ -624,6 +624,25 @@ def test_config_prediction_prints_the_same_models_measured_points_beside_it(poin
     assert 1 not in one["gpu_counts_measured"] and all(p["config_prediction"] is None for p in one["points"])
 
 
+def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, capsys):
+    """C00 credits a megakernel-style engine, which removes per-layer launches: at one user on 4 GB300 the model's
+    step is mostly the fixed cost calibrated on other engines' runs, and the command says what is left without it."""
+    from analysis import cli
+    from analysis.perfmodel import run
+
+    path = "data/specs/model-configs/deepseek-v4.1-flash-gb300-4gpu.yaml"
+    row = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["rows"][0]
+    t = row["terms"]
+    assert t["overhead_ms"] > 0.75 * row["step_ms"] and row["dominant"] == "overhead"
+    assert row["tok_s_per_user_without_overhead"] == pytest.approx(1000 / (row["step_ms"] - t["overhead_ms"]))
+    assert row["tok_s_per_user_without_overhead"] > 1000 > row["tok_s_per_user"]  # τ = 1: the fixed cost decides it
+    assert cli.main(["model", "--config", path, "--concurrency", "1"]) == 0
+    out = capsys.readouterr().out
+    assert (f"fixed cost: {t['overhead_ms']:.3f} of the {row['step_ms']:.3f} ms step at concurrency 1, calibrated on "
+            f"B300 (any framework) runs; an engine that removed it entirely would run "
+            f"{row['tok_s_per_user_without_overhead']:,.1f} tok/s/user there") in out
+
+
 def test_a_config_named_as_the_spec_tables_name_the_model_finds_its_points_and_its_date(points, tmp_path, capsys):
     """``model: DeepSeek-R1`` names no point (the points say DeepSeek-R1-0528): the measured block shows the points
     the spec tables read as the same model and says so (it used to fail with a bare KeyError), the dated re-runs stay

@@ -102,6 +102,10 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
             "step_ms": float(base["parts"]["step_ms"][i]), "terms": terms,
             "dominant": st.dominant({k: base["parts"][k][i:i + 1] for k in st.TERMS}),
             "batch_per_worker": float(base["batch"][i]),
+            # the same step without its calibrated fixed cost: what an engine that removed per-layer launches and
+            # synchronisation entirely would run, every other term as calibrated
+            "tok_s_per_user_without_overhead": float(1000.0 * base["tau"] / (base["parts"]["step_ms"][i]
+                                                                             - base["parts"]["overhead_ms"][i])),
         })
     par = base["par"]
     config = {**{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in dep.__dict__.items()},

@@ -210,7 +210,8 @@ def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0
         fig, axes = plt.subplots(1, 2, figsize=(12.0, 6.6), constrained_layout=True)
     left, right = axes
     families = sorted(points["family"].astype(str).unique())
-    palette = dict(zip(families, sns.color_palette("tab10", max(len(families), 1))))
+    # Dark2's eight hues stay apart at a scatter's marker size (tab10's red, brown and pink did not); tab10 beyond
+    palette = dict(zip(families, sns.color_palette("Dark2" if len(families) <= 8 else "tab10", max(len(families), 1))))
     markers = dict(zip(families, _MARKERS))
     number = dict(zip(worst["group"], worst["#"])) if len(worst) else {}
     inner, outer = sorted(bands)
@@ -232,7 +233,7 @@ def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0
         ax.plot(x, x, color="k", lw=0.8, zorder=1, label="predicted = measured")
         for fam in families:
             f = shown[shown["family"].astype(str) == fam]
-            ax.scatter(f["_m"], f["_p"], s=22, color=palette[fam], marker=markers[fam], alpha=0.85, lw=0, zorder=2,
+            ax.scatter(f["_m"], f["_p"], s=28, color=palette[fam], marker=markers[fam], alpha=0.85, lw=0, zorder=2,
                        label=fam)
         ringed = shown[shown["group"].isin(number)]
         ax.scatter(ringed["_m"], ringed["_p"], s=70, facecolors="none", edgecolors="k", lw=0.9, zorder=3,

@@ -211,6 +211,13 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         print(f"calibrated on {rep['training_rows']} newest points of {rep['training_groups']} groups; "
               f"{rep['unstated_rows']} points of {rep['unstated_groups']} groups state no ISL, OSL or TP and "
               f"calibrate nothing; {rep['rerun_rows']} dated re-runs enter as drift only")
+        spread = [b for b in rep.get("rerun_spread") or [] if b["configuration_dates"]]
+        if spread:
+            print("the same configuration re-run, median step-time change by days from its newest run: " + "; ".join(
+                f"{b['days_from']}–{b['days_to']} days {_pct(b['median_step_time_change'])} ({b['configuration_dates']})"
+                if b["days_to"] < 100_000 else
+                f"over {b['days_from'] - 1} days {_pct(b['median_step_time_change'])} ({b['configuration_dates']})"
+                for b in spread))
         return 0
     rep = run.model_report(dep, points, concurrency=concurrency or run.DEFAULT_CONCURRENCY, n_boot=n_boot)
     if as_json:

@@ -187,6 +187,12 @@ def test_validation_numbers_as_measured(report):
     # 5 groups (15 newest points) state no ISL, OSL or TP: predicted and scored, not calibrated on
     assert (report["unstated_groups"], report["unstated_rows"]) == (5, 15)
     assert report["training_rows"] == 510 and report["rerun_rows"] == 1232
+    # the floor software sets: the same configuration re-run within a week moves 0.4%, months apart 8-12%
+    spread = {(b["days_from"], b["days_to"]): b for b in report["rerun_spread"]}
+    assert [b["configuration_dates"] for b in spread.values()] == [60, 33, 103, 137]
+    assert spread[(0, 7)]["median_step_time_change"] < 0.01
+    assert 0.07 < spread[(8, 30)]["median_step_time_change"] < spread[(31, 90)]["median_step_time_change"] < \
+        spread[(91, 100_000)]["median_step_time_change"] == pytest.approx(0.120, abs=0.001)
 
 
 # --- software drift, measured by re-runs ------------------------------------------------------------------
@@ -440,6 +446,9 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
     monkeypatch.setattr(run, "validation_report", lambda points: report)  # the same validation, computed once
     assert cli.main(["model", "--validate"]) == 0
     out = capsys.readouterr().out.splitlines()
+    assert out[-1] == ("the same configuration re-run, median step-time change by days from its newest run: 0–7 days "
+                       "0.4% (60); 8–30 days 7.9% (33); 31–90 days 9.5% (103); over 90 days 12.0% (137)")
+    out = out[:-1]
     assert out[-5] == (f"median: {100 * report['median_error_tok_s_per_gpu']:.2f}% tok/s/GPU, "
                        f"{100 * report['median_error_tok_s_per_user']:.2f}% tok/s/user; p90: "
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "

@@ -1031,6 +1031,15 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
                 f" / {text.pct(sv['p90_error_tok_s_per_gpu'], 1)}; step-timing sweeps alone ({sw['n_groups']} "
                 f"groups, one GPU timed, so their two errors are one): median "
                 f"{text.pct(sw['median_error_tok_s_per_user'], 1)}, p90 {text.pct(sw['p90_error_tok_s_per_user'], 1)}.")
+    spread = [b for b in rep.get("rerun_spread") or [] if b.get("configuration_dates")]
+    if len(spread) > 1:
+        parts = [(f"{text.pct(b['median_step_time_change'], 1)} within {b['days_to']} days" if b["days_from"] == 0 else
+                  f"{text.pct(b['median_step_time_change'], 1)} {b['days_from']}–{b['days_to']} days apart"
+                  if b["days_to"] < 100_000 else
+                  f"{text.pct(b['median_step_time_change'], 1)} more than {b['days_from'] - 1} days apart")
+                 + f" ({b['configuration_dates']} configuration-dates)" for b in spread]
+        out += (" The same configuration re-run moved its step time by a median " + _and(parts) + ": software "
+                "alone moves a cell's groups this much when they were measured months apart.")
     return out
 
 

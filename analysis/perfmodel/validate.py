@@ -86,6 +86,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "beyond_35_tok_s_per_gpu": int((eg > 0.35).sum()), "beyond_35_tok_s_per_user": int((eu > 0.35).sum()),
             "by_kind": _by_kind(groups), "models": _models(groups), "without_drift": _without_drift(groups),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
+            "rerun_spread": rerun_spread(train),
             "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
             "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
             "unstated_groups": int(train.loc[fitted & ~fits, "group_id"].nunique())}
@@ -137,3 +138,31 @@ def _without_drift(groups: list[dict]) -> dict:
     groups the drift moved: what the summary owes to re-runs of sibling configurations on the same dates."""
     moved = sum(any(abs(pt["software_drift"] - 1) >= 5e-4 for pt in g["points"]) for g in groups)
     return {"groups_with_drift": int(moved), **_summary(groups, "_without_drift")}
+
+
+RERUN_GAPS = ((0, 7), (8, 30), (31, 90), (91, 100_000))  # days between a re-run and its configuration's newest run
+
+
+def rerun_spread(train: pd.DataFrame) -> list[dict]:
+    """How far the same configuration's step time moved between dated re-runs (:func:`analysis.perfmodel.calibrate
+    .drift_table`, no model in between), by the days between a re-run and the configuration's newest run: the median
+    |step-time ratio − 1| and how many configuration-dates. What software alone moves sets a floor under any model
+    whose groups were measured months apart."""
+    gaps, moves = [], []
+    for cell in cb.drift_table(train).values():
+        for dates in cell.values():
+            ref = [d for d, v in dates.items() if v == 0.0]
+            if not ref:
+                continue
+            newest = pd.Timestamp(max(ref)[:10])
+            for d, v in dates.items():
+                if v != 0.0:
+                    gaps.append((newest - pd.Timestamp(d[:10])).days)
+                    moves.append(abs(float(np.expm1(abs(v)))))
+    gaps, moves = np.array(gaps), np.array(moves)
+    out = []
+    for lo, hi in RERUN_GAPS:
+        m = (gaps >= lo) & (gaps <= hi)
+        out.append({"days_from": lo, "days_to": hi, "configuration_dates": int(m.sum()),
+                    "median_step_time_change": float(np.median(moves[m])) if m.any() else None})
+    return out

@@ -245,9 +245,13 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
           "error (perfclaims model --validate: each configuration group left out and predicted)")
     first = rep["rows"][0] if rep["rows"] else None
     if first and first["terms"]["overhead_ms"] > 0.3 * first["step_ms"]:
+        scale = cal["efficiency"].get("comm_scale", 1.0)
         print(f"fixed cost: {first['terms']['overhead_ms']:.3f} of the {first['step_ms']:.3f} ms step at concurrency "
               f"{first['concurrency']:g}, calibrated on {cal['level']} runs; an engine that removed it entirely would "
-              f"run {first['tok_s_per_user_without_overhead']:,.1f} tok/s/user there, every other term as calibrated")
+              f"run {first['tok_s_per_user_without_overhead']:,.1f} tok/s/user there with the collectives as "
+              f"calibrated ({scale:.3g} × their measured latency), "
+              f"{first['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency (at one "
+              "GPU count the fit cannot tell a per-layer fixed cost from per-layer collectives)")
     if c.get("parallelism_note"):
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:

@@ -307,7 +307,7 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
 
     page = ClaimCardPage(card)
     shown = page.sol_table().set_index(["precision", "scope", "τ"])
-    assert list(shown.columns[:4]) == ["bandwidth only", "comm floor µs", "with comm", "range"]
+    assert list(shown.columns[:4]) == ["bandwidth only", "comm floor µs", "with comm (overlapped)", "range"]
     # The range comes from the measured latency's low and high ends (the extrapolation carries every measured reading).
     low = 1000 / (43 * 2 * (d.high_us + c.high_us) / 2e3)
     high = 1000 / (43 * 2 * (d.low_us + c.low_us) / 2e3)

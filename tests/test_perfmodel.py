@@ -645,11 +645,19 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
     assert t["overhead_ms"] > 0.75 * row["step_ms"] and row["dominant"] == "overhead"
     assert row["tok_s_per_user_without_overhead"] == pytest.approx(1000 / (row["step_ms"] - t["overhead_ms"]))
     assert row["tok_s_per_user_without_overhead"] > 1000 > row["tok_s_per_user"]  # τ = 1: the fixed cost decides it
+    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.175 here) it is half that:
+    # at one GPU count a per-layer fixed cost and per-layer collectives cannot be told apart
+    cal = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["calibration"]
+    scale = cal["efficiency"]["comm_scale"]
+    assert row["tok_s_per_user_without_overhead_measured_collectives"] == pytest.approx(
+        1000 / (row["step_ms"] - t["overhead_ms"] - t["collectives_ms"] + t["collectives_ms"] / scale))
+    assert row["tok_s_per_user_without_overhead_measured_collectives"] < 1000
     assert cli.main(["model", "--config", path, "--concurrency", "1"]) == 0
     out = capsys.readouterr().out
     assert (f"fixed cost: {t['overhead_ms']:.3f} of the {row['step_ms']:.3f} ms step at concurrency 1, calibrated on "
             f"B300 (any framework) runs; an engine that removed it entirely would run "
-            f"{row['tok_s_per_user_without_overhead']:,.1f} tok/s/user there") in out
+            f"{row['tok_s_per_user_without_overhead']:,.1f} tok/s/user there with the collectives as calibrated") in out
+    assert f"{row['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency" in out
 
 
 def test_a_config_named_as_the_spec_tables_name_the_model_finds_its_points_and_its_date(points, tmp_path, capsys):

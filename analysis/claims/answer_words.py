@@ -254,7 +254,9 @@ def model_scopes_words(scopes: list[dict]) -> str:
     decides = ("the acceptance length decides it: " if lo_tau != hi_tau and
                len({v for sc in scopes for v in sc["verdict"]}) > 1 else "")
     return (f"Model (the step-time model's bound: datasheet bandwidth, no fixed overhead, measured collective "
-            f"latencies, a mixture of experts sharded by whichever of TP and EP its measured collectives make faster; "
+            f"latencies paid after each layer's HBM read, not overlapped with it as the speed-of-light table's "
+            f"'with comm (overlapped)' column assumes; a mixture of experts sharded by whichever of TP and EP its "
+            f"measured collectives make faster; "
             f"{taus}): {decides}" + "; ".join(parts) + ".")
 
 

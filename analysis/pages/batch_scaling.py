@@ -1038,8 +1038,9 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
                   if b["days_to"] < 100_000 else
                   f"{text.pct(b['median_step_time_change'], 1)} more than {b['days_from'] - 1} days apart")
                  + f" ({b['configuration_dates']} configuration-dates)" for b in spread]
-        out += (" The same configuration re-run moved its step time by a median " + _and(parts) + ": software "
-                "alone moves a cell's groups this much when they were measured months apart.")
+        out += (" The same configuration re-run moved its step time by a median " + _and(parts) + ": the drift "
+                "between a cell's groups measured on different dates, which the model corrects only where re-runs "
+                "measured it.")
     return out
 
 

@@ -143,7 +143,7 @@ class ClaimCardPage:
             "precision": s["precision"].map(precision_label), "scope": s["scope"], "τ": s["tokens_per_step"],
             "bandwidth only": s["sol_tok_s_per_user"].map(num),
             "comm floor µs": (s["comm_floor_ms"] * 1000).map(lambda v: f"{v:,.0f}"),
-            "with comm": s["sol_tok_s_per_user_comm"].map(num),
+            "with comm (overlapped)": s["sol_tok_s_per_user_comm"].map(num),
             "range": [("–" if w == "none" else f"{num(lo)}–{num(hi)}") for w, lo, hi in
                       zip(s["comm_where"], s["sol_tok_s_per_user_comm_low"], s["sol_tok_s_per_user_comm_high"])],
             "achievable": s["sol_tok_s_per_user_achievable_comm"].map(num),
@@ -177,7 +177,9 @@ class ClaimCardPage:
                 f"{esc(info['comm_floor_text'])}"
                 f" ({info['n_layers']} layers here), the bound taking the longer of the HBM read and the collectives "
                 "(each layer's collectives fully overlapping the next layer's weight read, the most a step can hide; "
-                "the scope answer's model adds the two); its range over the low and high ends of the latency used;"
+                "the scope answer's model adds the two); its range over the low and high ends of the latencies the table holds "
+                "for that collective, every library's (an unfused NCCL all-reduce sets the high end where the table "
+                "has one);"
                 f"{assumed} achievable: {esc(info['achievable_source'])}. HBM counts "
                 "weights and KV only.")
 

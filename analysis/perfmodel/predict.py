@@ -106,6 +106,12 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
             # synchronisation entirely would run, every other term as calibrated
             "tok_s_per_user_without_overhead": float(1000.0 * base["tau"] / (base["parts"]["step_ms"][i]
                                                                              - base["parts"]["overhead_ms"][i])),
+            # ... and with the collectives at their measured latency instead of the calibrated scale of it (at one GPU
+            # count a per-layer fixed cost and per-layer collectives are both constant: the fit cannot tell them apart)
+            "tok_s_per_user_without_overhead_measured_collectives": float(1000.0 * base["tau"] / (
+                base["parts"]["step_ms"][i] - base["parts"]["overhead_ms"][i] - base["parts"]["collectives_ms"][i]
+                + (base["parts"]["collectives_ms"][i] / base["eff"].comm_scale if base["eff"].comm_scale > 0
+                   else 0.0))),
         })
     par = base["par"]
     config = {**{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in dep.__dict__.items()},

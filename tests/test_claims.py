@@ -311,7 +311,7 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     # The range comes from the measured latency's low and high ends (the extrapolation carries every measured reading).
     low = 1000 / (43 * 2 * (d.high_us + c.high_us) / 2e3)
     high = 1000 / (43 * 2 * (d.low_us + c.low_us) / 2e3)
-    assert shown.loc[("FP4", "72-GPU rack", 1.0), "range"] == f"{low:,.0f}–{min(high, rack['sol_tok_s_per_user']):,.0f}"
+    assert shown.loc[("FP4", "72 GPUs, one instance", 1.0), "range"] == f"{low:,.0f}–{min(high, rack['sol_tok_s_per_user']):,.0f}"
     import html
 
     md = html.unescape(page.sol_md)
@@ -445,7 +445,7 @@ def test_interconnect_table_feeds_the_scope_answer(points):
     assert "The NVL72 domain is not needed for single-user speed" in scope.context
     sol = card_of("C00", points).sol.set_index(["precision", "gpus", "tokens_per_step"])
     rack = sol.loc[("fp4", 72, 1.0)]
-    assert (f"72-GPU rack at FP4: {rack['sol_tok_s_per_user_comm']:,.0f} tok/s/user, "
+    assert (f"72 GPUs, one instance at FP4: {rack['sol_tok_s_per_user_comm']:,.0f} tok/s/user, "
             f"{rack['sol_tok_s_per_user_comm_low']:,.0f}–{rack['sol_tok_s_per_user_comm_high']:,.0f}") in scope.context
     assert "(extrapolated latency, data/specs/collectives.csv)" in scope.context and "assumed" not in scope.context
     assert "NVL72 not needed" not in scope.answer and "none spans a whole rack-scale NVLink domain" in scope.answer

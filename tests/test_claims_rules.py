@@ -70,7 +70,7 @@ def test_the_claim_figure_draws_every_scope_without_hiding_a_bound(cards):
     ax = claim_on_frontier(cards["C00"])
     labels = [t for t in ax.get_legend_handles_labels()[1] if t.startswith("batch-1 SOL")]
     plt.close(ax.figure)
-    assert any("72-GPU" in t for t in labels)                        # the claim's own NVLink domain
+    assert any("72 GPUs, one instance" in t for t in labels)         # the claim's own NVLink domain, one instance
     sol = cards["C00"].sol
     base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]
     # every bound drawn is in one label (two within 3% share a label), so none hides under another

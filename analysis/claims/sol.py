@@ -17,7 +17,7 @@ from analysis.text import pct, plain, times
 ASSUMED_VERIFY_TOKENS = float(ASSUMED_DRAFT_TOKENS + 1)
 ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
 
-SCOPES = {1: "1 GPU", 8: "8-GPU node", 72: "72-GPU rack"}
+SCOPES = {1: "1 GPU", 8: "8-GPU node", 72: "72 GPUs, one instance"}
 
 def plausible_precisions(claim: Claim, model: specs.Model, hw: specs.Hardware) -> list[str]:
     """The stated precision; else every precision from the checkpoint's down to the lowest the hardware runs."""
@@ -31,7 +31,8 @@ def plausible_precisions(claim: Claim, model: specs.Model, hw: specs.Hardware) -
 
 
 def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
-    """1 GPU, an 8-GPU node, a 72-GPU rack where the hardware has a 72-GPU domain, and the stated count."""
+    """1 GPU, an 8-GPU node, the 72 GPUs of a rack as one model instance where the hardware has a 72-GPU domain (a
+    single user runs on one instance: the rack's smaller instances are the other rows), and the stated count."""
     out = {1, 8}
     domain = hw.rack_gpus or hw.scale_up_domain_gpus
     if domain and domain >= 72:

@@ -498,12 +498,12 @@ class CommunicationFloor:
 
 
 TP_ALL_REDUCE = "TP all-reduce"
+EP_DISPATCH_COMBINE = "EP dispatch + combine"
 
 
 def tp_splits_heads(m: specs.Model, gpus: int) -> bool:
     """Whether TP over ``gpus`` GPUs splits ``m``'s attention heads evenly (TP shards attention by heads)."""
     return 1 <= gpus <= m.n_heads and m.n_heads % gpus == 0
-EP_DISPATCH_COMBINE = "EP dispatch + combine"
 
 
 @lru_cache(maxsize=256)

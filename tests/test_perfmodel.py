@@ -138,7 +138,7 @@ def test_calibration_is_bounded_by_physics(cal):
 
 
 def test_calibration_fits_the_shipped_points(train, cal):
-    arrays = cb._Arrays.of(cb._with_prefill_share(train, cal))
+    arrays = cb._Arrays.of(cb._with_prefill_share(train, cal.prefill))
     r = cb._residuals(list(cal.global_.to_dict().values()) + [cal.tau_spec, cal.routing], arrays,
                       np.ones(len(train)))
     assert float(np.median(np.abs(np.expm1(r)))) < 0.25  # one parameter set for all hardware: within 25% median

@@ -269,6 +269,21 @@ def _clip(x, with_tau):
     return np.clip(np.asarray(x, float), np.asarray(lo) + 1e-9, np.asarray(hi) - 1e-9)
 
 
+def _level(table: dict, family: str, framework: str) -> tuple | None:
+    """(value, key) of the most specific level ``table`` holds: the cell, the family, then ``all``; None if none."""
+    for k in (f"{family} · {framework}", family, "all"):
+        if k in table:
+            return table[k], k
+    return None
+
+
+def _prefill_share(shares: dict, family: str, framework: str) -> tuple[float, str]:
+    """The measured prefill share of :func:`prefill_shares` at the most specific level, and which level;
+    :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) and ``""`` where nothing was measured."""
+    found = _level(shares, family, framework)
+    return (st.PREFILL_MFU, "") if found is None else (float(found[0][0]), found[1])
+
+
 @dataclass
 class Calibration:
     """Fitted parameters: global, per family, per family × framework cell, the τ for speculation without an
@@ -296,10 +311,8 @@ class Calibration:
 
     def tau_for(self, family: str, framework: str) -> float:
         """The calibrated τ for speculation without a measured acceptance length at the cell, family or all."""
-        for k in (f"{family} · {framework}", family):
-            if k in self.taus:
-                return self.taus[k]
-        return self.tau_spec
+        found = _level(self.taus, family, framework)
+        return self.tau_spec if found is None else float(found[0])
 
     def date_factor(self, family: str, framework: str, date: str) -> tuple[float, int, str]:
         """The step-time factor of the software the cell ran on ``date``, against the newest runs the parameters
@@ -322,16 +335,11 @@ class Calibration:
     def prefill_share(self, family: str, framework: str) -> tuple[float, str]:
         """The prefill share of the datasheet FLOP rate measured at the cell, family or all (:func:`prefill_shares`),
         and which; :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) where nothing was measured."""
-        for k in (f"{family} · {framework}", family, "all"):
-            if k in self.prefill:
-                return float(self.prefill[k][0]), k
-        return st.PREFILL_MFU, ""
+        return _prefill_share(self.prefill, family, framework)
 
     def decode_duty(self, family: str, framework: str) -> float:
-        for k in (f"{family} · {framework}", family, "all"):
-            if k in self.duty:
-                return self.duty[k]
-        return 1.0
+        found = _level(self.duty, family, framework)
+        return 1.0 if found is None else float(found[0])
 
     @classmethod
     def from_dict(cls, d: dict) -> Calibration:
@@ -452,10 +460,10 @@ def prefill_shares(train: pd.DataFrame) -> dict:
     return out
 
 
-def _with_prefill_share(train: pd.DataFrame, cal: Calibration) -> pd.DataFrame:
-    """``train`` with each row's measured prefill share (:meth:`Calibration.prefill_share` of its cell)."""
-    shares = {c: cal.prefill_share(*c.split(" · ", 1))[0] for c in train["cell"].astype(str).unique()}
-    return train.assign(prefill_share=train["cell"].astype(str).map(shares).astype(float))
+def _with_prefill_share(train: pd.DataFrame, shares: dict) -> pd.DataFrame:
+    """``train`` with each row's measured prefill share (``shares`` from :func:`prefill_shares`, at its cell)."""
+    cells = {c: _prefill_share(shares, *c.split(" · ", 1))[0] for c in train["cell"].astype(str).unique()}
+    return train.assign(prefill_share=train["cell"].astype(str).map(cells).astype(float))
 
 
 def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tuple[str, str] | None = None
@@ -466,7 +474,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     drift = drift_table(train)
     train = train[calibrating(train)]
     prefill = prefill_shares(train)
-    train = _with_prefill_share(train, Calibration(global_=START, tau_spec=1.0, prefill=prefill))
+    train = _with_prefill_share(train, prefill)
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)

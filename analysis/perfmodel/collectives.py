@@ -95,25 +95,26 @@ class _Curve:
 
 
 @lru_cache(maxsize=256)
-def _curves(path: str, collective: str, interconnect: str, hardware: str | None) -> dict:
-    """group size -> curves of the measured rows (of ``hardware`` where it has rows), built once."""
+def _curves(path: str, collective: str, interconnect: str, hardware: str | None) -> tuple[dict, bool]:
+    """(group size -> curves of the measured rows, borrowed): ``hardware``'s rows where it has any, else every
+    part's (``borrowed`` True), built once."""
     rows = _split(path).get((collective, interconnect))
     if rows is None:
-        return {}
+        return {}, False
     measured = rows[(rows["basis"] == "measured") & rows["latency_us"].notna()]
     borrowed = False
     if hardware is not None:
         own = measured[measured["hardware"].map(specs.normalize_name) == specs.normalize_name(hardware)]
         borrowed = not len(own)
         measured = own if len(own) else measured
-    out: dict = {"borrowed": borrowed} if len(measured) else {}
+    out: dict = {}
     for (group, lib, _hw), g in measured.groupby(["group_size", "library", "hardware"], sort=True):
         g = g.sort_values("message_bytes")
         bw = g["bandwidth_gb_s"].iloc[-1] if g["message_bytes"].notna().any() else math.nan
         med = g.groupby("message_bytes", dropna=False, sort=True)["latency_us"].median()
         out.setdefault(int(group), []).append(_Curve(str(lib), med.index.to_numpy(float), med.to_numpy(float),
                                                      float(bw), str(g["source_url"].iloc[0])))
-    return out
+    return out, borrowed
 
 
 def _at(curve: _Curve, nbytes: float, link_gb_s: float) -> tuple[float, bool]:
@@ -159,7 +160,7 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
         raise ValueError(f"unknown interconnect {interconnect!r}; known: {', '.join(INTERCONNECTS)}")
     p = str(path or COLLECTIVES_FILE)
     t = _table(p)
-    curves = _curves(p, collective, interconnect, hardware)
+    curves, borrowed = _curves(p, collective, interconnect, hardware)
     if not curves:
         rows = _split(p).get((collective, interconnect), t.iloc[0:0])
         assumed = rows[rows["basis"] == "assumption"]
@@ -173,8 +174,6 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
                                  float(every["latency_us"].min()), float(every["latency_us"].max()),
                                  "no measurement", (), (), tuple(sorted(set(every["source_url"]))), "")
     link = LINK_GB_S[interconnect]
-    borrowed = bool(curves.get("borrowed"))
-    curves = {k: v for k, v in curves.items() if k != "borrowed"}
     groups = np.array(sorted(curves), dtype=float)
     sizes = np.concatenate([c.xs for cs in curves.values() for c in cs])
     sizes = sizes[~np.isnan(sizes)]

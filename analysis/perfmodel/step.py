@@ -232,7 +232,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     bf16 = _rate(hw, "bf16")
     attn_ms = 2.0 * m.n_heads * d * kv["entries_read"] / (g * bf16 * 1e12) * 1e3 if bf16 == bf16 else 0.0
     ms += attn_ms
-    prefill_ms = ms - attn_ms + _prefill_attention_ms(m, isl, g, bf16) if isl == isl and isl > 0 else ms
+    prefill_ms = _prefill_token_ms(ms, attn_ms, m, isl, g, bf16)
     comm = []
     if comm_timed and g > 1:
         where = collectives.interconnect_for(hw, g)
@@ -377,9 +377,17 @@ def prefill_ms_per_token(geo: Geometry, isl: float | None = None) -> float:
 
 
 def _prefill_at(geo: Geometry, isl: float) -> float:
-    m, hw = specs.model(geo.model), specs.hardware(geo.hardware)
-    g = geo.gpus
-    return geo.compute_ms_per_token - geo.attention_ms_per_token + _prefill_attention_ms(m, isl, g, _rate(hw, "bf16"))
+    return _prefill_token_ms(geo.compute_ms_per_token, geo.attention_ms_per_token, specs.model(geo.model), isl,
+                             geo.gpus, _rate(specs.hardware(geo.hardware), "bf16"))
+
+
+def _prefill_token_ms(decode_ms: float, decode_attention_ms: float, m: specs.Model, isl: float, g: int,
+                      bf16_tflops: float) -> float:
+    """A decode token's datasheet time with its attention replaced by a prompt token's at ``isl`` (the decode
+    token's own time where the ISL is unknown)."""
+    if not (isl == isl and isl > 0):
+        return decode_ms
+    return decode_ms - decode_attention_ms + _prefill_attention_ms(m, isl, g, bf16_tflops)
 
 
 def prefill_capacity(dep: Deployment, geo: Geometry, worker_gpus: int, share: float = PREFILL_MFU) -> float:

@@ -146,8 +146,8 @@ RERUN_GAPS = ((0, 7), (8, 30), (31, 90), (91, 100_000))  # days between a re-run
 def rerun_spread(train: pd.DataFrame) -> list[dict]:
     """How far the same configuration's step time moved between dated re-runs (:func:`analysis.perfmodel.calibrate
     .drift_table`, no model in between), by the days between a re-run and the configuration's newest run: the median
-    |step-time ratio − 1| and how many configuration-dates. What software alone moves sets a floor under any model
-    whose groups were measured months apart."""
+    |step-time ratio − 1| and how many configuration-dates: the drift between groups measured on different dates,
+    which the model corrects only where a cell's re-runs measured it."""
     gaps, moves = [], []
     for cell in cb.drift_table(train).values():
         for dates in cell.values():

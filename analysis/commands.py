@@ -228,7 +228,7 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
           f"{c['recipe']}, {c['framework']}, ISL {c['isl']:g} / OSL {c['osl']:g}; tau {c['tau']:.2f} "
           f"({c['tau_source']})")
     print(f"calibration: {cal['level']}, {cal['bootstrap_draws']} bootstrap draws; "
-          + ", ".join(f"{k} {v:.3g}" for k, v in cal["efficiency"].items()
+          + ", ".join(f"{k} {round(v, 4):.3g}" for k, v in cal["efficiency"].items()  # 3e-27 prints as 0
                       if k != "unfused_quant" or c.get("quant_unfused"))  # it prices nothing a fused config runs
           + f"; decode duty {cal['decode_duty']:.2f} (the median share of time its level's fixed-length serving runs "
             "spent decoding, measured; tok/s/GPU scales with it)")

@@ -247,6 +247,10 @@ class Model:
     index_head_dim: int = 0
     native_precision: str = "bf16"  # the shipped checkpoint, as a precision recipe
     mtp_layers: int = 0
+    # Attention weights every rank of a tensor-parallel group holds whole: MLA's down-projections (``q_lora`` +
+    # ``kv_lora`` + rope columns, plus the DSA indexer's key), one ReplicatedLinear per layer in SGLang's and vLLM's
+    # DeepSeek attention; 0 where attention splits entirely by heads (GQA) or is not described here
+    attention_replicated_params_b: float = 0.0
     max_context: int = 0
     source: str = ""
     notes: str = ""
@@ -301,6 +305,16 @@ def _attention_params(cfg: dict, hidden: int, n_heads: int, n_kv: int, head_dim:
         q = hidden * q_lora + q_lora * n_heads * (nope + rope) if q_lora else hidden * n_heads * (nope + rope)
         return q + hidden * (kv_lora + rope) + kv_lora * n_heads * (nope + v) + n_heads * v * hidden
     return hidden * (n_heads + 2 * n_kv) * head_dim + n_heads * head_dim * hidden
+
+
+def _replicated_attention_params(cfg: dict, hidden: int) -> float:
+    """Attention weights of one layer that tensor parallelism replicates: MLA's fused down-projection from the hidden
+    state to the query latent, the KV latent and the rope key (and a DSA indexer's key)."""
+    if not (cfg.get("kv_lora_rank") and cfg.get("q_lora_rank")):
+        return 0.0
+    cols = cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg.get("qk_rope_head_dim", 64) + \
+        (cfg.get("index_head_dim") or 0)
+    return float(hidden * cols)
 
 
 def _model_record(row: pd.Series, configs_dir: Path) -> Model:
@@ -381,7 +395,10 @@ def _model_record(row: pd.Series, configs_dir: Path) -> Model:
         qk_rope_head_dim=int(cfg.get("qk_rope_head_dim") or 0), window_layers=window_layers,
         sliding_window=window, compress_ratios=ratios, index_topk=int(cfg.get("index_topk") or 0),
         index_head_dim=int(cfg.get("index_head_dim") or 0), native_precision=_NATIVE.get(key, "bf16"),
-        mtp_layers=int(cfg.get("num_nextn_predict_layers") or 0), max_context=int(num("max_position_embeddings")),
+        mtp_layers=int(cfg.get("num_nextn_predict_layers") or 0),
+        attention_replicated_params_b=(n_layers * _replicated_attention_params(cfg, hidden) / 1e9
+                                       if attention in ("mla", "dsa") else 0.0),
+        max_context=int(num("max_position_embeddings")),
         source=row["source"], notes=row["notes"], derived=derived,
     )
 

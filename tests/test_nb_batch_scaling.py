@@ -122,19 +122,36 @@ def test_notebook_shows_the_roofline_check_beside_the_linear_one(h200_results):
 
 def test_notebook_shows_the_model_validation_on_the_sweeps_it_reads(h200_results):
     """Over the H200 sweep alone the validation leaves out its nine step-timing groups; the worst are named with
-    their errors, and the eager ones are said to be eager, with their batch-1 cost against CUDA graphs."""
+    their errors and what the page knows about them: the Qwen3 MoE is the only MoE of its cell."""
     v = h200_results["model_validation"]
     assert v["n_groups"] == 9 and v["by_family"][0]["family"] == "H200" and v["by_family"][0]["groups"] == 9
     assert v["targets_met"]["median_error_tok_s_per_user"] is (v["median_error_tok_s_per_user"] <= 0.10)
     worst = v["worst_groups"]
-    assert [w["group"].split(" | ")[:4] for w in worst[:2]] == [
-        ["llama-3.1-70b-tp8-shard", "H200 SXM", "bf16", "pytorch-eager"],
-        ["llama-3.1-70b-tp8-shard", "H200 SXM", "bf16", "pytorch-cudagraph"]]
+    assert [w["group"].split(" | ")[:4] for w in worst] == [["qwen3-30b-a3b", "H200 SXM", "bf16",
+                                                             "pytorch-cudagraph"]]
     assert all(w["error_tok_s_per_user"] > 0.35 for w in worst)
     assert v["text"].startswith("Left out one at a time, 9 configuration groups (every group with at least 3 "
                                 "concurrencies) are predicted with a median error of "
                                 f"{100 * v['median_error_tok_s_per_user']:.1f}% in tok/s/user")
-    assert "Group #1 is an eager step sweep (every kernel launched from Python): at batch 1 its steps take 4.1× the " \
-        "CUDA-graph step" in v["notes"]
-    assert "it is predicted from the other 3 (2 of them FP8" in v["notes"]
+    assert "Group #1 is the only MoE model in its cell (H200 · pytorch-cudagraph): the cell's parameters come from " \
+        "4 dense groups" in v["notes"]
     assert "AgentX" not in v["notes"]  # no AgentX group in these points: nothing said about one
+
+
+def test_validation_notes_say_an_eager_group_is_host_bound(h200_results, h200_points_file):
+    """An eager sweep among the worst gets its note: launched from Python, its batch-1 step against the CUDA-graph
+    step of the same model and precision (the page's launch table), and what its cell holds besides it."""
+    import pandas as pd
+
+    from analysis.pages import batch_scaling as bs
+
+    sec = bs.model_validation_section(pd.read_parquet(h200_points_file))
+    groups = sec["groups"]
+    eager = groups[groups["group"].str.contains("llama-3.1-70b-tp8-shard | H200 SXM | bf16 | pytorch-eager",
+                                                regex=False)].assign(**{"#": 1})
+    launch = pd.DataFrame(h200_results["launch_overhead"])
+    notes = bs.validation_notes(groups, eager, sec["points"], launch, markdown=False)
+    eager_note = next(n for n in notes if "eager step sweep" in n)
+    assert eager_note.startswith("Group #1 is an eager step sweep (every kernel launched from Python): at batch 1 its "
+                                 "steps take 4.1× the CUDA-graph step")
+    assert "it is predicted from the other 3 (2 of them FP8" in eager_note

@@ -51,6 +51,68 @@ def test_step_time_is_overhead_plus_overlapped_roofline_plus_collectives():
     assert float(full["step_ms"]) == 4.0  # perfect overlap at the datasheet: the roofline max
 
 
+def test_weight_gemms_and_attention_each_take_their_own_roofline():
+    """A decode step runs the weight GEMMs and attention one after the other: each is bounded by its own bytes or its
+    own FLOPs, so a memory-bound attention does not hide under compute-bound GEMMs."""
+    eff = st.Efficiency(bw_share=1.0, flop_share=1.0, overlap=1.0)
+    # GEMMs: 2 ms of weight bytes, 6 ms of FLOPs -> 6; attention: 5 ms of KV, 1 ms of FLOPs -> 5
+    out = st.step_time(7.0, 7.0, 0.0, eff, 10, kv_ms=5.0, attention_ms=1.0)
+    assert float(out["step_ms"]) == pytest.approx(11.0)  # one max over the totals would say 7
+    assert (float(out["memory_ms"]), float(out["compute_ms"])) == pytest.approx((5.0, 6.0))
+    # the routed experts' bytes at expert_bw of the achieved bandwidth
+    slow = st.Efficiency(bw_share=0.5, flop_share=1.0, overlap=1.0, expert_bw=0.5)
+    assert float(st.hbm_ms(4.0, 1.0, slow)) == pytest.approx((3.0 + 1.0 / 0.5) / 0.5)
+
+
+def test_a_host_bound_step_is_the_longer_of_host_and_gpu_time():
+    """Eager PyTorch launches every kernel from the host while the GPU runs the last ones: the step is the longer
+    of the two (the H200 sweep: the eager 8B BF16 step is 20.8 ms at batch 1 and 14.3 ms at batch 128, where the
+    CUDA-graph step, all GPU time, is 12.9 ms)."""
+    eff = st.Efficiency(bw_share=1.0, flop_share=1.0, overhead_ms_per_layer=0.5, overlap=1.0)
+    graph = st.step_time(12.0, 1.0, 0.0, eff, 32)
+    host = st.step_time(12.0, 1.0, 0.0, eff, 32, host_bound=1.0)
+    assert float(graph["step_ms"]) == pytest.approx(16.0 + 12.0)
+    assert float(host["step_ms"]) == pytest.approx(16.0) and float(host["overhead_ms"]) == pytest.approx(4.0)
+    assert float(st.step_time(20.0, 1.0, 0.0, eff, 32, host_bound=1.0)["step_ms"]) == pytest.approx(20.0)
+    assert st.host_bound(st.Deployment("llama-3.1-8b", "H200 SXM", framework="pytorch-eager"))
+    assert not st.host_bound(st.Deployment("llama-3.1-8b", "H200 SXM", framework="pytorch-cudagraph"))
+
+
+def test_tensor_parallel_mla_holds_its_down_projections_whole():
+    """SGLang's DeepSeek attention (python/sglang/srt/models/deepseek_v2.py) builds ``fused_qkv_a_proj_with_mqa`` as
+    a ReplicatedLinear from the hidden state to q_lora_rank + kv_lora_rank + qk_rope_head_dim: every TP rank reads
+    it whole. From the shipped DeepSeek-R1 config: 61 × 7168 × (1536 + 512 + 64) = 0.9235 B parameters."""
+    from analysis import specs
+
+    m = specs.model("DeepSeek-R1")
+    assert m.attention_replicated_params_b == pytest.approx(61 * 7168 * 2112 / 1e9)
+    assert specs.model("llama-3.1-8b").attention_replicated_params_b == 0.0  # GQA splits by heads
+    tp8 = st.geometry(st.Deployment("DeepSeek-R1", "H200 SXM", n_gpus=8, tp=8, precision="fp8"), verify=1.0)
+    dp8 = st.geometry(st.Deployment("DeepSeek-R1", "H200 SXM", n_gpus=8, tp=8, ep=8, dp=8, precision="fp8"),
+                      verify=1.0)
+    one = st.geometry(st.Deployment("DeepSeek-R1", "H200 SXM", n_gpus=1, tp=1, precision="fp8"), verify=1.0)
+    # fp8 attention: one byte per weight; a rank holds 7/8 of the replicated part more than an even split gives
+    assert tp8.fixed_bytes - one.fixed_bytes / 8 == pytest.approx(m.attention_replicated_params_b * 1e9 * 7 / 8,
+                                                                 rel=1e-9)
+    assert dp8.fixed_bytes > tp8.fixed_bytes  # attention DP holds all of attention on every rank
+
+
+def test_mtp_drafts_run_their_layer_and_the_head_once_per_draft_token():
+    """With drafts from the model's own MTP layer (SGLang's EAGLE worker on DeepSeek's NextN layer), a step runs
+    ``verify − 1`` draft passes of that layer and the output head: their bytes and their layers' fixed cost."""
+    base = dict(model="DeepSeek-R1", hardware="H200 SXM", n_gpus=8, tp=8, precision="fp8")
+    none = st.geometry(st.Deployment(**base), verify=4.0)
+    mtp = st.geometry(st.Deployment(**base, spec_method="mtp"), verify=4.0)
+    other = st.geometry(st.Deployment(**base, spec_method="dspark"), verify=4.0)
+    assert (none.draft_layers, mtp.draft_layers, other.draft_layers) == (0.0, 6.0, 0.0)  # 3 passes × (1 layer + head)
+    from analysis import specs
+
+    m = specs.model("DeepSeek-R1")
+    head = m.params_b["lm_head"] * 2 * 1e9 / 8  # bf16 head, split 8 ways
+    assert mtp.fixed_bytes - none.fixed_bytes > 3 * head  # three heads and three MTP layers' always-read weights
+    assert mtp.expert_bytes == pytest.approx(none.expert_bytes * (1 + 3 / m.n_moe_layers))
+
+
 def test_group_id_is_stable_and_nan_blind():
     a = st.group_id({"model": "m", "tp": 8.0, "isl": float("nan")})
     assert a == st.group_id({"isl": None, "tp": 8.0, "model": "m"}) and len(a) == 12
@@ -168,12 +230,13 @@ def test_validation_report_shape_and_summary(report):
 
 
 def test_validation_numbers_as_measured(report):
-    # The honest numbers of this model on the shipped points (README "perfclaims model"); the issue's targets
-    # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) are not all met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1448, abs=0.01)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1524, abs=0.01)
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.3016, abs=0.01)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2826, abs=0.01)
+    # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
+    # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1402, abs=0.005)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1473, abs=0.002)
+    assert report["median_error_tok_s_per_gpu"] <= 0.15  # the tok/s/GPU target, met
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2750, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2663, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
     eu = sorted(g["error_tok_s_per_user"] for g in report["groups"])
     assert report["p90_rank_error_tok_s_per_user"] == eu[int(np.ceil(0.9 * len(eu))) - 1] < 0.35
@@ -454,7 +517,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
                        f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
                        "concurrencies")
-    assert out[-4].startswith("p90 by nearest rank: 31.3% tok/s/GPU, 29.9% tok/s/user (3 and 2 groups beyond 35%)")
+    assert out[-4].startswith("p90 by nearest rank: 28.8% tok/s/GPU, 26.9% tok/s/user (3 and 2 groups beyond 35%)")
     assert out[-3].startswith("without the measured software drift (8 groups")
     assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
                             "qwen3-30b-a3b 1")
@@ -487,45 +550,47 @@ def test_batch_scaling_validation_section(points, report, section):
     assert row["p90 error tok/s/GPU %"] == pytest.approx(np.percentile(100 * h200["error_tok_s_per_gpu"].dropna(), 90))
 
     # The worst: every group beyond the p90 target in either metric, worst first by the larger of its two errors
-    # (the H100 32-GPU group by its tok/s/GPU, 39.5%, while its tok/s/user is 13.1%).
+    # (the H100 32-GPU group by its tok/s/GPU, 70.2%, while its tok/s/user is 15.6%).
     beyond = groups[np.fmax(groups["error_tok_s_per_user"], groups["error_tok_s_per_gpu"]) > 0.35]
     assert len(worst) == len(beyond) == 3 and list(worst["#"]) == list(range(1, 4))
     assert worst["worst_error"].is_monotonic_decreasing
-    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "llama-3.1-70b-tp8-shard",
+    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "DeepSeek-R1-0528",
                                                            "DeepSeek-R1-0528"]
     first = worst.iloc[0]
     assert first["error_tok_s_per_gpu"] == pytest.approx(rep["groups"][0]["error_tok_s_per_gpu"])
     assert first["dominant"] == "overhead at 1–4, memory at 8–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(13.1)  # one decimal
-    # signed: the eager 70B BF16 shard is predicted too fast at every point, the H100 group both ways per GPU
-    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.73–3.1×; 2.2–4.6×", "1.7–2.1×; 1.7–2.1×",
-                                                                       "0.8–1.2×; 0.98–2×"]
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(40.2)  # one decimal
+    # signed: the H100 48-GPU group is predicted too slow at every point, the 32-GPU one both ways per GPU
+    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.81–2.8×; 2.5–5.2×", "0.96–1.3×; 0.95–2.7×",
+                                                                       "0.55–0.67×; 0.55–0.65×"]
 
     # The summary: the validation's numbers, each target and its verdict, computed.
     facts = sec["facts"]
-    assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": False,
+    assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    # a median near the 15% target (15.24% now, 15.02% before): two decimals, so that "15.0%, not met" is never printed
-    assert "median error of 14.5% in tok/s/user and 15.2% in tok/s/GPU" in summary
+    # a median near the 15% target (14.73% now, 15.24% before): two decimals where one would round onto the target,
+    # so that "15.0%, not met" is never printed
+    assert "median error of 14.0% in tok/s/user and 14.7% in tok/s/GPU" in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
-    assert "The p90 interpolates between groups; by nearest rank it is 29.9% and 31.3% (2 and 3 of the 39 groups " \
+    assert "The p90 interpolates between groups; by nearest rank it is 26.9% and 28.8% (2 and 3 of the 39 groups " \
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
-    assert "Serving runs alone (30 groups): median 13.2% / 13.3%" in summary
+    assert "Serving runs alone (30 groups): median 12.9% / 13.2%" in summary
     # what the drift does: the older runs at the newest software instead
     nd = rep["without_drift"]
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
     assert (f"Without the measured software drift (8 groups from older dates predicted at the newest runs' software "
             f"instead): median {100 * nd['median_error_tok_s_per_user']:.1f}%") in summary
-    assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: not met; p90 ≤ 35% in both metrics: met" \
+    assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: met; p90 ≤ 35% in both metrics: met" \
         in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
-    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 8
+    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 11
 
-    # The facts behind them: the drift the older runs carry, the eager sweeps, the AgentX output rate.
+    # The facts behind them: the drift the older runs carry, the AgentX output rate, the disaggregated prefill, and
+    # for a group no mechanism explains, what its cell's other groups ran at a concurrency they share.
     notes = bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False)
     drifted = groups[(groups["software_drift"] - 1).abs() >= 5e-4]
     assert len(drifted) == 8 and drifted["software_drift"].max() == pytest.approx(1.61, abs=0.01)
@@ -533,21 +598,25 @@ def test_batch_scaling_validation_section(points, report, section):
                                "8 of the 39 groups")
     assert "DeepSeek-R1-0528 | MI325X | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | none | ISL 1024 OSL 8192, 2026-02-27, " \
            "×1.61" in notes[0]
-    eager = next(n for n in notes if "eager step sweep" in n)
-    assert eager.startswith("Group #2 is an eager step sweep")
-    assert "holds 4 groups, so it is predicted from the other 3 (2 of them FP8" in eager
     # after the drift, one note per group, in the table's order
     assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3"]
     assert notes[1].startswith("Group #1 is an AgentX run, and its source states no ISL or OSL, so it is predicted at "
-                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -27% to +211%")
-    assert "its tok/s/GPU is 2.2× to 4.6× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
-    assert ("Group #3 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
-            "rises 1.2×, the prediction 2.1×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
+                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -19% to +182%")
+    assert "its tok/s/GPU is 2.5× to 5.2× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
+    assert ("Group #2 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
+            "rises 1.2×, the prediction 2.5×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
             "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 2.9% of one GPU's peak, well "
             "under the model's prefill cap of 15% (measured from the TTFT of the shipped aggregated runs, all hardware "
             "together: none of this family): the cap does not bind, so what flattened this run's output is not a rate "
-            "the model prices.") in notes[3]
-    assert not any("Group #2's source" in n for n in notes)  # a step sweep needs no lengths
+            "the model prices.") in notes[2]
+    # the 48-GPU H100 group: the cell's other groups at concurrency 8 (from the validation's own points)
+    pts = sec["points"].set_index(["group", "concurrency"])
+    sib = "DeepSeek-R1-0528 | H100 SXM | fp8 | dynamo-sglang | 32 GPU | TP16 EP1 DP1 | mtp | ISL 8192 OSL 1024"
+    assert 1000 / pts.loc[(sib, 8.0), "measured_tok_s_per_user"] == pytest.approx(16.9, abs=0.05)
+    assert notes[3].startswith("Group #3 is predicted from the other 2 validated groups of its cell (H100 · "
+                               "dynamo-sglang) and those below three concurrencies. At concurrency 8, the one it "
+                               f"shares with them, they took 16.9 ms ({sib}) and 11.5 ms")
+    assert notes[3].endswith("per output token, this group 10.9 ms, its prediction 16.3 ms.")
     agentx = next(n for n in notes if "AgentX" in n)
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
 
@@ -781,7 +850,7 @@ def test_decode_duty_comes_from_fixed_length_runs_only(points, train, cal):
 
 
 def test_global_routing_and_assumed_tau_as_the_readme_says(cal):
-    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.64, 1.74)
+    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.44, 1.96)
 
 
 def test_points_without_stated_conditions_are_scored_but_never_calibrate(points, train, cal, report):

@@ -420,11 +420,11 @@ def test_batch_scaling_page_shows_the_model_validation_and_the_roofline_check(su
     v = res["model_validation"]
     assert v["n_groups"] == 39 and sum(f["groups"] for f in v["by_family"]) == v["n_groups"]
     assert sum(f["points"] for f in v["by_family"]) == 185
-    # median 15.9% / 16.2% (not met), p90 32.9% / 34.6% (met)
-    assert v["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": False,
+    # median 14.0% / 14.7%: per user not met, per GPU met; p90 26.6% / 27.5% (met)
+    assert v["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
                                 "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
-    assert [w["group"].split(" | ")[0] for w in v["worst_groups"]][:2] == ["DeepSeek-V4.1-Flash",
-                                                                           "llama-3.1-70b-tp8-shard"]
+    assert [w["group"].split(" | ")[:2] for w in v["worst_groups"]][:2] == [["DeepSeek-V4.1-Flash", "GB300 NVL72"],
+                                                                            ["DeepSeek-R1-0528", "H100 SXM"]]
     assert "is an AgentX run" in v["notes"]  # shown because that group is among the worst
     assert res["roofline_dense_h200_n"] == 6 and res["roofline_dense_h200_max_abs_rel_error_4x_8x"] <= 0.10
 

@@ -1148,7 +1148,40 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
             "requests spent outside decode (each turn's time to first token, which the table gives), while the "
             "model's decode duty is the median share of its family's fixed-length serving runs spent decoding.")
     first, rest = notes[:1] if len(drifted) else [], notes[1:] if len(drifted) else notes
+    named = {int(m.group(1)) for n in rest for m in re.finditer(r"#(\d+)", n)}
+    for _, r in worst[~worst["#"].isin(named)].iterrows():  # no mechanism named: what its cell's other groups ran
+        note = _sibling_note(r, groups, points, e)
+        if note:
+            rest.append(note)
     return first + sorted(rest, key=lambda n: int(re.search(r"#(\d+)", n).group(1)))  # in the table's order
+
+
+def _sibling_note(r, groups: pd.DataFrame, points: pd.DataFrame, e) -> str:
+    """For a worst group no other note explains: at a concurrency it shares with other validated groups of its cell
+    (the lowest such), their measured time per output token against its own measured and predicted one (facts to read
+    the miss against, no cause claimed); ``""`` when no other group of the cell shares a concurrency with it."""
+    mine = points[points["group"] == r["group"]].set_index("concurrency")
+    others = groups[(groups["family"] == r["family"]) & (groups["framework"] == r["framework"])
+                    & (groups["group"] != r["group"])]
+    best = None
+    for _, o in others.iterrows():
+        theirs = points[points["group"] == o["group"]].set_index("concurrency")
+        shared = sorted(set(mine.index) & set(theirs.index))
+        if shared and (best is None or shared[0] < best[0]):
+            best = (shared[0], [])
+        if shared and best[0] == shared[0]:
+            best[1].append((o["group"], 1000.0 / float(theirs.loc[shared[0], "measured_tok_s_per_user"])))
+    if best is None:
+        return ""
+    c, sib = best
+    ms = lambda v: text.fixed(1000.0 / float(v), 1)  # noqa: E731
+    theirs = _and([f"{text.fixed(t, 1)} ms ({e(g)})" for g, t in sib])
+    return (f"Group #{r['#']} is predicted from the other {len(others)} validated group"
+            f"{'s' if len(others) != 1 else ''} of its cell ({e(r['family'])} · {e(r['framework'])}) and those "
+            "below three concurrencies. At concurrency "
+            f"{text.num(c)}, the one it shares with {'them' if len(sib) > 1 else 'one of them'}, they took {theirs} "
+            f"per output token, this group {ms(mine.loc[c, 'measured_tok_s_per_user'])} ms, its prediction "
+            f"{ms(mine.loc[c, 'predicted_tok_s_per_user'])} ms.")
 
 
 def _moe_alone(worst: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:

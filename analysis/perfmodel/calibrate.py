@@ -5,7 +5,8 @@ know becomes one training row: its deployment, τ and verify tokens, the physica
 per worker, and its measured time per output token. Parameters are fitted in two stages, by least squares on
 ``log(predicted / measured)`` with every configuration group weighted equally: first one set for all rows (with the
 τ of speculative decoding where the table has no acceptance length), then one set per hardware family × framework
-cell and per family, each pulled towards the level above by a prior, within :data:`analysis.perfmodel.step.BOUNDS`.
+cell and per family, each pulled towards the level above by a prior (:data:`PRIOR_SCALE`: all but the per-layer fixed
+cost and the unfused-quantisation cost), within :data:`analysis.perfmodel.step.BOUNDS`.
 The decode duty (the share of a serving run's time its requests spend decoding, which turns tok/s/user into
 tok/s/GPU) is the median of each cell's measured points whose source states ISL and OSL. The bootstrap resamples
 configuration groups.
@@ -32,24 +33,27 @@ from analysis.perfmodel import step as st
 from analysis.perfmodel import words
 from analysis.scaling.inputs import DEFAULT_BY, prepare
 
-PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale", "unfused_quant")
+PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale", "unfused_quant", "expert_bw")
 NP = len(PARAMS)  # x[NP] is τ, x[NP + 1] the routing concentration
 TAU_BOUNDS = (1.0, 4.0)
 ROUTING_BOUNDS = (0.05, 1.0)
-# The prior pulls a cell towards the level above in log units (shares, overhead, comm scale: a factor e per unit) and
-# overlap in its own units. The unfused-quantisation cost has none (None): only rows flagged quant-unfused carry
-# information on it, and the levels above hold no other, so a cell takes it from its own rows alone.
-PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": 1.0, "overlap": 1.0, "comm_scale": 1.0,
-               "unfused_quant": None}
+# The prior pulls a cell towards the level above in log units (shares, comm scale: a factor e per unit) and overlap in
+# its own units. Two parameters have none (None), so a cell takes them from its own rows alone:
+# - the unfused-quantisation cost: only rows flagged quant-unfused carry information on it;
+# - the per-layer fixed cost: it counts the kernels a layer of that engine runs for those models, and the levels above
+#   pool other engines and models. Measured on the H200 sweep: about 70 µs per dense layer under CUDA graphs, 0.5 ms
+#   and more per layer launched from Python (host time), and the DeepSeek serving cells' MoE layers between them.
+PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": None, "overlap": 1.0, "comm_scale": 1.0,
+               "unfused_quant": None, "expert_bw": 1.0}
 _LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05,
-               "unfused_quant": None}
+               "unfused_quant": None, "expert_bw": 0.0}
 
 
 def _prior_units(x) -> np.ndarray:
     return np.array([x[i] if _LOG_OFFSET[p] is None else math.log(x[i] + _LOG_OFFSET[p])
-                     for i, p in enumerate(PARAMS)])  # unfused_quant: its own units (it has no prior)
+                     for i, p in enumerate(PARAMS)])  # a parameter without a prior (PRIOR_SCALE None) is not read
 START = st.Efficiency(bw_share=0.6, flop_share=0.4, overhead_ms_per_layer=0.05, overlap=1.0, comm_scale=1.0,
-                      unfused_quant=0.5)
+                      unfused_quant=0.5, expert_bw=0.8)
 MIN_CONCURRENCIES = 3
 
 
@@ -183,7 +187,9 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
             "mem_per_seq_ms": (geo.kv_bytes_per_seq + geo.verify * geo.bytes_per_token)
             / (geo.bandwidth_tb_s * 1e12) * 1e3, "tokens": batch_w * verify, "n_experts": geo.n_experts,
             "top_k": geo.top_k,
-            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers, "batch_per_worker": batch_w,
+            "kv_per_seq_ms": geo.kv_bytes_per_seq / (geo.bandwidth_tb_s * 1e12) * 1e3,
+            "attention_ms": float(t["attention_ms"][0]), "host_bound": float(st.host_bound(dep)),
+            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers + geo.draft_layers, "batch_per_worker": batch_w,
             "workers": par.workers,
             "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,
             "spec": spec, "tau_measured": dep.acceptance_length if measured_tau else math.nan,
@@ -204,7 +210,7 @@ def _eff(x) -> st.Efficiency:
 
 _ARRAY_COLUMNS = ("spec", "tau_measured", "n_experts", "top_k", "tokens", "mem_fixed_ms", "mem_expert_ms",
                   "mem_per_seq_ms", "verify", "unfused", "uniform", "compute_ms", "prefill_ms", "prefill_share",
-                  "collectives_ms", "layers", "measured_ms_per_token")
+                  "collectives_ms", "layers", "measured_ms_per_token", "kv_per_seq_ms", "attention_ms", "host_bound")
 
 
 class _Arrays(dict):
@@ -224,14 +230,15 @@ def _tau(rows, tau_spec: float) -> np.ndarray:
     return np.where(measured == measured, measured, tau)
 
 
-def _memory(rows, routing: float) -> np.ndarray:
-    """The rows' HBM time at ``routing`` (step.memory_ms from the stored pieces, vectorised over rows)."""
+def _memory(rows, routing: float) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' HBM time at ``routing`` (step.memory_ms from the stored pieces, vectorised over rows) and the
+    routed experts' part of it."""
     e, k, t = rows["n_experts"].astype(float), rows["top_k"].astype(float), rows["tokens"].astype(float)
     rho = np.where(rows["uniform"].astype(float) > 0, 1.0, routing)  # random weights route uniformly
     touched = np.where(e > 0, np.maximum(physics.expert_coverage(t * rho, np.where(e > 0, e, 1.0), k), k), 0.0)
     fixed = rows["mem_fixed_ms"] - np.where(e > 0, np.minimum(k, e), 0.0) * rows["mem_expert_ms"]
-    return fixed + touched * rows["mem_expert_ms"] + rows["mem_per_seq_ms"] * t / np.maximum(
-        rows["verify"].astype(float), 1.0)
+    experts = touched * rows["mem_expert_ms"]
+    return fixed + experts + rows["mem_per_seq_ms"] * t / np.maximum(rows["verify"].astype(float), 1.0), experts
 
 
 TAU_PRIOR_SCALE = 0.3  # log units: a cell's τ within about ±35% of its family's unless its data say otherwise
@@ -241,8 +248,12 @@ def _residuals(x, rows, weights, tau_spec=None, prior=None, routing=None):
     eff = _eff(x)
     tau = _tau(rows, x[NP] if tau_spec is None else tau_spec)
     rho = x[NP + 1] if routing is None else routing
-    pred = st.step_time(_memory(rows, rho), rows["compute_ms"], rows["collectives_ms"], eff,
-                        rows["layers"], rows["prefill_ms"], rows["unfused"], rows["prefill_share"])["step_ms"] / tau
+    memory, experts = _memory(rows, rho)
+    pred = st.step_time(memory, rows["compute_ms"], rows["collectives_ms"], eff,
+                        rows["layers"], rows["prefill_ms"], rows["unfused"], rows["prefill_share"],
+                        kv_ms=rows["kv_per_seq_ms"] * rows["tokens"] / np.maximum(rows["verify"].astype(float), 1.0),
+                        attention_ms=rows["attention_ms"], host_bound=rows["host_bound"],
+                        expert_ms=experts)["step_ms"] / tau
     r = weights * np.log(pred / rows["measured_ms_per_token"])
     if prior is not None:
         d = _prior_units(x) - _prior_units(prior)

@@ -44,8 +44,10 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
         t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=routing, prefill_per_seq=prefill)
-        parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers, t["prefill_compute_ms"],
-                             float(dep.quant_unfused), share)
+        parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers + geo.draft_layers,
+                             t["prefill_compute_ms"], float(dep.quant_unfused), share, kv_ms=t["kv_ms"],
+                             attention_ms=t["attention_ms"], host_bound=float(st.host_bound(dep)),
+                             expert_ms=t["expert_ms"])
         if drift != 1.0:  # the software of the run's date, measured by the cell's re-runs: every term scales
             parts = {k: v * drift if k == "step_ms" or k in st.TERMS else v for k, v in parts.items()}
         return 1000.0 * tau / parts["step_ms"], parts, t

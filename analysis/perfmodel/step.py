@@ -1,21 +1,30 @@
 """The step-time model: one equation for every prediction, and the physical terms it takes.
 
-``step_ms = layers·overhead_per_layer·(1 + unfused_quant·unfused) + max(memory, compute) + (1 − overlap)·min(memory, compute)
-+ prefill ÷ prefill_share + comm_scale·collectives``
+``step_ms = layers·overhead_per_layer·(1 + unfused_quant·unfused) + roof(weights) + roof(attention)
++ prefill ÷ prefill_share + comm_scale·collectives``, with ``roof(op) = max(memory, compute) + (1 − overlap)·min(memory,
+compute)`` per kind of kernel
 
-where ``memory`` is the HBM bytes one GPU of a worker group reads per step over its achieved bandwidth (``bw_share`` ×
-datasheet), ``compute`` the FLOPs it runs over its achieved rate (``flop_share`` × dense peak, each weight component
-at its own precision's rate), and ``collectives`` the measured latency of every collective of the step
+where a decode step runs two kinds of kernels one after the other, each bounded by its own bytes or its own FLOPs
+(the per-operator roofline :mod:`analysis.scaling.roofline_form` fits too): the weight GEMMs (the weights one GPU of
+a worker group reads, with the routed experts the batch touches, and 2 FLOPs per active weight per token) and
+attention (the KV cache the batch reads and its attention FLOPs). ``memory`` is HBM bytes over the achieved
+bandwidth (``bw_share`` × datasheet; the routed experts' bytes at ``expert_bw`` of that again: a grouped GEMM over
+many experts with few tokens each streams its weights slower than one large GEMM, measured on the H200 MoE sweep at
+about half), ``compute`` FLOPs over the achieved rate (``flop_share`` × dense peak, each weight component at its own
+precision's rate), and ``collectives`` the measured latency of every collective of the step
 (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch and
 combine, per layer, at the step's message size; ``prefill`` the datasheet FLOP time of the input tokens an aggregated
 serving worker prefills per decode step (each request's ISL over its OSL ÷ τ steps; zero for a disaggregated decode
 worker, whose prefill GPUs instead cap the request rate). A decode step emits ``τ`` tokens per sequence (speculative
-decoding) and pushes ``verify`` tokens per sequence through the model. Physics bounds the parameters: shares in (0,
-1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0, unfused_quant ≥ 0. The fixed cost is per layer (kernel launches
-and synchronisation scale with the layers a step runs, not with its bytes). A deployment that quantises activations by
-separate kernels before each low-precision matmul (``unfused`` = 1: flag ``quant-unfused``, the H200 sweep's fp8 runs)
-runs more kernels per layer and pays ``unfused_quant`` times that fixed cost again; serving engines fuse the
-quantisation into the kernel before it (``unfused`` = 0).
+decoding) and pushes ``verify`` tokens per sequence through the model; with drafts from the model's own MTP layers
+(:data:`MTP_METHODS`) it also runs ``verify − 1`` draft passes of those layers and the output head, whose bytes and
+layers it pays. Physics bounds the parameters: shares in (0, 1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0,
+unfused_quant ≥ 0. The fixed cost is per layer (kernel launches and synchronisation scale with the layers a step runs,
+not with its bytes). A deployment that quantises activations by separate kernels before each low-precision matmul
+(``unfused`` = 1: flag ``quant-unfused``, the H200 sweep's fp8 runs) runs more kernels per layer and pays
+``unfused_quant`` times that fixed cost again; serving engines fuse the quantisation into the kernel before it
+(``unfused`` = 0). A deployment whose host launches every kernel from Python (:data:`HOST_BOUND_FRAMEWORKS`) pays
+its fixed cost on the host while the GPU works: its step is the longer of the two, not their sum.
 
 :func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU coefficients
 (bytes and milliseconds per unit of batch) so that the terms at any batch are :func:`terms`.
@@ -35,6 +44,10 @@ from analysis import physics, roofline, specs
 from analysis.perfmodel import collectives, recipes, words
 
 TERMS = ("overhead_ms", "memory_ms", "compute_ms", "collectives_ms")
+# Speculative methods whose drafts run the model's own MTP (next-token prediction) layers: each draft token is one
+# sequential pass of those layers and the shared output head over the batch (SGLang's and vLLM's EAGLE worker with
+# DeepSeek's NextN layer). Other drafters (EAGLE-3 heads, DSpark, n-gram) are not priced: no spec row describes them.
+MTP_METHODS = ("mtp", "nextn", "eagle")
 DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts when the points table gives none (an assumption, labelled as such)
 # Share of each request's input that is prefilled (not served from a prefix cache): an assumption, none of the
 # shipped sources records its cache hit rate; the random-prompt InferenceX sweeps share no prefix.
@@ -57,35 +70,55 @@ class Efficiency:
     overlap: float = 1.0
     comm_scale: float = 1.0
     unfused_quant: float = 0.0
+    expert_bw: float = 1.0
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 BOUNDS = {"bw_share": (0.02, 1.0), "flop_share": (0.01, 1.0), "overhead_ms_per_layer": (0.0, 2.0), "overlap": (0.0, 1.0),
-          "comm_scale": (0.0, 5.0), "unfused_quant": (0.0, 3.0)}
+          "comm_scale": (0.0, 5.0), "unfused_quant": (0.0, 3.0), "expert_bw": (0.2, 1.0)}
 
 
 def step_time(memory_ms, compute_ms, collectives_ms, eff: Efficiency, layers, prefill_ms=0.0, unfused=0.0,
-              prefill_share=PREFILL_MFU) -> dict:
+              prefill_share=PREFILL_MFU, kv_ms=0.0, attention_ms=0.0, host_bound=0.0, expert_ms=0.0) -> dict:
     """THE equation (module note): the step time in ms and its terms as contributed (scalars or arrays).
     ``prefill_ms`` (datasheet-rate FLOP time of the input tokens an aggregated worker prefills per decode step) runs
     as its own passes between decode steps (SGLang, vLLM and TensorRT-LLM schedule prefill chunks as separate or
     compute-bound work), so it adds at ``prefill_share`` of the datasheet rate (measured per cell from TTFT by the
     calibration; :data:`PREFILL_MFU` where nothing was measured) rather than hiding under the decode step's memory time.
     ``unfused`` is 1 where activations are quantised by separate kernels before each low-precision matmul (flag
-    ``quant-unfused``): the layer runs more kernels, and its fixed cost grows by ``unfused_quant`` times."""
-    mem = np.asarray(memory_ms, dtype=float) / eff.bw_share
+    ``quant-unfused``): the layer runs more kernels, and its fixed cost grows by ``unfused_quant`` times. ``kv_ms``
+    and ``attention_ms`` are the parts of ``memory_ms`` and ``compute_ms`` attention's kernels read and run,
+    ``expert_ms`` the routed experts' part of ``memory_ms``; ``host_bound`` 1 for a host-bound launch."""
+    kv = np.asarray(kv_ms, dtype=float) / eff.bw_share
+    att = np.asarray(attention_ms, dtype=float) / eff.flop_share
+    mem = hbm_ms(memory_ms, expert_ms, eff)
     comp = np.asarray(compute_ms, dtype=float) / eff.flop_share
-    roof = np.maximum(mem, comp) + (1.0 - eff.overlap) * np.minimum(mem, comp)
+    wm, wc = mem - kv, comp - att  # the weight GEMMs' bytes and FLOPs; attention's are its own kernels
+    roof_w = np.maximum(wm, wc) + (1.0 - eff.overlap) * np.minimum(wm, wc)
+    roof_a = np.maximum(kv, att) + (1.0 - eff.overlap) * np.minimum(kv, att)
+    roof = roof_w + roof_a
+    mem_part = np.where(wm >= wc, roof_w, 0.0) + np.where(kv >= att, roof_a, 0.0)
     comm = eff.comm_scale * np.asarray(collectives_ms, dtype=float)
     kernels = 1.0 + eff.unfused_quant * np.asarray(unfused, dtype=float)
     overhead = eff.overhead_ms_per_layer * np.asarray(layers, dtype=float) * kernels + 0.0 * roof
     pre = np.asarray(prefill_ms, dtype=float) / np.asarray(prefill_share, dtype=float) + 0.0 * roof
-    total = overhead + roof + pre + comm
-    share_mem = np.where(mem + comp > 0, mem / np.where(mem + comp > 0, mem + comp, 1.0), 0.0)
-    return {"step_ms": total, "overhead_ms": overhead, "memory_ms": roof * share_mem,
-            "compute_ms": roof * (1.0 - share_mem) + pre, "collectives_ms": comm}
+    # launched kernel by kernel from Python (host-bound): the host issues the next kernels while the GPU runs the
+    # last ones, so the step is the longer of the two, not their sum
+    host = np.asarray(host_bound, dtype=float) > 0
+    gpu = roof + comm
+    total = np.where(host, np.maximum(overhead, gpu), overhead + gpu) + pre
+    overhead = np.where(host, total - pre - gpu, overhead)
+    return {"step_ms": total, "overhead_ms": overhead, "memory_ms": mem_part + 0.0 * roof,
+            "compute_ms": roof - mem_part + pre, "collectives_ms": comm}
+
+
+def hbm_ms(memory_ms, expert_ms, eff: Efficiency):
+    """The step's HBM time at the achieved bandwidth: ``memory_ms`` (datasheet rate) over ``bw_share``, the routed
+    experts' part of it (``expert_ms``) at ``expert_bw`` of that rate."""
+    return (np.asarray(memory_ms, dtype=float) + np.asarray(expert_ms, dtype=float) * (1.0 / eff.expert_bw - 1.0)) \
+        / eff.bw_share
 
 
 def dominant(parts: dict) -> str:
@@ -164,6 +197,15 @@ def group_id(keys: dict) -> str:
     return hashlib.sha1(json.dumps(norm, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)  # kernels launched one by one from Python, no CUDA graph
+
+
+def host_bound(dep: Deployment) -> bool:
+    """Whether the deployment's kernels are launched one by one by the host (eager PyTorch): its per-layer fixed cost
+    is host time that overlaps the GPU's work rather than adding to it."""
+    return str(dep.framework) in HOST_BOUND_FRAMEWORKS
+
+
 def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, str]:
     """(τ tokens emitted per step, verify tokens per step, where τ came from) for one deployment."""
     method = str(dep.spec_method or "none").lower()
@@ -201,6 +243,7 @@ class Geometry:
     notes: tuple = field(default_factory=tuple)
     model: str = ""             # the spec tables' model name
     gpus: int = 1               # GPUs of the worker the per-GPU figures divide by
+    draft_layers: float = 0.0   # layers the draft passes of a step run (MTP: each pass its MTP layer and the head)
 
 
 def _rate(hw: specs.Hardware, math_precision: str) -> float:
@@ -209,14 +252,18 @@ def _rate(hw: specs.Hardware, math_precision: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int, tp: int, ep: int, dp: int,
-              context: float, verify: float, comm_timed: bool, isl: float = math.nan) -> Geometry:
+              context: float, verify: float, comm_timed: bool, isl: float = math.nan,
+              mtp_drafts: bool = False) -> Geometry:
     m, hw = specs.model(model), specs.hardware(hardware)
     r = roofline.parse_precision(recipe_text, model=m, kv_dtype=kv_dtype or "bf16")
     b = {c: roofline.bytes_per_weight(p) for c, p in r.parts.items()}
     attention_dp = dp > 1
     fixed = sum(m.params_b[c] * 1e9 * b[c] for c in specs.COMPONENTS if c != "routed_experts")
     attn = m.params_b["attention"] * 1e9 * b["attention"]
-    fixed_gpu = fixed / g + (attn * (1.0 - 1.0 / g) if attention_dp else 0.0)
+    # attention DP: every rank holds the whole attention; attention TP: every rank holds MLA's down-projections
+    replicated = attn if attention_dp else \
+        (m.attention_replicated_params_b * 1e9 * b["attention"] if tp > 1 else 0.0)
+    fixed_gpu = fixed / g + replicated * (1.0 - 1.0 / g)
     expert_gpu = m.n_moe_layers * m.expert_params_b * 1e9 * b["routed_experts"] / g if m.is_moe else 0.0
     kv = roofline.kv_bytes_per_sequence(m, context, kv_dtype=r.kv_dtype)
     replicas = 1.0 if attention_dp else roofline.kv_replicas(m, max(tp, 1))
@@ -233,6 +280,15 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     attn_ms = 2.0 * m.n_heads * d * kv["entries_read"] / (g * bf16 * 1e12) * 1e3 if bf16 == bf16 else 0.0
     ms += attn_ms
     prefill_ms = _prefill_token_ms(ms, attn_ms, m, isl, g, bf16)
+    passes = max(float(verify) - 1.0, 0.0) if m.mtp_layers and mtp_drafts else 0.0
+    draft_layers = 0.0
+    if passes:  # each draft token is one pass of the MTP layer(s) and the output head over the batch
+        per_layer = (m.params_b["attention"] * b["attention"] + m.params_b["shared_experts"] * b["shared_experts"]
+                     + m.params_b["router"] * b["router"]) / max(m.n_moe_layers or m.n_layers, 1)
+        head = m.params_b["lm_head"] * b["lm_head"]
+        fixed_gpu += passes * (m.mtp_layers * per_layer + head) * 1e9 / g
+        expert_gpu *= 1.0 + passes * m.mtp_layers / max(m.n_moe_layers, 1)
+        draft_layers = passes * (m.mtp_layers + 1)
     comm = []
     if comm_timed and g > 1:
         where = collectives.interconnect_for(hw, g)
@@ -252,7 +308,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
         notes.append(words.SHARD_NOTE)
     return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms, attn_ms,
                     prefill_ms, hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
-                    m.n_layers, tuple(notes), model, int(g))
+                    m.n_layers, tuple(notes), model, int(g), draft_layers)
 
 
 @lru_cache(maxsize=1024)
@@ -306,7 +362,8 @@ def geometry(dep: Deployment, *, verify: float) -> Geometry:
     par = parallelism(dep)
     return _geometry(specs.match_model_name(dep.model) or dep.model, dep.hardware, rc.text, kv, int(par.worker_gpus),
                      int(par.tp), int(par.ep), int(par.dp), round(float(dep.context), 1),
-                     float(verify), bool(dep.comm_timed), float(dep.isl))
+                     float(verify), bool(dep.comm_timed), float(dep.isl),
+                     str(dep.spec_method or "").lower() in MTP_METHODS)
 
 
 @lru_cache(maxsize=65536)
@@ -408,6 +465,8 @@ def terms(geo: Geometry, batch, routing: float = 1.0, prefill_per_seq: float = 0
     B = np.atleast_1d(np.asarray(batch, dtype=float))
     tokens = B * geo.verify
     memory = memory_ms(geo, B, routing)
+    touched = np.maximum(physics.expert_coverage(tokens * routing, geo.n_experts, geo.top_k),
+                         min(geo.top_k, geo.n_experts)) if geo.n_experts else 0.0 * B
     nbytes = memory / 1e3 * geo.bandwidth_tb_s * 1e12
     prefill = B * float(prefill_per_seq) * geo.prefill_ms_per_token
     compute = tokens * geo.compute_ms_per_token
@@ -422,5 +481,8 @@ def terms(geo: Geometry, batch, routing: float = 1.0, prefill_per_seq: float = 0
             high[i] += count * hi / 1e3
             statuses.add(words.collective_status(coll, where, int(group), status))
     return {"memory_ms": memory, "compute_ms": compute, "prefill_compute_ms": prefill, "collectives_ms": comm,
+            "kv_ms": B * geo.kv_bytes_per_seq / (geo.bandwidth_tb_s * 1e12) * 1e3,
+            "expert_ms": touched * geo.expert_bytes / (geo.bandwidth_tb_s * 1e12) * 1e3,
+            "attention_ms": tokens * geo.attention_ms_per_token,
             "collectives_low_ms": low,
             "collectives_high_ms": high, "collective_status": sorted(statuses), "bytes_per_gpu": nbytes}

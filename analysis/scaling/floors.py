@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 
 from analysis import physics, schema
+from analysis.perfmodel import step as st
 from analysis.scaling.inputs import Rows
 
 # Kernels launched one by one from Python: the GPU idles between launches, so added GPU work first fills those
 # gaps and the step's per-sequence cost is not bounded below by GPU time.
-HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)
+HOST_BOUND_FRAMEWORKS = st.HOST_BOUND_FRAMEWORKS
 _NOT_GEOMETRY = ("kind", "shape", "precision", "t_wall_s", "source_file")
 
 

@@ -177,6 +177,7 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
     import json
 
     from analysis.perfmodel import configfile, run
+    from analysis.perfmodel import step as st
 
     if bool(config_path) == bool(validate):
         print("perfclaims model: give exactly one of --config CONFIG or --validate", file=sys.stderr)
@@ -198,6 +199,10 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"{_pct(rep['median_error_tok_s_per_user'], 2)} tok/s/user; p90: {_pct(rep['p90_error_tok_s_per_gpu'])} "
               f"tok/s/GPU, {_pct(rep['p90_error_tok_s_per_user'])} tok/s/user over {rep['n_groups']} groups with "
               f"at least {rep['min_concurrencies']} concurrencies")
+        iu, ig = rep.get("median_interval_tok_s_per_user"), rep.get("median_interval_tok_s_per_gpu")
+        if iu and ig:
+            print(f"median over the groups resampled (90% bootstrap interval): {_pct(ig[0])}–{_pct(ig[1])} tok/s/GPU, "
+                  f"{_pct(iu[0])}–{_pct(iu[1])} tok/s/user")
         print(f"p90 by nearest rank: {_pct(rep['p90_rank_error_tok_s_per_gpu'])} tok/s/GPU, "
               f"{_pct(rep['p90_rank_error_tok_s_per_user'])} tok/s/user ({rep['beyond_35_tok_s_per_gpu']} and "
               f"{rep['beyond_35_tok_s_per_user']} groups beyond 35%)")
@@ -252,6 +257,23 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"calibrated ({scale:.3g} × their measured latency), "
               f"{first['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency (at one "
               "GPU count the fit cannot tell a per-layer fixed cost from per-layer collectives)")
+    method = str(c.get("spec_method") or "none").lower()
+    if method not in ("none", "", "unknown", "nan") and method not in st.MTP_METHODS:
+        print(f"drafting: not priced for {c['spec_method']} (the spec tables describe no such drafter); only MTP drafts "
+              f"({', '.join(st.MTP_METHODS)}) pay their passes, and the calibrated tau is fitted net of MTP drafting")
+    spread = cal.get("fixed_cost_spread") or {}
+    if first and spread:
+        parts = []
+        for name, where in (("family", f"the engines measured on {cal['level'].split(' (')[0]}"),
+                            ("all", "all engines measured (host-bound launches left out)")):
+            if f"overhead_ms_per_layer_{name}" in spread:
+                lo, hi = spread[f"overhead_ms_per_layer_{name}"]
+                u = first["tok_s_per_user_fixed_cost_spread"][name]
+                parts.append(f"{where} ({spread[f'cells_{name}']} cells) span {lo:.3f}–{hi:.3f} ms per layer: "
+                             f"{u[0]:,.1f}–{u[1]:,.1f} tok/s/user at concurrency {first['concurrency']:g}")
+        print(f"assumed fixed cost: no calibrating run of {c['framework']} on this hardware family, so its per-layer "
+              f"fixed cost ({cal['efficiency']['overhead_ms_per_layer']:.3f} ms) is the pooled fit of other engines; "
+              + "; ".join(parts))
     if c.get("parallelism_note"):
         print(f"note: {c['parallelism_note']}")
     for s in cal["collectives"]:

@@ -97,6 +97,22 @@ def test_tensor_parallel_mla_holds_its_down_projections_whole():
     assert dp8.fixed_bytes > tp8.fixed_bytes  # attention DP holds all of attention on every rank
 
 
+def test_unfused_fp8_matmuls_are_priced_at_the_bf16_rate(points):
+    """The H200 sweep's FP8 (activations quantised by separate kernels) is no faster than its BF16 even at batch 512,
+    where the GEMMs bound the step: the model prices those matmuls at the BF16 rate, their bytes at FP8's."""
+    sweep = points[points["source_file"].astype(str).str.contains("h200/decode_sweep") & (points["batch_size"] == 512)
+                   & (points["framework"] == "pytorch-cudagraph") & (points["model"] == "llama-3.1-8b")]
+    step = sweep.set_index("precision")["step_ms"]
+    assert step["fp8"] > step["bf16"]  # 37.4 against 35.7 ms
+    base = dict(model="llama-3.1-8b", hardware="H200 SXM", precision="fp8")
+    fused = st.geometry(st.Deployment(**base), verify=1.0)
+    unfused = st.geometry(st.Deployment(**base, quant_unfused=True), verify=1.0)
+    bf16 = st.geometry(st.Deployment(model="llama-3.1-8b", hardware="H200 SXM", precision="bf16"), verify=1.0)
+    assert unfused.fixed_bytes == fused.fixed_bytes < bf16.fixed_bytes
+    assert unfused.compute_ms_per_token == pytest.approx(bf16.compute_ms_per_token)
+    assert fused.compute_ms_per_token < bf16.compute_ms_per_token
+
+
 def test_mtp_drafts_run_their_layer_and_the_head_once_per_draft_token():
     """With drafts from the model's own MTP layer (SGLang's EAGLE worker on DeepSeek's NextN layer), a step runs
     ``verify − 1`` draft passes of that layer and the output head: their bytes and their layers' fixed cost."""
@@ -229,12 +245,17 @@ def test_validation_report_shape_and_summary(report):
         assert g["error_tok_s_per_user"] == pytest.approx(float(np.mean(errs)))
 
 
-def test_validation_numbers_as_measured(report):
+def test_validation_numbers_as_measured(points, report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1402, abs=0.005)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1473, abs=0.002)
-    assert report["median_error_tok_s_per_gpu"] <= 0.15  # the tok/s/GPU target, met
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1366, abs=0.005)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1431, abs=0.003)
+    assert report["median_error_tok_s_per_gpu"] <= 0.15  # the tok/s/GPU target, met by the point estimate ...
+    # ... not by the median's bootstrap interval over the groups, which reaches past it
+    lo, hi = report["median_interval_tok_s_per_gpu"]
+    assert lo < report["median_error_tok_s_per_gpu"] < 0.15 < hi
+    assert report["median_interval_tok_s_per_user"][0] > 0.10  # the per-user target is outside even the interval
+    assert va.validate(points)["median_interval_tok_s_per_gpu"] == [lo, hi]  # seeded: the same every run
     assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2750, abs=0.01)
     assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2663, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
@@ -512,6 +533,10 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
     assert out[-1] == ("the same configuration re-run, median step-time change by days from its newest run: 0–7 days "
                        "0.4% (60); 8–30 days 7.9% (33); 31–90 days 9.5% (103); over 90 days 12.0% (137)")
     out = out[:-1]
+    iu, ig = report["median_interval_tok_s_per_user"], report["median_interval_tok_s_per_gpu"]
+    assert out[-5] == (f"median over the groups resampled (90% bootstrap interval): {100 * ig[0]:.1f}%–"
+                       f"{100 * ig[1]:.1f}% tok/s/GPU, {100 * iu[0]:.1f}%–{100 * iu[1]:.1f}% tok/s/user")
+    out = out[:-5] + out[-4:]
     assert out[-5] == (f"median: {100 * report['median_error_tok_s_per_gpu']:.2f}% tok/s/GPU, "
                        f"{100 * report['median_error_tok_s_per_user']:.2f}% tok/s/user; p90: "
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
@@ -561,7 +586,7 @@ def test_batch_scaling_validation_section(points, report, section):
     assert first["dominant"] == "overhead at 1–4, memory at 8–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(40.2)  # one decimal
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(40.1)  # one decimal
     # signed: the H100 48-GPU group is predicted too slow at every point, the 32-GPU one both ways per GPU
     assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.81–2.8×; 2.5–5.2×", "0.96–1.3×; 0.95–2.7×",
                                                                        "0.55–0.67×; 0.55–0.65×"]
@@ -571,9 +596,14 @@ def test_batch_scaling_validation_section(points, report, section):
     assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    # a median near the 15% target (14.73% now, 15.24% before): two decimals where one would round onto the target,
+    # a median near the 15% target (14.31% now, 15.24% before): two decimals where one would round onto the target,
     # so that "15.0%, not met" is never printed
-    assert "median error of 14.0% in tok/s/user and 14.7% in tok/s/GPU" in summary
+    assert "median error of 13.7% in tok/s/user and 14.3% in tok/s/GPU" in summary
+    iv = rep["median_interval_tok_s_per_gpu"]
+    assert (f"median tok/s/GPU ≤ 15%: met by the median, not by its interval (up to {100 * iv[1]:.1f}%, below)"
+            in summary)
+    assert f"and {100 * iv[0]:.1f}%–{100 * iv[1]:.1f}% in tok/s/GPU, the 15% tok/s/GPU target inside it" in summary
+    assert "DeepSeek-V4.1-Flash's source does not state all of ISL, OSL and TP" in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
     assert "The p90 interpolates between groups; by nearest rank it is 26.9% and 28.8% (2 and 3 of the 39 groups " \
         "are beyond 35%)." in summary
@@ -584,8 +614,7 @@ def test_batch_scaling_validation_section(points, report, section):
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
     assert (f"Without the measured software drift (8 groups from older dates predicted at the newest runs' software "
             f"instead): median {100 * nd['median_error_tok_s_per_user']:.1f}%") in summary
-    assert "median tok/s/user ≤ 10%: not met; median tok/s/GPU ≤ 15%: met; p90 ≤ 35% in both metrics: met" \
-        in summary
+    assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: not met" in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
     assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 11
 
@@ -714,7 +743,7 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
     assert t["overhead_ms"] > 0.75 * row["step_ms"] and row["dominant"] == "overhead"
     assert row["tok_s_per_user_without_overhead"] == pytest.approx(1000 / (row["step_ms"] - t["overhead_ms"]))
     assert row["tok_s_per_user_without_overhead"] > 1000 > row["tok_s_per_user"]  # τ = 1: the fixed cost decides it
-    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.175 here) it is half that:
+    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.19 here) it is half that:
     # at one GPU count a per-layer fixed cost and per-layer collectives cannot be told apart
     cal = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["calibration"]
     scale = cal["efficiency"]["comm_scale"]
@@ -727,6 +756,30 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
             f"B300 (any framework) runs; an engine that removed it entirely would run "
             f"{row['tok_s_per_user_without_overhead']:,.1f} tok/s/user there with the collectives as calibrated") in out
     assert f"{row['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency" in out
+    # no vLLM run calibrates the B300 family: that fixed cost is other engines' pooled fit, and the answer gives the
+    # range the calibrated engines span, on B300 and everywhere (host-bound launches left out), at each end
+    spread = cal["fixed_cost_spread"]
+    full = cb.calibrate(cb.training_table(points))
+    b300 = [v.overhead_ms_per_layer for k, v in full.cells.items() if k.startswith("B300 · ")]
+    assert spread["cells_family"] == len(b300) == 3
+    assert spread["overhead_ms_per_layer_family"] == pytest.approx([min(b300), max(b300)])
+    assert spread["overhead_ms_per_layer_all"][0] <= min(b300) and spread["overhead_ms_per_layer_all"][1] < 0.5
+    slow, fast = row["tok_s_per_user_fixed_cost_spread"]["all"]
+    assert slow < row["tok_s_per_user"] <= fast * 1.0001 and slow < 0.5 * fast
+    assert "assumed fixed cost: no calibrating run of vllm on this hardware family" in out
+    assert f"{slow:,.1f}–{fast:,.1f} tok/s/user at concurrency 1" in out
+
+
+def test_a_config_whose_drafter_is_not_priced_says_so(tmp_path, capsys):
+    from analysis import cli
+
+    path = tmp_path / "dspark.yaml"
+    path.write_text("model: DeepSeek-V4.1-Flash\nhardware: GB300 NVL72\nn_gpus: 4\ntp: 4\nspec_method: dspark\n")
+    assert cli.main(["model", "--config", str(path), "--concurrency", "1"]) == 0
+    assert "drafting: not priced for dspark" in capsys.readouterr().out
+    path.write_text("model: DeepSeek-V4.1-Flash\nhardware: GB300 NVL72\nn_gpus: 4\ntp: 4\nspec_method: mtp\n")
+    assert cli.main(["model", "--config", str(path), "--concurrency", "1"]) == 0
+    assert "drafting:" not in capsys.readouterr().out
 
 
 def test_a_config_named_as_the_spec_tables_name_the_model_finds_its_points_and_its_date(points, tmp_path, capsys):

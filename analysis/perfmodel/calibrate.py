@@ -41,8 +41,9 @@ ROUTING_BOUNDS = (0.05, 1.0)
 # its own units. Two parameters have none (None), so a cell takes them from its own rows alone:
 # - the unfused-quantisation cost: only rows flagged quant-unfused carry information on it;
 # - the per-layer fixed cost: it counts the kernels a layer of that engine runs for those models, and the levels above
-#   pool other engines and models. Measured on the H200 sweep: about 70 µs per dense layer under CUDA graphs, 0.5 ms
-#   and more per layer launched from Python (host time), and the DeepSeek serving cells' MoE layers between them.
+#   pool other engines and models. On the H200 sweep the batch-1 step less its weight bytes at the measured copy
+#   bandwidth is about 70 µs per dense layer under CUDA graphs (the cell's fit: 0.10 ms) and 0.5 ms and more per
+#   layer launched from Python (host time); the DeepSeek serving cells fit 0.07-0.27 ms per MoE-model layer.
 PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": None, "overlap": 1.0, "comm_scale": 1.0,
                "unfused_quant": None, "expert_bw": 1.0}
 _LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05,

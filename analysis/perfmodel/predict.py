@@ -12,7 +12,7 @@ calibrations (5th to 95th percentile) and the collectives table's low/high laten
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,10 +28,14 @@ class Prediction:
     calibration: dict
 
 
-def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: bool, collectives: str = "mid"):
-    """tok/s/user, tok/s/GPU, the step's terms and the batch per worker at each concurrency for one calibration."""
+def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: bool, collectives: str = "mid",
+         overhead: float | None = None):
+    """tok/s/user, tok/s/GPU, the step's terms and the batch per worker at each concurrency for one calibration
+    (``overhead``: the per-layer fixed cost in place of the calibrated one)."""
     family = specs.hardware(dep.hardware).family
     eff, level = cal.efficiency(family, dep.framework)
+    if overhead is not None:
+        eff = replace(eff, overhead_ms_per_layer=float(overhead))
     duty = cal.decode_duty(family, dep.framework) if serving else 1.0
     tau, verify, tau_source = st.speculation(dep, assumed_tau=cal.tau_for(family, dep.framework))
     geo = st.geometry(dep, verify=verify)
@@ -115,6 +119,10 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
                 + (base["parts"]["collectives_ms"][i] / base["eff"].comm_scale if base["eff"].comm_scale > 0
                    else 0.0))),
         })
+    fixed = _fixed_cost_spread(dep, conc, cal, serving=serving)
+    for i, row in enumerate(rows):
+        row["tok_s_per_user_fixed_cost_spread"] = {k: [float(v[0][i]), float(v[1][i])]
+                                                   for k, v in fixed.get("tok_s_per_user", {}).items()}
     par = base["par"]
     config = {**{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in dep.__dict__.items()},
               "worker_gpus": par.worker_gpus, "workers": par.workers, "recipe": base["geo"].recipe,
@@ -127,5 +135,28 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
                    "software_drift": {"date": dep.date or None, "step_time_factor": base["drift"],
                                       "configurations": base["drift_groups"],
                                       "measured_on": base["drift_date"] or None},
-                   "collectives": base["status"], "groups": cal.groups}
+                   "collectives": base["status"], "groups": cal.groups,
+                   "fixed_cost_spread": {k: v for k, v in fixed.items() if k != "tok_s_per_user"}}
     return Prediction(rows, config, calibration)
+
+
+def _fixed_cost_spread(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: bool) -> dict:
+    """Where no calibrating run of the deployment's engine on its hardware family exists (its efficiency is the
+    family's or all hardware's pooled fit), the per-layer fixed cost is the one parameter that belongs to an engine
+    (calibrate.PRIOR_SCALE): the range the engines measured on that family, and on all hardware, span (host-bound
+    cells left out), and tok/s/user at each end. ``{}`` when the engine's own cell is calibrated."""
+    family = specs.hardware(dep.hardware).family
+    if f"{family} · {dep.framework}" in cal.cells:
+        return {}
+    out: dict = {"tok_s_per_user": {}}
+    for name, keys in (("family", [k for k in cal.cells if k.split(" · ")[0] == family]), ("all", list(cal.cells))):
+        values = [cal.cells[k].overhead_ms_per_layer for k in keys
+                  if k.split(" · ", 1)[-1] not in st.HOST_BOUND_FRAMEWORKS]
+        if len(values) < 2:
+            continue
+        lo, hi = min(values), max(values)
+        out[f"overhead_ms_per_layer_{name}"] = [float(lo), float(hi)]
+        out[f"cells_{name}"] = len(values)
+        out["tok_s_per_user"][name] = (_one(dep, conc, cal, serving=serving, overhead=hi)["user"],
+                                       _one(dep, conc, cal, serving=serving, overhead=lo)["user"])
+    return out if out["tok_s_per_user"] else {}

@@ -22,8 +22,9 @@ layers it pays. Physics bounds the parameters: shares in (0, 1], overhead ≥ 0,
 unfused_quant ≥ 0. The fixed cost is per layer (kernel launches and synchronisation scale with the layers a step runs,
 not with its bytes). A deployment that quantises activations by separate kernels before each low-precision matmul
 (``unfused`` = 1: flag ``quant-unfused``, the H200 sweep's fp8 runs) runs more kernels per layer and pays
-``unfused_quant`` times that fixed cost again; serving engines fuse the quantisation into the kernel before it
-(``unfused`` = 0). A deployment whose host launches every kernel from Python (:data:`HOST_BOUND_FRAMEWORKS`) pays
+``unfused_quant`` times that fixed cost again, and its matmuls are priced at the BF16 rate (that sweep's FP8 steps are
+no faster than its BF16 ones even where the GEMMs bound the step); serving engines fuse the quantisation into the
+kernel before it (``unfused`` = 0). A deployment whose host launches every kernel from Python (:data:`HOST_BOUND_FRAMEWORKS`) pays
 its fixed cost on the host while the GPU works: its step is the longer of the two, not their sum.
 
 :func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU coefficients
@@ -253,7 +254,7 @@ def _rate(hw: specs.Hardware, math_precision: str) -> float:
 @lru_cache(maxsize=4096)
 def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int, tp: int, ep: int, dp: int,
               context: float, verify: float, comm_timed: bool, isl: float = math.nan,
-              mtp_drafts: bool = False) -> Geometry:
+              mtp_drafts: bool = False, bf16_math: bool = False) -> Geometry:
     m, hw = specs.model(model), specs.hardware(hardware)
     r = roofline.parse_precision(recipe_text, model=m, kv_dtype=kv_dtype or "bf16")
     b = {c: roofline.bytes_per_weight(p) for c, p in r.parts.items()}
@@ -269,11 +270,13 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     replicas = 1.0 if attention_dp else roofline.kv_replicas(m, max(tp, 1))
     kv_gpu = kv["read"] * replicas / g
     # FLOPs per token: 2 per active weight at each component's math rate, attention over the entries read (bf16).
+    # Unfused low-precision matmuls (flag quant-unfused) at the BF16 rate: the H200 sweep's FP8 steps are slower
+    # than its BF16 ones at batch 512 too, where the GEMMs bound the step (8B: 37.4 against 35.7 ms).
     active = {c: m.params_b[c] for c in specs.COMPONENTS if c != "routed_experts"}
     active["routed_experts"] = m.n_moe_layers * m.top_k * m.expert_params_b
     ms = 0.0
     for c, p_b in active.items():
-        rate = _rate(hw, roofline.MATH_PRECISION[r.parts[c]])
+        rate = _rate(hw, "bf16" if bf16_math else roofline.MATH_PRECISION[r.parts[c]])
         ms += 2.0 * p_b * 1e9 / (g * rate * 1e12) * 1e3 if rate == rate else 0.0
     d = (2 * m.kv_lora_rank + m.qk_rope_head_dim) if m.attention in ("mla", "dsa") else 2 * m.head_dim
     bf16 = _rate(hw, "bf16")
@@ -363,7 +366,7 @@ def geometry(dep: Deployment, *, verify: float) -> Geometry:
     return _geometry(specs.match_model_name(dep.model) or dep.model, dep.hardware, rc.text, kv, int(par.worker_gpus),
                      int(par.tp), int(par.ep), int(par.dp), round(float(dep.context), 1),
                      float(verify), bool(dep.comm_timed), float(dep.isl),
-                     str(dep.spec_method or "").lower() in MTP_METHODS)
+                     str(dep.spec_method or "").lower() in MTP_METHODS, bool(dep.quant_unfused))
 
 
 @lru_cache(maxsize=65536)

@@ -83,6 +83,9 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     return {"groups": sorted(groups, key=lambda g: -(g["error_tok_s_per_gpu"] or 0)), **_summary(groups),
             # the same percentile by nearest rank (no interpolation between two groups), and the groups beyond 35%
             "p90_rank_error_tok_s_per_gpu": _rank(eg, 0.9), "p90_rank_error_tok_s_per_user": _rank(eu, 0.9),
+            # how far the median moves with which groups happened to be measured: [5th, 95th] percentile of the
+            # median over the groups resampled with replacement
+            "median_interval_tok_s_per_gpu": _median_interval(eg), "median_interval_tok_s_per_user": _median_interval(eu),
             "beyond_35_tok_s_per_gpu": int((eg > 0.35).sum()), "beyond_35_tok_s_per_user": int((eu > 0.35).sum()),
             "by_kind": _by_kind(groups), "models": _models(groups), "without_drift": _without_drift(groups),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
@@ -90,6 +93,17 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
             "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
             "unstated_groups": int(train.loc[fitted & ~fits, "group_id"].nunique())}
+
+
+MEDIAN_BOOTSTRAP = 4000  # resamples of the groups for the median's interval (seeded: the same report every run)
+
+
+def _median_interval(a: np.ndarray, n: int = MEDIAN_BOOTSTRAP, seed: int = 0) -> list[float] | None:
+    """[5th, 95th] percentile of the median of ``a`` over ``n`` resamples of its groups with replacement."""
+    if len(a) < 2:
+        return None
+    draws = np.random.default_rng(seed).choice(a, size=(n, len(a)), replace=True)
+    return [float(v) for v in np.percentile(np.median(draws, axis=1), [5, 95])]
 
 
 def _rank(a: np.ndarray, q: float) -> float | None:

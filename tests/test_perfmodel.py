@@ -245,7 +245,7 @@ def test_validation_report_shape_and_summary(report):
         assert g["error_tok_s_per_user"] == pytest.approx(float(np.mean(errs)))
 
 
-def test_validation_numbers_as_measured(points, report):
+def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
     assert report["median_error_tok_s_per_user"] == pytest.approx(0.1366, abs=0.005)
@@ -255,7 +255,8 @@ def test_validation_numbers_as_measured(points, report):
     lo, hi = report["median_interval_tok_s_per_gpu"]
     assert lo < report["median_error_tok_s_per_gpu"] < 0.15 < hi
     assert report["median_interval_tok_s_per_user"][0] > 0.10  # the per-user target is outside even the interval
-    assert va.validate(points)["median_interval_tok_s_per_gpu"] == [lo, hi]  # seeded: the same every run
+    eg = np.array([g["error_tok_s_per_gpu"] for g in report["groups"] if g["error_tok_s_per_gpu"] is not None])
+    assert va._median_interval(eg) == [lo, hi]  # seeded: the same every run
     assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2750, abs=0.01)
     assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2663, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
@@ -731,11 +732,13 @@ def test_config_prediction_prints_the_same_models_measured_points_beside_it(poin
     assert 1 not in one["gpu_counts_measured"] and all(p["config_prediction"] is None for p in one["points"])
 
 
-def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, capsys):
+def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, cal, capsys):
     """C00 credits a megakernel-style engine, which removes per-layer launches: at one user on 4 GB300 the model's
     step is mostly the fixed cost calibrated on other engines' runs, and the command says what is left without it."""
     from analysis import cli
     from analysis.perfmodel import run
+
+    shipped = cal  # the shipped points' calibration (the name is reused below for the report's)
 
     path = "data/specs/model-configs/deepseek-v4.1-flash-gb300-4gpu.yaml"
     row = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["rows"][0]
@@ -759,8 +762,7 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
     # no vLLM run calibrates the B300 family: that fixed cost is other engines' pooled fit, and the answer gives the
     # range the calibrated engines span, on B300 and everywhere (host-bound launches left out), at each end
     spread = cal["fixed_cost_spread"]
-    full = cb.calibrate(cb.training_table(points))
-    b300 = [v.overhead_ms_per_layer for k, v in full.cells.items() if k.startswith("B300 · ")]
+    b300 = [v.overhead_ms_per_layer for k, v in shipped.cells.items() if k.startswith("B300 · ")]
     assert spread["cells_family"] == len(b300) == 3
     assert spread["overhead_ms_per_layer_family"] == pytest.approx([min(b300), max(b300)])
     assert spread["overhead_ms_per_layer_all"][0] <= min(b300) and spread["overhead_ms_per_layer_all"][1] < 0.5
@@ -775,10 +777,10 @@ def test_a_config_whose_drafter_is_not_priced_says_so(tmp_path, capsys):
 
     path = tmp_path / "dspark.yaml"
     path.write_text("model: DeepSeek-V4.1-Flash\nhardware: GB300 NVL72\nn_gpus: 4\ntp: 4\nspec_method: dspark\n")
-    assert cli.main(["model", "--config", str(path), "--concurrency", "1"]) == 0
+    assert cli.main(["model", "--config", str(path), "--concurrency", "1", "--n-boot", "0"]) == 0
     assert "drafting: not priced for dspark" in capsys.readouterr().out
     path.write_text("model: DeepSeek-V4.1-Flash\nhardware: GB300 NVL72\nn_gpus: 4\ntp: 4\nspec_method: mtp\n")
-    assert cli.main(["model", "--config", str(path), "--concurrency", "1"]) == 0
+    assert cli.main(["model", "--config", str(path), "--concurrency", "1", "--n-boot", "0"]) == 0
     assert "drafting:" not in capsys.readouterr().out
 
 

@@ -4,13 +4,15 @@
 + prefill ÷ prefill_share + comm_scale·collectives``, with ``roof(op) = max(memory, compute) + (1 − overlap)·min(memory,
 compute)`` per kind of kernel
 
-where a decode step runs two kinds of kernels one after the other, each bounded by its own bytes or its own FLOPs
-(the per-operator roofline :mod:`analysis.scaling.roofline_form` fits too): the weight GEMMs (the weights one GPU of
-a worker group reads, with the routed experts the batch touches, and 2 FLOPs per active weight per token) and
-attention (the KV cache the batch reads and its attention FLOPs). ``memory`` is HBM bytes over the achieved
-bandwidth (``bw_share`` × datasheet; the routed experts' bytes at ``expert_bw`` of that again: a grouped GEMM over
-many experts with few tokens each streams its weights slower than one large GEMM, measured on the H200 MoE sweep at
-about half), ``compute`` FLOPs over the achieved rate (``flop_share`` × dense peak, each weight component at its own
+where a decode step runs two kinds of kernels one after the other, each costed on its own bytes and its own FLOPs
+(the split :mod:`analysis.scaling.roofline_form` fits too): the weight GEMMs (the weights one GPU of a worker group
+reads, with the routed experts the batch touches, and 2 FLOPs per active weight per token) and attention (the KV
+cache the batch reads and its attention FLOPs). ``overlap`` is fitted; near 0, as most cells fit it, a kind costs its
+bytes' time plus its FLOPs' time rather than a roofline's max. ``memory`` is HBM bytes over the achieved
+bandwidth (``bw_share`` × datasheet; the routed experts' bytes at ``expert_bw`` of that again, fitted: a grouped GEMM
+over many experts with few tokens each streams its weights slower than one large GEMM; on the H200 MoE sweep about
+0.6 of the copy bandwidth once the KV and FLOP growth are taken out), ``compute`` FLOPs over the achieved rate
+(``flop_share`` × dense peak, each weight component at its own
 precision's rate), and ``collectives`` the measured latency of every collective of the step
 (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch and
 combine, per layer, at the step's message size; ``prefill`` the datasheet FLOP time of the input tokens an aggregated

@@ -257,8 +257,7 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"calibrated ({scale:.3g} × their measured latency), "
               f"{first['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency (at one "
               "GPU count the fit cannot tell a per-layer fixed cost from per-layer collectives)")
-    method = str(c.get("spec_method") or "none").lower()
-    if method not in ("none", "", "unknown", "nan") and method not in st.MTP_METHODS:
+    if st.speculates(c.get("spec_method")) and str(c["spec_method"]).lower() not in st.MTP_METHODS:
         print(f"drafting: not priced for {c['spec_method']} (the spec tables describe no such drafter); only MTP drafts "
               f"({', '.join(st.MTP_METHODS)}) pay their passes, and the calibrated tau is fitted net of MTP drafting")
     spread = cal.get("fixed_cost_spread") or {}

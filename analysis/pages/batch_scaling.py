@@ -422,7 +422,7 @@ class BatchScalingPage:
                 f"{text.num(x['batch_in_range'])}" for _, x in others.iterrows()) + ".")
         return " ".join(out).replace(" ; nearer", "; nearer")
 
-    # --- the performance model on configurations left out of its calibration ------------------------------------------------
+    # --- the performance model on configurations left out of its calibration ---------------------
     def validation_text(self, *, markdown: bool = True) -> str:
         v = self.validation
         if not v:
@@ -803,7 +803,7 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
     return out
 
 
-# --- the performance model on configurations left out of its calibration --------------------------------------------------------
+# --- the performance model on configurations left out of its calibration -----------------------------------------
 # The model's targets for its leave-one-group-out validation (README "perfclaims model"): median error per user and
 # per GPU, and the 90th percentile over the groups of both.
 VALIDATION_TARGETS = {"median_tok_s_per_user": 0.10, "median_tok_s_per_gpu": 0.15, "p90": 0.35}
@@ -1045,8 +1045,8 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
             unstated = [e(str(g["config"]["model"])) for g in rep.get("groups", [])
                         if models.get(str(g["config"]["model"])) == 1 and not g.get("calibrates", True)]
             if unstated:
-                out += (f" {_and(unstated)}'s source does not state all of ISL, OSL and TP, so its group is predicted at the "
-                        "defaults: a weaker test than its number suggests.")
+                out += (f" {_and(unstated)}'s source does not state all of ISL, OSL and TP, so its group is predicted at "
+                        "the defaults: a weaker test than its number suggests.")
     nd = rep.get("without_drift") or {}
     if nd.get("groups_with_drift") and nd.get("median_error_tok_s_per_user") is not None:
         out += (f" Without the measured software drift ({nd['groups_with_drift']} groups from older dates predicted at "

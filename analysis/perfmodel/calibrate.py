@@ -165,7 +165,7 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
     rows = []
     for rec in p.to_dict(orient="records"):
         dep = deployment(rec)
-        spec = str(dep.spec_method).lower() not in ("none", "", "unknown", "nan")
+        spec = st.speculates(dep.spec_method)
         measured_tau = dep.acceptance_length == dep.acceptance_length
         _, verify, _ = st.speculation(dep, assumed_tau=2.0)
         geo = st.geometry(dep, verify=verify)
@@ -190,7 +190,8 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
             "top_k": geo.top_k,
             "kv_per_seq_ms": geo.kv_bytes_per_seq / (geo.bandwidth_tb_s * 1e12) * 1e3,
             "attention_ms": float(t["attention_ms"][0]), "host_bound": float(st.host_bound(dep)),
-            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers + geo.draft_layers, "batch_per_worker": batch_w,
+            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers + geo.draft_layers,
+            "batch_per_worker": batch_w,
             "workers": par.workers,
             "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,
             "spec": spec, "tau_measured": dep.acceptance_length if measured_tau else math.nan,

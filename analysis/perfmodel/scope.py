@@ -25,8 +25,8 @@ SCOPES = {1: "1 GPU", 4: "4-GPU tray", 8: "8-GPU node", 72: "72-GPU domain"}
 
 def _layouts(m: specs.Model, g: int) -> list[tuple[str, dict]]:
     """The ways to shard ``m`` over ``g`` GPUs a scope answer weighs: a dense model by TP; a mixture of experts by
-    TP (where ``g`` splits its attention heads evenly: two all-reduces per layer) or by EP with attention data-parallel (dispatch
-    and combine per MoE layer)."""
+    TP (where ``g`` splits its attention heads evenly: two all-reduces per layer) or by EP with attention
+    data-parallel (dispatch and combine per MoE layer)."""
     from analysis import roofline
 
     if g <= 1:

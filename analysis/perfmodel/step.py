@@ -12,8 +12,8 @@ bytes' time plus its FLOPs' time rather than a roofline's max. ``memory`` is HBM
 bandwidth (``bw_share`` × datasheet; the routed experts' bytes at ``expert_bw`` of that again, fitted: a grouped GEMM
 over many experts with few tokens each streams its weights slower than one large GEMM; on the H200 MoE sweep about
 0.6 of the copy bandwidth once the KV and FLOP growth are taken out), ``compute`` FLOPs over the achieved rate
-(``flop_share`` × dense peak, each weight component at its own
-precision's rate), and ``collectives`` the measured latency of every collective of the step
+(``flop_share`` × dense peak, each weight component at its own precision's rate), and ``collectives`` the measured
+latency of every collective of the step
 (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch and
 combine, per layer, at the step's message size; ``prefill`` the datasheet FLOP time of the input tokens an aggregated
 serving worker prefills per decode step (each request's ISL over its OSL ÷ τ steps; zero for a disaggregated decode
@@ -26,8 +26,9 @@ not with its bytes). A deployment that quantises activations by separate kernels
 (``unfused`` = 1: flag ``quant-unfused``, the H200 sweep's fp8 runs) runs more kernels per layer and pays
 ``unfused_quant`` times that fixed cost again, and its matmuls are priced at the BF16 rate (that sweep's FP8 steps are
 no faster than its BF16 ones even where the GEMMs bound the step); serving engines fuse the quantisation into the
-kernel before it (``unfused`` = 0). A deployment whose host launches every kernel from Python (:data:`HOST_BOUND_FRAMEWORKS`) pays
-its fixed cost on the host while the GPU works: its step is the longer of the two, not their sum.
+kernel before it (``unfused`` = 0). A deployment whose host launches every kernel from Python
+(:data:`HOST_BOUND_FRAMEWORKS`) pays its fixed cost on the host while the GPU works: its step is the longer of the two,
+not their sum.
 
 :func:`step_time` is that equation and nothing else; :func:`geometry` turns a deployment into the per-GPU coefficients
 (bytes and milliseconds per unit of batch) so that the terms at any batch are :func:`terms`.
@@ -209,10 +210,15 @@ def host_bound(dep: Deployment) -> bool:
     return str(dep.framework) in HOST_BOUND_FRAMEWORKS
 
 
+def speculates(method) -> bool:
+    """Whether a points-table ``spec_method`` names speculative decoding (``none``, ``unknown`` and blanks do not)."""
+    return str(method or "none").lower() not in ("none", "", "unknown", "nan")
+
+
 def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, str]:
     """(τ tokens emitted per step, verify tokens per step, where τ came from) for one deployment."""
     method = str(dep.spec_method or "none").lower()
-    if method in ("none", "", "unknown", "nan"):
+    if not speculates(method):
         return 1.0, 1.0, words.TAU_NONE
     drafts = dep.draft_tokens if dep.draft_tokens == dep.draft_tokens else DEFAULT_DRAFT_TOKENS
     if dep.acceptance_length == dep.acceptance_length and dep.acceptance_length >= 1:
@@ -390,10 +396,18 @@ def memory_ms(geo: Geometry, batch, routing: float = 1.0) -> np.ndarray:
     ROOFLINE.md 3.2 caveat (a)); 1 is uniform routing."""
     B = np.atleast_1d(np.asarray(batch, dtype=float))
     tokens = B * geo.verify
-    touched = physics.expert_coverage(tokens * routing, geo.n_experts, geo.top_k) if geo.n_experts else 0.0 * B
-    touched = np.maximum(touched, min(geo.top_k, geo.n_experts) if geo.n_experts else 0.0)
-    nbytes = geo.fixed_bytes + touched * geo.expert_bytes + B * geo.kv_bytes_per_seq + tokens * geo.bytes_per_token
+    nbytes = geo.fixed_bytes + experts_touched(geo, tokens, routing) * geo.expert_bytes + B * geo.kv_bytes_per_seq \
+        + tokens * geo.bytes_per_token
     return nbytes / (geo.bandwidth_tb_s * 1e12) * 1e3
+
+
+def experts_touched(geo: Geometry, tokens: np.ndarray, routing: float = 1.0) -> np.ndarray:
+    """Routed experts per MoE layer that ``tokens`` (per worker, verify tokens included) touch: their expected
+    coverage at ``routing`` (:func:`memory_ms`), at least the top-k one token reads; 0 for a dense model."""
+    if not geo.n_experts:
+        return 0.0 * tokens
+    return np.maximum(physics.expert_coverage(tokens * routing, geo.n_experts, geo.top_k),
+                      min(geo.top_k, geo.n_experts))
 
 
 
@@ -470,8 +484,7 @@ def terms(geo: Geometry, batch, routing: float = 1.0, prefill_per_seq: float = 0
     B = np.atleast_1d(np.asarray(batch, dtype=float))
     tokens = B * geo.verify
     memory = memory_ms(geo, B, routing)
-    touched = np.maximum(physics.expert_coverage(tokens * routing, geo.n_experts, geo.top_k),
-                         min(geo.top_k, geo.n_experts)) if geo.n_experts else 0.0 * B
+    touched = experts_touched(geo, tokens, routing)
     nbytes = memory / 1e3 * geo.bandwidth_tb_s * 1e12
     prefill = B * float(prefill_per_seq) * geo.prefill_ms_per_token
     compute = tokens * geo.compute_ms_per_token

@@ -28,3 +28,22 @@ def test_missing_path_is_one_line_on_stderr(tmp_path, capsys):
     assert cli.main(["ingest", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "no such file or folder" in err and "Traceback" not in err
+
+
+def test_console_script_runs_main_then_freezes_the_collector(monkeypatch):
+    """The installed `perfclaims` is cli.run: main's exit code, with every object left moved out of the shutdown's
+    cycle sweep (gc.freeze); in-process callers of main keep the collector as it was."""
+    import gc
+    import tomllib
+    from pathlib import Path
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["perfclaims"] == "analysis.cli:run"
+    monkeypatch.setattr(cli, "main", lambda argv=None: 3)
+    before = gc.get_freeze_count()
+    try:
+        assert cli.run() == 3
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0

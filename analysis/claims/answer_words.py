@@ -133,24 +133,30 @@ def large_batch_words(claim: Claim, f: dict) -> tuple[str, str, str]:
 def _large_batch(claim: Claim, f: dict) -> tuple[str, str]:
     if f["rule"] == "capacity":
         p, note, free = f["point"], f["limits"], f.get("unconstrained")
+        on_mean = bool(note and note.get("default") and pd.isna(p.get("ttft_ms_p50")) and pd.notna(p.get("ttft_ms_mean")))
+        if on_mean:  # the source gives a mean only: the limit was applied to it, and is named so
+            note = {**note, "limits": note["limits"].replace("TTFT p50", "TTFT mean")}
         under = f" under {note['limits']}" if note else ""
+        end = (" (the highest concurrency its source measured: where the sweep stopped, not necessarily where "
+               "throughput saturates)" if f.get("sweep_end") else "")
         tail = (f" ({_limits_note(note)})." if note else
                 f" ({f['no_limit_reason']}: this is the capacity point's own latency)." if f.get("no_limit_reason")
                 else " (no latency limit stated: this is the capacity point's own tail latency).")
         second = (f" Unconstrained by latency, the highest is {free['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency "
                   f"{fmt_num(free.get('concurrency'))} ({free['tok_s_per_user']:,.1f} tok/s/user, "
                   f"{latency_text(free)})." if free else "")
-        if note and note.get("default") and pd.isna(p.get("ttft_ms_p50")) and pd.notna(p.get("ttft_ms_mean")):
+        if on_mean:
             tail = f" ({_limits_note(note)}; read on the TTFT mean, the only statistic the source gives)."
         return (f"The claim does not say. On the group of the point the speed answer uses ({who(p)}"
                 + "".join(f"; {_difference(d)}" for d in f["differs"])
                 + f"; {cite(p)}; {point_notes(p, 'gpu', with_method=False)}) "
                 f"capacity{under} is "
-                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}, where each "
+                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}{end}, where each "
                 f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}" + tail + second
                 + " The fastest per-user point is the single-user end, not the capacity.",
                 f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user"
-                + (f" under {note['limits']}" if note else "") + ", " + _ttft_short(p)
+                + (f" under {note['limits']}" + (" (default)" if note.get("default") else "") if note else "")
+                + ", " + _ttft_short(p)
                 + (" (proxy)" if p.get("tier") == "proxy" else ""))
     if f["rule"] == "no-point-meets-limits":
         return (f"No measured capacity meets the claim's latency limits ({_limits_note(f['limits'])}).",
@@ -162,6 +168,11 @@ def _large_batch(claim: Claim, f: dict) -> tuple[str, str]:
 
 def _gpus(g: int) -> str:
     return "one GPU" if g == 1 else f"{g} GPUs"
+
+
+# What the speed-of-light bounds assume of the collectives, said before any verdict drawn from them: the step-time
+# model's answer pays them after each layer's read and may disagree.
+HIDDEN = "If every collective hid under a weight read (these bounds)"
 
 
 def scope_bounds_words(f: dict) -> tuple[str, str]:
@@ -180,9 +191,9 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
     if rule == "node-suffices":
         g = v["gpus"]
         s = "s" if g == 1 else ""
-        verdict = (f"The NVL72 domain is not needed for single-user speed: {_gpus(g)} already allow{s} {user:,.0f} "
-                   "tok/s/user at batch 1, and more GPUs do not raise the bound much because every layer waits "
-                   "for its collectives.")
+        verdict = (f"{HIDDEN}, the NVL72 domain would not be needed for single-user speed: {_gpus(g)} already "
+                   f"allow{s} {user:,.0f} tok/s/user at batch 1, and more GPUs do not raise the bound much because "
+                   "every layer waits for its collectives.")
         short = f"NVL72 not needed: {_gpus(g)} suffice{s} at batch 1"
     elif rule == "node-near-peak":
         g, gc = v["gpus"], v["comfortable_gpus"]
@@ -190,9 +201,9 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
         easy_who = ("one GPU" if gc == 1 else f"an {gc}-GPU node") if gc else None
         easy = (f"; {easy_who} allows it below the achievable line" if gc else
                 "; no scope of up to 8 GPUs allows it below the achievable line")
-        verdict = (f"The NVL72 domain is not needed for single-user speed: {_gpus(g)} allow{s} {user:,.0f} "
-                   f"tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line){easy}, and more "
-                   "GPUs do not raise the bound much because every layer waits for its collectives.")
+        verdict = (f"{HIDDEN}, the NVL72 domain would not be needed for single-user speed: {_gpus(g)} allow{s} "
+                   f"{user:,.0f} tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line){easy}, "
+                   "and more GPUs do not raise the bound much because every layer waits for its collectives.")
         short = f"NVL72 not needed: {_gpus(g)} only at near-peak bandwidth" + (
             f", {easy_who} below the achievable line" if gc else "")
     elif rule == "larger-domain":
@@ -258,6 +269,34 @@ def model_scopes_words(scopes: list[dict]) -> str:
             f"'with comm (overlapped)' column assumes; a mixture of experts sharded by whichever of TP and EP its "
             f"measured collectives make faster; "
             f"{taus}): {decides}" + "; ".join(parts) + ".")
+
+
+def model_scopes_verdict(scopes: list[dict]) -> str:
+    """One sentence from the step-time model's bound (:func:`model_scopes_words` has the whole of it): which scopes
+    reach the claim's speed at the lowest and the highest τ and, where a multi-GPU scope misses at the lowest, the
+    latency that decides the one nearest to reaching it ("" without scopes)."""
+    if not scopes:
+        return ""
+    lo, hi = scopes[0]["tau"]
+
+    def reach(i: int) -> str:
+        names = [sc["scope"] for sc in scopes if sc["reaches"][i]]
+        return ("no scope reaches it" if not names else
+                ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] + " reach"
+                + ("es" if len(names) == 1 else "") + " it")
+
+    text = ("The step-time model's bound (datasheet bandwidth, the measured collective latencies paid after each "
+            "layer's HBM read): " + (f"at τ {lo:.2f} {reach(0)}" if lo == hi else
+                                     f"at τ {lo:.2f} {reach(0)}, at τ {hi:.2f} {reach(1)}"))
+    near = [sc for sc in scopes if sc["collectives_per_step"] and sc["fits"] and not sc["reaches"][0]
+            and pd.notna(sc["needs_us_per_collective"][0]) and sc["needs_us_per_collective"][0] > 0
+            and pd.notna(sc["measured_us_per_collective"])]
+    if near:
+        sc = max(near, key=lambda s: s["needs_us_per_collective"][0] / s["measured_us_per_collective"])
+        text += (f"; what decides it at τ {lo:.2f} is the collective latency: the {sc['scope']}'s "
+                 f"{sc['collectives_per_step']} collectives per step may take ≤ {_us(sc['needs_us_per_collective'][0])}"
+                 f" each, against {_us(sc['measured_us_per_collective'])} measured")
+    return text + "."
 
 
 def scope_words(claim: Claim, f: dict) -> tuple[str, str, str]:

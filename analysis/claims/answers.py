@@ -153,6 +153,17 @@ def batch_fact(ev: ClaimEvidence, point) -> dict:
     return {"rule": "no-evidence", "other_models": ev.other_models}
 
 
+def _sweep_end(evidence: pd.DataFrame, row) -> bool:
+    """Whether ``row`` is the highest concurrency its source file measured: a capacity read there is where the
+    sweep stopped, which need not be where throughput saturates."""
+    if evidence is None or evidence.empty or pd.isna(row.get("concurrency")) or "row" not in evidence.columns:
+        return False
+    source = str(row["row"]).rsplit(":", 1)[0]
+    same = evidence[evidence["row"].astype(str).str.rsplit(":", n=1).str[0] == source]
+    top = same["concurrency"].max() if len(same) else math.nan
+    return bool(pd.notna(top) and float(row["concurrency"]) >= float(top))
+
+
 def large_batch_fact(ev: ClaimEvidence, point) -> dict:
     """Capacity under the latency that applies (:attr:`ClaimEvidence.capacity_limits`: the claim's, its scenario's
     or perfclaims' default sanity limit), with the unconstrained capacity second where it is another point."""
@@ -164,7 +175,7 @@ def large_batch_fact(ev: ClaimEvidence, point) -> dict:
         free, _ = capacity_point(claim, ev.stand_ins, point)
         other = free is not None and ev.capacity_limits and free["row"] != cap["row"]
         return {"rule": "capacity", "point": _point(cap), "differs": differs_from_claim(claim, cap), "limits": note,
-                "unconstrained": _point(free) if other else None,
+                "sweep_end": _sweep_end(ev.stand_ins, cap), "unconstrained": _point(free) if other else None,
                 "no_limit_reason": "" if ev.capacity_limits else ev.capacity_limits_from}
     if note:
         return {"rule": "no-point-meets-limits", "limits": note}
@@ -245,7 +256,8 @@ def model_scopes(claim: Claim) -> list[dict]:
                     "needs_us_per_collective": [a["needs_us_per_collective"], b["needs_us_per_collective"]],
                     "measured_us_per_collective": a["measured_us_per_collective"],
                     "measured_dispatch_plus_combine_us": a["measured_dispatch_plus_combine_us"],
-                    "verdict": [a["verdict"], b["verdict"]],
+                    "verdict": [a["verdict"], b["verdict"]], "reaches": [a["reaches"] and a["fits"],
+                                                                     b["reaches"] and b["fits"]],
                     "status": sorted({m["status"] for m in a["measured"]}),
                     "sources": sorted({src for m in measured for src in m.get("sources") or []}),
                     "libraries": sorted({str(m.get("library")) for m in a["measured"] if m.get("library")})})

@@ -121,7 +121,8 @@ def card_from_evidence(ev: ClaimEvidence) -> ClaimCard:
     return ClaimCard(claim=c, restated=restated, answers=answers, sol=sol, sol_info=info,
                      sol_statements=sol_statements(c, sol), evidence=ev.near, evidence_summary=summary,
                      frontier=evidence_frontier(ev.near),
-                     verdict=verdict(c, restated, sol, summary, checks, info.get("reason", "")),
+                     verdict=verdict(c, restated, sol, summary, checks, info.get("reason", ""),
+                                     answers["scope"].fact.get("model_scopes")),
                      model_note=model_note_for(c), checks=checks, checked_on=checked_on_text(ev),
                      evidence_lengths=[tuple(p) for p in ev.lengths], evidence_lengths_note=ev.lengths_note,
                      pairs=pairs, basis=ev, check_facts=facts)

@@ -30,6 +30,19 @@ def plausible_precisions(claim: Claim, model: specs.Model, hw: specs.Hardware) -
     return out or [native]
 
 
+def recipe_texts(model: specs.Model, precisions: list[str]) -> dict[str, str]:
+    """Each precision label's weights as the model is shipped or served at that label (``data/specs/recipes.csv``:
+    DeepSeek-V4-Flash's FP4 is its checkpoint, FP4 experts with FP8 attention and a BF16 head), the label on every
+    component where the table has no rows for it."""
+    from analysis.perfmodel import recipes
+
+    out = {}
+    for p in precisions:
+        r = recipes.recipe(model.name, p)
+        out[p] = r.text if r.basis == "table" else p
+    return out
+
+
 def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
     """1 GPU, an 8-GPU node, the 72 GPUs of a rack as one model instance where the hardware has a 72-GPU domain (a
     single user runs on one instance: the rack's smaller instances are the other rows), and the stated count."""
@@ -116,8 +129,10 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     taus, verify, tau_text = taus_for(claim)
     precisions = plausible_precisions(claim, model, hw)
     gpus = scopes_for(claim, hw)
-    table = roofline.sol_table(model, hw, precisions=precisions, gpus=gpus, batch=1, context=context,
-                               tokens_per_step=taus, verify_tokens=verify)
+    texts = recipe_texts(model, precisions)
+    table = pd.concat([roofline.sol_table(model, hw, precisions=[texts[p]], gpus=gpus, batch=1, context=context,
+                                          tokens_per_step=taus, verify_tokens=verify).assign(precision_asked=p)
+                       for p in precisions], ignore_index=True)
     wide = table.pivot_table(index=["precision_asked", "gpus", "tokens_per_step"], columns="ceiling",
                              values="tok_s_per_user").reset_index()
     ds = table[table["ceiling"] == "datasheet"].set_index(["precision_asked", "gpus", "tokens_per_step"])
@@ -161,6 +176,8 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
                           if s.name == "precision" else s).reset_index(drop=True)
     info.update(model=model.name, hardware=hw.label, context=context, context_text=context_text,
                 tau_text=tau_text, precisions=precisions, gpus=gpus,
+                recipes={p: t for p, t in texts.items() if t != p},
+                recipe_labels={p: roofline.parse_precision(t, model=model).label for p, t in texts.items() if t != p},
                 achievable_source=table.loc[table["ceiling"] == "achievable", "ceiling_source"].iloc[0],
                 comm_floor_text=roofline.COMM_FLOOR_TEXT, n_layers=model.n_layers,
                 datasheet_bandwidth_tb_s=hw.hbm_bandwidth_tb_s)

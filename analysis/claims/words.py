@@ -295,7 +295,9 @@ def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
     if len(ok):
         r = ok.iloc[0]
         comm = r["comm_floor_ms"] > 0
-        parts.append(f"The smallest setting whose bound allows it below the achievable line is {r['scope']} at "
+        parts.append(("With every collective hidden under a weight read (the speed-of-light bound), the smallest "
+                      if comm else "The smallest ")
+                     + f"setting whose bound allows it below the achievable line is {r['scope']} at "
                      f"{precision_label(r['precision'])} (claim = {share(user / r['sol_tok_s_per_user_comm'])} of "
                      f"{r['sol_tok_s_per_user_comm']:,.0f}"
                      + (f", a bound set by the communication floor of {r['comm_floor_ms'] * 1000:,.0f} µs per step, "
@@ -307,7 +309,7 @@ def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
 
 
 def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd.DataFrame,
-            checks: pd.DataFrame | None = None, sol_reason: str = "") -> str:
+            checks: pd.DataFrame | None = None, sol_reason: str = "", model_scopes: list | None = None) -> str:
     """A few sentences from the computed facts: what kind of number each part is, how it compares with the
     measured frontier at matching hardware, precision and lengths, the batch-1 bound (per-user parts only: a
     capacity is not bounded by batch-1 speed), and what is missing."""
@@ -322,6 +324,10 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
     if "per-user" in kinds:
         if not sol.empty and not math.isnan(user):
             parts.append(_sol_sentence(claim, sol))
+        if model_scopes:
+            from analysis.claims.answer_words import model_scopes_verdict
+
+            parts.append(model_scopes_verdict(model_scopes))
         elif sol.empty:
             parts.append(f"No roofline: {sol_reason}." if sol_reason else
                          "No roofline: the model or hardware is not in the spec tables.")

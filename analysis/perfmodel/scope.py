@@ -57,6 +57,8 @@ def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: 
                          **{k: v for k, v in r.to_dict().items() if k not in ("collective", "interconnect")}})
     mean_measured = (sum(m["latency_us"] * m["per_step"] for m in measured) / n_coll) if n_coll else math.nan
     per_coll = [m["latency_us"] for m in measured]
+    verdict = (("alone-fits" if left > 0 else "alone-exceeds") if not n_coll else
+               "exceeds" if left <= 0 else "within" if mean_measured <= left * 1000.0 / n_coll else "over")
     return {"hbm_ms": hbm_ms, "overhead_ms": overhead_ms, "collectives_per_step": int(n_coll),
             "needs_us_per_collective": (left * 1000.0 / n_coll) if n_coll else math.nan,
             "measured_us_per_collective": mean_measured,
@@ -65,9 +67,7 @@ def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: 
             "measured": measured,
             # the step these measured latencies give: how the layouts are ranked
             "step_ms": hbm_ms + overhead_ms + (n_coll * mean_measured / 1000.0 if n_coll else 0.0),
-            "verdict": words.VERDICTS[("alone-fits" if left > 0 else "alone-exceeds") if not n_coll else
-                                      "exceeds" if left <= 0 else "within" if mean_measured <= left * 1000.0 / n_coll
-                                      else "over"]}
+            "verdict": words.VERDICTS[verdict], "reaches": verdict in ("alone-fits", "within")}
 
 
 def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: float = 1.0,

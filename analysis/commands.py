@@ -171,7 +171,7 @@ def _fmt(x: float, digits: int = 4) -> str:
 
 
 def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | None, concurrency=None,
-              n_boot: int = 20, as_json: bool = False) -> int:
+              n_boot: int = 20, as_json: bool = False, min_concurrencies: int = 3) -> int:
     """``perfclaims model``: a configuration's predicted speeds (``--config``) or the leave-one-group-out
     validation (``--validate``), as a table or JSON; 0 on success, 2 (one line on stderr) when the input is wrong."""
     import json
@@ -186,7 +186,9 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         dep = configfile.load(config_path)  # ValueError/KeyError: one line, exit 2 (analysis.cli.main)
     points = data.load_points(points_path)
     if validate:
-        rep = run.validation_report(points)
+        if min_concurrencies < 1:
+            raise ValueError(f"--min-concurrencies must be >= 1, got {min_concurrencies}")
+        rep = run.validation_report(points, min_concurrencies=min_concurrencies)
         if as_json:
             print(json.dumps(rep, indent=1, default=_json_default))
             return 0
@@ -246,8 +248,16 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"{r['tok_s_per_gpu_lo']:>10,.0f}–{r['tok_s_per_gpu_hi']:<9,.0f}{r['step_ms']:>9.3f}"
               f"{t['overhead_ms']:>9.3f}{t['memory_ms']:>8.3f}{t['compute_ms']:>8.3f}{t['collectives_ms']:>9.3f}"
               f"  {r['dominant']}")
-    print("intervals: the calibration's bootstrap and the collectives' measured range only, not the model's own "
-          "error (perfclaims model --validate: each configuration group left out and predicted)")
+    band = cal.get("held_out_ratio") or {}
+    if band.get("tok_s_per_user"):
+        (ulo, uhi), (glo, ghi) = band["tok_s_per_user"], band["tok_s_per_gpu"]
+        print(f"intervals: the widest of the calibration's bootstrap, the collectives' measured range and the model's "
+              f"own error on configurations it never saw (perfclaims model --validate: over "
+              f"{band['points_tok_s_per_user']} held-out points, measured ÷ predicted {ulo:.2f}–{uhi:.2f} per user, "
+              f"{glo:.2f}–{ghi:.2f} per GPU, {band['percentiles'][0]}th–{band['percentiles'][1]}th percentile)")
+    else:
+        print("intervals: the calibration's bootstrap and the collectives' measured range only, not the model's own "
+              "error (no held-out group to measure it by)")
     first = rep["rows"][0] if rep["rows"] else None
     if first and first["terms"]["overhead_ms"] > 0.3 * first["step_ms"]:
         scale = cal["efficiency"].get("comm_scale", 1.0)

@@ -512,6 +512,37 @@ def test_cli_model_config_json(tmp_path, capsys):
     assert out["calibration"]["level"] == "B300 · sglang"
 
 
+def test_config_intervals_carry_the_models_own_held_out_error(points, report, capsys):
+    """A configuration nobody measured is predicted with the error the model makes on held-out groups: the interval
+    is the widest of the calibration's bootstrap and measured ÷ predicted's 5th-95th percentile over every point of
+    the validation (the bootstrap alone held 52% of the held-out measurements a reviewer rebuilt)."""
+    from analysis import cli
+    from analysis.perfmodel import run
+
+    band = report["held_out_ratio"]
+    ratios = [pt["measured_tok_s_per_user"] / pt["predicted_tok_s_per_user"] for g in report["groups"]
+              for pt in g["points"]]
+    assert band["points_tok_s_per_user"] == len(ratios) == sum(len(g["points"]) for g in report["groups"])
+    assert band["tok_s_per_user"] == pytest.approx(list(np.percentile(ratios, [5, 95])))
+    assert band["tok_s_per_user"][0] < 0.8 and band["tok_s_per_user"][1] > 1.3  # -25% / +39% on the shipped points
+    covered = np.mean([band["tok_s_per_user"][0] <= r <= band["tok_s_per_user"][1] for r in ratios])
+    assert covered == pytest.approx(0.9, abs=0.02)
+    path = "data/specs/model-configs/deepseek-v4.1-flash-gb300-4gpu.yaml"
+    rep = run.model_report(configfile.load(Path(path)), points, concurrency=[1, 16], n_boot=2, band=band)
+    for row in rep["rows"]:
+        v, (lo, hi) = row["tok_s_per_user"], band["tok_s_per_user"]
+        boot = row["interval_parts"]["tok_s_per_user"]["calibration"]
+        assert row["tok_s_per_user_lo"] == pytest.approx(min(boot[0], v * lo))
+        assert row["tok_s_per_user_hi"] == pytest.approx(max(boot[1], v * hi))
+        assert row["tok_s_per_user_hi"] - row["tok_s_per_user_lo"] > boot[1] - boot[0]
+    assert rep["calibration"]["held_out_ratio"] == band
+    run._BANDS[int(pd.util.hash_pandas_object(points.astype(str), index=False).sum())] = band  # the CLI's lookup
+    assert cli.main(["model", "--config", path, "--concurrency", "1", "--n-boot", "2"]) == 0
+    out = capsys.readouterr().out
+    assert (f"over {len(ratios)} held-out points, measured ÷ predicted {band['tok_s_per_user'][0]:.2f}–"
+            f"{band['tok_s_per_user'][1]:.2f} per user") in out
+
+
 def test_cli_model_errors_are_one_line(tmp_path, capsys):
     from analysis import cli
 
@@ -528,7 +559,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
     from analysis import cli
     from analysis.perfmodel import run
 
-    monkeypatch.setattr(run, "validation_report", lambda points: report)  # the same validation, computed once
+    monkeypatch.setattr(run, "validation_report", lambda points, **kw: report)  # the same validation, computed once
     assert cli.main(["model", "--validate"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == ("the same configuration re-run, median step-time change by days from its newest run: 0–7 days "
@@ -921,3 +952,20 @@ def test_points_without_stated_conditions_are_scored_but_never_calibrate(points,
     without = cb.calibrate(train.drop(index=unstated.index))
     assert without.global_ == cal.global_ and without.cells == cal.cells and without.families == cal.families
     assert _group(report, "DeepSeek-V4.1-Flash | GB300 NVL72", "dspark")["error_tok_s_per_user"] > 0
+
+
+def test_validate_scores_every_group_on_request(capsys, monkeypatch):
+    """--min-concurrencies 1 scores the groups the target set leaves out; below 1 is a one-line error."""
+    from analysis import cli
+    from analysis.perfmodel import run
+
+    seen = {}
+
+    def fake(points, *, min_concurrencies):
+        seen["n"] = min_concurrencies
+        raise ValueError("stop here")  # the command's wiring is what is tested; the validation is tested above
+
+    monkeypatch.setattr(run, "validation_report", fake)
+    assert cli.main(["model", "--validate", "--min-concurrencies", "1"]) == 2 and seen["n"] == 1
+    assert cli.main(["model", "--validate", "--min-concurrencies", "0"]) == 2
+    assert "--min-concurrencies must be >= 1, got 0" in capsys.readouterr().err

@@ -88,11 +88,28 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "median_interval_tok_s_per_gpu": _median_interval(eg), "median_interval_tok_s_per_user": _median_interval(eu),
             "beyond_35_tok_s_per_gpu": int((eg > 0.35).sum()), "beyond_35_tok_s_per_user": int((eu > 0.35).sum()),
             "by_kind": _by_kind(groups), "models": _models(groups), "without_drift": _without_drift(groups),
+            "held_out_ratio": held_out_ratio(groups),
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
             "rerun_spread": rerun_spread(train),
             "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
             "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
             "unstated_groups": int(train.loc[fitted & ~fits, "group_id"].nunique())}
+
+
+BAND = (5, 95)  # percentiles of measured ÷ predicted over the held-out points: a prediction's error band
+
+
+def held_out_ratio(groups: list[dict]) -> dict:
+    """Measured ÷ predicted over every held-out point of ``groups`` (tok/s/user and tok/s/GPU): the
+    :data:`BAND` percentiles, what a prediction of a configuration nobody measured should be widened by, since
+    the calibration's bootstrap and the collectives' range leave the model's own error out."""
+    out: dict = {"percentiles": list(BAND)}
+    for key in ("tok_s_per_user", "tok_s_per_gpu"):
+        r = np.array([pt[f"measured_{key}"] / pt[f"predicted_{key}"] for g in groups for pt in g["points"]
+                      if pt[f"predicted_{key}"] and pt[f"predicted_{key}"] > 0 and pt[f"measured_{key}"] > 0])
+        out[key] = [float(v) for v in np.percentile(r, BAND)] if len(r) else None
+        out[f"points_{key}"] = int(len(r))
+    return out
 
 
 MEDIAN_BOOTSTRAP = 4000  # resamples of the groups for the median's interval (seeded: the same report every run)

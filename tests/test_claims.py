@@ -674,3 +674,19 @@ def test_a_card_whose_evidence_gives_no_tok_s_per_gpu_still_draws(points):
     ax = claim_on_frontier(card)
     ax.figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # raised "cannot be log-scaled" before
     assert ax.get_ylim() == (1.0, 1e5)
+
+
+def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
+    """C00 (2026-10-30) is read on InferenceX #3176's baseline of 2026-09-15: 45 days apart, where re-runs of one
+    configuration move a median 7.9% and more; the date is said, like the engine, and withholds no percentage."""
+    from analysis.claims import checks as ck
+
+    c = card_of("C00", points)
+    top = c.checks.iloc[0]
+    assert "software date: run 45 days before the claim's 2026-10-30" in top["differs"]
+    assert top["match"] == "same-model" and top["measured_over_claimed"] == pytest.approx(456.621 / 1000, rel=1e-4)
+    assert "software date" in ck.INFORMATIVE and ck.SOFTWARE_DAYS == 7
+    assert "(differs: NVLink domain, framework, software date)" in c.bottom_line
+    # the fastest same-architecture point names its statistic (a median) as the speed point does (a mean)
+    assert "the fastest is 763.4 tok/s/user (1000 / median TPOT;" in c.bottom_line
+    assert "456.6 tok/s/user (1000 / mean TPOT;" in c.bottom_line

@@ -22,6 +22,8 @@ def difference_text(d) -> str:
     """``hardware: B200 instead of GB200`` / ``lengths: ISL 1,024 / OSL 1,024 measured, 8k/1k claimed``."""
     if not isinstance(d, Difference):
         return str(d)
+    if d.condition == "software date":
+        return f"software date: run {d.measured} the claim's {d.claimed}"
     if d.condition in _MEASURED_CLAIMED:
         return f"{d.condition}: {d.measured} measured, {d.claimed} claimed"
     return f"{d.condition}: {d.measured} instead of {d.claimed}"

@@ -135,7 +135,11 @@ ENGINE_WORDS = {"sglang": ("sglang",), "vllm": ("vllm",), "trt": ("tensorrt-llm"
 ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trt": "TensorRT-LLM"}
 # Conditions listed in a reading's differs that inform without making the reading a worse match (not counted when
 # the readings are ranked)
-INFORMATIVE = {"framework"}
+INFORMATIVE = {"framework", "software date"}
+# Days between a point's run and the claim's date past which the software is called another: the same InferenceX
+# configuration re-run moved a median 0.4% within 7 days and 7.9% at 8-30 days (perfclaims model --validate,
+# rerun_spread), so past a week a date is a condition the comparison did not hold equal.
+SOFTWARE_DAYS = 7
 
 
 def engine_of(text) -> str | None:
@@ -230,6 +234,7 @@ class _Context:
             differs.append(Difference("model revision", ", ".join(revisions), self.claim.model))
         differs += self.domain_differs(used)
         differs += self.framework_differs(used)
+        differs += self.date_differs(used)
         if self.model_tier == "proxy":
             return "proxy", [Difference("model", ", ".join(self.ev.pool_models), self.claim.model)] + differs, False
         # A percentage of the claim needs the claim's stated conditions: its lengths, its speculative decoding and
@@ -248,6 +253,26 @@ class _Context:
         if not measured:
             return []
         return [Difference("framework", ", ".join(measured), ENGINE_NAMES[claimed])]
+
+    def date_differs(self, used) -> list[Difference]:
+        """The dates of the points a reading rests on against the claim's, where they are more than
+        :data:`SOFTWARE_DAYS` apart: other software, said, not disqualifying (as the engine)."""
+        try:
+            claimed = pd.Timestamp(str(self.claim.date)[:10])
+        except (ValueError, TypeError):
+            return []
+        rows = [self.row(r) for r in used if r is not None]
+        days = set()
+        for r in rows:
+            try:
+                days.add((pd.Timestamp(str(r.get("date"))[:10]) - claimed).days)
+            except (ValueError, TypeError):
+                continue
+        far = sorted(d for d in days if abs(d) > SOFTWARE_DAYS)
+        if not far:
+            return []
+        words = ", ".join(f"{abs(d)} days {'before' if d < 0 else 'after'}" for d in far)
+        return [Difference("software date", words, claimed.date().isoformat())]
 
     def domain_differs(self, used) -> list[Difference]:
         """A claim that names a rack-scale NVLink domain (GB300 NVL72) without a GPU count, read on points that ran

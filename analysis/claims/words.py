@@ -79,9 +79,10 @@ def _unreached(claim: Claim, checks: pd.DataFrame) -> str:
     top = users.loc[users["measured_all"].idxmax()]
     p = (top.get("reading") or {}).get("points", [{}])[0]
     where = p.get("source_url") if p.get("source_url") not in (None, "unknown") else p.get("row")
+    stat = PER_USER_DEFS.get(str(p.get("per_user_def")), "")
     return (f"; no measured point of this model or its architecture at the lengths compared here reaches the claimed "
             f"speed: the fastest is "
-            f"{top['measured_all']:,.1f} tok/s/user ({top['group']}, {top['lengths']}, concurrency "
+            f"{top['measured_all']:,.1f} tok/s/user ({stat + '; ' if stat else ''}{top['group']}, {top['lengths']}, concurrency "
             f"{fmt_num(p.get('concurrency'))}; {where})")
 
 
@@ -385,7 +386,8 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         limits = (f"; only points within {r['limits']}" + p50_read_text(r) if _name(r.get("limits")) else "")
         limits += default_limit_text(r)
         p = ((r.get("reading") or {}).get("points") or [{}])[0]
-        stat = f"{PER_USER_DEFS['1000/tpot_ms_mean']}; " if p.get("per_user_def") == "1000/tpot_ms_mean" else ""
+        stat = PER_USER_DEFS.get(str(p.get("per_user_def")), "")  # which statistic: a mean and a median differ
+        stat = f"{stat}; " if stat and r["kind"] == "per-user" else ""
         where = f"{stat}{r['group']}, {r['lengths']}{spec_text(r)}{limits}"
         if pd.notna(r["measured_over_claimed"]):
             found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "

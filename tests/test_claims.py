@@ -300,6 +300,12 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     # had made it "possible only at near-peak bandwidth" (1,094)
     assert one["sol_tok_s_per_user_achievable"] == pytest.approx(0.8 * one["sol_tok_s_per_user"])
     assert one["sol_tok_s_per_user"] < 1000 and one["reading"] == "impossible (1.3× the bandwidth bound)"
+    # 72 GPUs at τ 2.5: 963 = 2.5 x the 385 the collectives allow at τ 1, a 4% miss said as one (not "1.0×"), and
+    # its cause is the collectives' floor, not the verify step's expert bytes
+    spec72 = card.sol[(card.sol["tokens_per_step"] == 2.5) & (card.sol["gpus"] == 72)].set_index("precision")
+    assert spec72.loc["fp4", "reading"].startswith("impossible with communication (1.04× the bound")
+    rack_line = next(x for x in card.sol_statements if x.startswith("On 72 GPUs, one instance at FP4"))
+    assert "the bound is 963 (still short; the collectives bound it, at τ times their floor)" in rack_line
     rack = sol.loc[("fp4", 72)]
     # 43 layers x 2 collectives x the measured NVL72 EP latency (mean of dispatch and combine for one 4,096-wide BF16
     # token over 72 GPUs: TensorRT-LLM's NVLinkOneSided rows, extrapolated to batch 1), not the bandwidth-only 70,664.

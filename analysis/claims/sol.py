@@ -74,6 +74,11 @@ def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
     return [1.0, ASSUMED_TAU], {ASSUMED_TAU: ASSUMED_VERIFY_TOKENS}, ASSUMED_TAU_TEXT
 
 
+def _over(x: float) -> str:
+    """How far past a bound, never "1.0×" for a miss (1.04 reads 1.04×)."""
+    return times(x, 2 if x < 1.095 else 1)
+
+
 def reading_for(row: pd.Series) -> str:
     """Plain words for one SOL row, from the datasheet bound, the achievable line and the communication floor:
     possible, possible only at near-peak bandwidth, impossible (by bandwidth or by communication), or no fit."""
@@ -86,9 +91,9 @@ def reading_for(row: pd.Series) -> str:
         return "no per-user number to compare" + suffix
     bw, comm, ach = row["sol_tok_s_per_user"], row["sol_tok_s_per_user_comm"], row["sol_tok_s_per_user_achievable_comm"]
     if user > bw:
-        return f"impossible ({times(user / bw, 1)} the bandwidth bound){suffix}"
+        return f"impossible ({_over(user / bw)} the bandwidth bound){suffix}"
     if user > comm:
-        return (f"impossible with communication ({times(user / comm, 1)} the bound with the communication floor; "
+        return (f"impossible with communication ({_over(user / comm)} the bound with the communication floor; "
                 f"bandwidth alone would allow it){suffix}")
     if user > ach:
         return (f"above the achievable line: possible only at near-peak bandwidth ({share(user / comm)} of SOL, "

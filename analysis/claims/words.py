@@ -56,10 +56,13 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
         if len(s):
             t = s.iloc[0]
             verdict_tau = "enough" if user <= t["sol_tok_s_per_user_comm"] else "still short"
+            by_comm = t["comm_floor_ms"] > 0 and t["sol_tok_s_per_user_comm"] < t["sol_tok_s_per_user"]
+            why = ("; the collectives bound it, at τ times their floor" if by_comm else
+                   "; the verify step reads more experts" if claim.model_table and
+                   specs.model(claim.model_table).is_moe else "")
             text += (f"; with speculative decoding at τ = {t['tokens_per_step']:g} the bound is "
-                     f"{t['sol_tok_s_per_user_comm']:,.0f} ({verdict_tau}"
-                     + ("; the verify step reads more experts" if claim.model_table and
-                        specs.model(claim.model_table).is_moe else "") + ")")
+                     f"{t['sol_tok_s_per_user_comm']:,.0f} ({verdict_tau}" + (why if verdict_tau == "still short"
+                                                                               else "") + ")")
         lower = base[(base["gpus"] == r["gpus"]) & (base["sol_tok_s_per_user_comm"] >= user) & base["fits"]]
         if len(lower):
             text += "; lower precision reaches it (" + ", ".join(

@@ -304,6 +304,11 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     # its cause is the collectives' floor, not the verify step's expert bytes
     spec72 = card.sol[(card.sol["tokens_per_step"] == 2.5) & (card.sol["gpus"] == 72)].set_index("precision")
     assert spec72.loc["fp4", "reading"].startswith("impossible with communication (1.04× the bound")
+    # 8 GPUs at τ 1: possible at the overlapped bound (1,067), not with the collectives paid after the reads (910)
+    node = sol.loc[("fp4", 8)]
+    assert node["reading"] == ("possible (94% of SOL, 94% of achievable; only if every collective hides under a weight "
+                               "read: paid after them, the bound is 910)")
+    assert 1000 / (1000 / node["sol_tok_s_per_user"] + node["comm_floor_ms"]) == pytest.approx(910, abs=0.5)
     rack_line = next(x for x in card.sol_statements if x.startswith("On 72 GPUs, one instance at FP4"))
     assert "the bound is 963 (still short; the collectives bound it, at τ times their floor)" in rack_line
     rack = sol.loc[("fp4", 72)]

@@ -95,10 +95,14 @@ def reading_for(row: pd.Series) -> str:
     if user > comm:
         return (f"impossible with communication ({_over(user / comm)} the bound with the communication floor; "
                 f"bandwidth alone would allow it){suffix}")
+    floor = row.get("comm_floor_ms", 0.0)
+    paid = 1000.0 * row["tokens_per_step"] / (1000.0 * row["tokens_per_step"] / bw + floor) if floor > 0 else bw
+    hidden = (f"; only if every collective hides under a weight read: paid after them, the bound is {paid:,.0f}"
+              if user > paid else "")
     if user > ach:
         return (f"above the achievable line: possible only at near-peak bandwidth ({share(user / comm)} of SOL, "
-                f"{share(user / ach)} of achievable){suffix}")
-    return f"possible ({share(user / comm)} of SOL, {share(user / ach)} of achievable){suffix}"
+                f"{share(user / ach)} of achievable{hidden}){suffix}")
+    return f"possible ({share(user / comm)} of SOL, {share(user / ach)} of achievable{hidden}){suffix}"
 
 
 def possible_at(row) -> str:

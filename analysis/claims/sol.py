@@ -12,7 +12,7 @@ from analysis.claims.conditions import context_for, per_user_value
 from analysis.claims.labels import share
 from analysis.claims.registry import NOT_STATED, Claim
 from analysis.specdecode import ASSUMED_DRAFT_TOKENS, ASSUMED_TAU  # the one documented assumption
-from analysis.text import pct, plain, times
+from analysis.text import pct, plain, times, whole
 
 ASSUMED_VERIFY_TOKENS = float(ASSUMED_DRAFT_TOKENS + 1)
 ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
@@ -97,7 +97,7 @@ def reading_for(row: pd.Series) -> str:
                 f"bandwidth alone would allow it){suffix}")
     floor = row.get("comm_floor_ms", 0.0)
     paid = 1000.0 * row["tokens_per_step"] / (1000.0 * row["tokens_per_step"] / bw + floor) if floor > 0 else bw
-    hidden = (f"; only if every collective hides under a weight read: paid after them, the bound is {paid:,.0f}"
+    hidden = (f"; only if every collective hides under a weight read: paid after them, the bound is {whole(paid)}"
               if user > paid else "")
     if user > ach:
         return (f"above the achievable line: possible only at near-peak bandwidth ({share(user / comm)} of SOL, "

@@ -698,6 +698,11 @@ def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
     assert top["match"] == "same-model" and top["measured_over_claimed"] == pytest.approx(456.621 / 1000, rel=1e-4)
     assert "software date" in ck.INFORMATIVE and ck.SOFTWARE_DAYS == 7
     assert "(differs: NVLink domain, framework, software date)" in c.bottom_line
+    # the capacity read on a mean-only source names the statistic in its fact too, and the point is the sweep's end
+    cap = c.answers["large_batch"].fact
+    assert cap["limits"]["limits"] == "TTFT mean ≤ 2 s" and cap["limits"]["read_on"] == "mean" and cap["sweep_end"]
+    # the deciding latency says it was measured on another part and extrapolated
+    assert "against 10.9 µs measured (extrapolated: MNNVL fused all-reduce + RMSNorm" in c.verdict
     # the fastest same-architecture point names its statistic (a median) as the speed point does (a mean)
     assert "the fastest is 763.4 tok/s/user (1000 / median TPOT;" in c.bottom_line
     assert "456.6 tok/s/user (1000 / mean TPOT;" in c.bottom_line

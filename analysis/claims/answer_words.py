@@ -133,9 +133,7 @@ def large_batch_words(claim: Claim, f: dict) -> tuple[str, str, str]:
 def _large_batch(claim: Claim, f: dict) -> tuple[str, str]:
     if f["rule"] == "capacity":
         p, note, free = f["point"], f["limits"], f.get("unconstrained")
-        on_mean = bool(note and note.get("default") and pd.isna(p.get("ttft_ms_p50")) and pd.notna(p.get("ttft_ms_mean")))
-        if on_mean:  # the source gives a mean only: the limit was applied to it, and is named so
-            note = {**note, "limits": note["limits"].replace("TTFT p50", "TTFT mean")}
+        on_mean = bool(note and note.get("read_on") == "mean")  # the source gives a mean only (the fact says)
         under = f" under {note['limits']}" if note else ""
         end = (" (the highest concurrency its source measured: where the sweep stopped, not necessarily where "
                "throughput saturates)" if f.get("sweep_end") else "")
@@ -231,6 +229,9 @@ def model_scopes_words(scopes: list[dict]) -> str:
         return ""
     lo_tau, hi_tau = scopes[0]["tau"]
     taus = f"τ = {lo_tau:.2f}" if lo_tau == hi_tau else f"τ from {lo_tau:.2f} to {hi_tau:.2f}"
+    verify = scopes[0].get("verify_tokens") or []
+    if len(verify) == 2 and verify[1] > hi_tau:  # the drafted tokens + 1 a verify step reads, as the curve ran
+        taus += f", {fmt_num(verify[1])} tokens verified per step at {hi_tau:.2f}"
     parts = []
     for sc in scopes:
         budget = sc["step_budget_ms"]
@@ -295,7 +296,9 @@ def model_scopes_verdict(scopes: list[dict]) -> str:
         sc = max(near, key=lambda s: s["needs_us_per_collective"][0] / s["measured_us_per_collective"])
         text += (f"; what decides it at τ {lo:.2f} is the collective latency: the {sc['scope']}'s "
                  f"{sc['collectives_per_step']} collectives per step may take ≤ {_us(sc['needs_us_per_collective'][0])}"
-                 f" each, against {_us(sc['measured_us_per_collective'])} measured")
+                 f" each, against {_us(sc['measured_us_per_collective'])} measured"
+                 + (f" ({', '.join(sc['status'])}: {', '.join(sc['libraries'])})" if sc.get("status") and
+                    sc["status"] != ["measured"] else ""))
     return text + "."
 
 

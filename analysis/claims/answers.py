@@ -171,6 +171,9 @@ def large_batch_fact(ev: ClaimEvidence, point) -> dict:
     cap, note = capacity_point(claim, ev.stand_ins, point, ev.capacity_limits, ev.capacity_limits_from)
     if note:
         note = {**note, "default": ev.default_capacity_limit}
+    if note and cap is not None and note["default"] and pd.isna(cap.get("ttft_ms_p50")) and \
+            pd.notna(cap.get("ttft_ms_mean")):  # the source gives a mean only: the default limit was read on it
+        note = {**note, "limits": note["limits"].replace("TTFT p50", "TTFT mean"), "read_on": "mean"}
     if cap is not None:
         free, _ = capacity_point(claim, ev.stand_ins, point)
         other = free is not None and ev.capacity_limits and free["row"] != cap["row"]
@@ -234,16 +237,23 @@ def model_scopes(claim: Claim) -> list[dict]:
     if math.isnan(user) or user <= 0 or claim.kind != "per-user" or not claim.model_table:
         return []
     stated = claim.number("acceptance_length")
-    taus = (stated, stated) if not math.isnan(stated) else (lambda r: (r["low"], r["high"]))(plausible_taus(claim))
+    if not math.isnan(stated):
+        draft = claim.number("draft_tokens")
+        taus, verifies = (stated, stated), ((draft + 1.0,) * 2 if not math.isnan(draft) else (None, None))
+    else:
+        r = plausible_taus(claim)
+        taus, verifies = (r["low"], r["high"]), (r.get("low_verify"), r.get("high_verify"))
     try:
         low, high = (model_scope.scope_facts(claim.model_table, str(claim.hardware_table or claim.hardware),
-                                             claim_tok_s_per_user=user, tau=t) for t in taus)
+                                             claim_tok_s_per_user=user, tau=t, verify=v)
+                     for t, v in zip(taus, verifies))
     except (KeyError, ValueError):
         return []
     out = []
     for a, b in zip(low, high):
         measured = a["measured"] + [m for o in a["other"] for m in o["measured"]]
         out.append({"gpus": a["gpus"], "scope": a["scope"], "fits": a["fits"], "tau": list(taus),
+                    "verify_tokens": [v if v is not None else max(t, 1.0) for t, v in zip(taus, verifies)],
                     "layout": a["layout"], "tp_limit": a["tp_limit"],
                     "other": [{"layout": o["layout"], "measured_us_per_collective": o["measured_us_per_collective"],
                                "measured_dispatch_plus_combine_us": o["measured_dispatch_plus_combine_us"],
@@ -357,9 +367,17 @@ def plausible_taus(claim: Claim) -> dict:
         curves = curves[curves["method"] == method]
     low = 1.0 if not method else float(curves["acceptance_length"].min()) if len(curves) else 1.0
     if len(curves):
-        return {"low": low, "high": float(curves["acceptance_length"].max()), "basis": "golden",
+        # each end verifies its curve row's drafted tokens + 1 (τ 3.77 is DSpark at 6 drafted: 7 tokens a step)
+        ends = curves.sort_values(["acceptance_length", "draft_tokens"], ascending=[True, False])
+        top = ends.iloc[-1]
+        return {"low": low, "high": float(top["acceptance_length"]), "basis": "golden",
+                "high_verify": float(top["draft_tokens"]) + 1.0,
+                "low_verify": 1.0 if not method else float(ends.iloc[0]["draft_tokens"]) + 1.0,
                 "curves": sorted(set(curves["file"].astype(str)))}
-    return {"low": low, "high": ASSUMED_TAU, "basis": "assumed", "curves": []}
+    from analysis.specdecode import ASSUMED_DRAFT_TOKENS
+
+    return {"low": low, "high": ASSUMED_TAU, "basis": "assumed", "curves": [],
+            "high_verify": ASSUMED_DRAFT_TOKENS + 1.0, "low_verify": 1.0}
 
 
 def spec_decode_fact(ev: ClaimEvidence, point) -> dict:

@@ -39,10 +39,11 @@ def _layouts(m: specs.Model, g: int) -> list[tuple[str, dict]]:
     return out
 
 
-def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: float, tau: float, precision: str,
+def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: float, tau: float, verify: float | None,
+                  precision: str,
                   context: float, eff: st.Efficiency, routing: float) -> dict:
     dep = st.Deployment(model=model, hardware=hardware, n_gpus=g, precision=precision, context_len=context, **shard)
-    verify = max(tau, 1.0)
+    verify = max(verify or tau, 1.0)  # the tokens a verify step pushes through: drafted + 1 where known
     geo = st.geometry(dep, verify=verify)
     t = st.terms(geo, 1.0, routing=routing)
     hbm_ms = float(st.hbm_ms(t["memory_ms"], t["expert_ms"], eff)[0])
@@ -71,8 +72,8 @@ def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: 
 
 
 def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: float = 1.0,
-                precision: str = "native", context: float = 1024.0, cal: cb.Calibration | None = None,
-                framework: str = "unknown", scopes=tuple(SCOPES)) -> list[dict]:
+                verify: float | None = None, precision: str = "native", context: float = 1024.0,
+                cal: cb.Calibration | None = None, framework: str = "unknown", scopes=tuple(SCOPES)) -> list[dict]:
     """One dict per scope: the step budget, the collectives per step and the latency each may take, the measured
     latency per collective (TP all-reduce or EP dispatch + combine) with its range, status and sources, and whether
     the weights fit. A mixture of experts can shard either way (:func:`_layouts`): the scope's numbers are those of
@@ -85,7 +86,8 @@ def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: 
     routing = cal.routing if cal else 1.0
     m = specs.model(model)
     for g in scopes:
-        options = [(name, _layout_facts(model, hardware, g, shard, budget_ms=budget_ms, tau=tau, precision=precision,
+        options = [(name, _layout_facts(model, hardware, g, shard, budget_ms=budget_ms, tau=tau, verify=verify,
+                                        precision=precision,
                                         context=context, eff=eff, routing=routing))
                    for name, shard in _layouts(m, g)]
         options.sort(key=lambda o: o[1]["step_ms"] if o[1]["step_ms"] == o[1]["step_ms"] else math.inf)

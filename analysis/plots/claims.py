@@ -164,8 +164,9 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         ax.set_ylim(min(ys) / 2, max(ys) * 3)
     else:  # no tok/s/GPU to place (no evidence, or evidence that gives per-user speed only): a log axis still
         ax.set_ylim(1, 1e5)
-    ax.set_xlabel("tok/s per user (1000 / TPOT at the source's statistic, median where stated; SOL: batch 1, "
-                  "datasheet bandwidth,\ncommunication floor from measured collective latencies where the table has them)")
+    ax.set_xlabel("tok/s per user (1000 / TPOT at the source's statistic: mean or median, as each source gives it)\n"
+                  "SOL lines: batch 1, τ = 1 (no speculative decoding), datasheet bandwidth, measured collective "
+                  "latencies\nhidden under the weight reads (the most a step can hide)")
     ax.set_ylabel("output tok/s per GPU\n(÷ all GPUs of the deployment, prefill included)")
     ax.grid(True, which="major", alpha=0.3)
     if not len(ev):

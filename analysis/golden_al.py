@@ -4,7 +4,8 @@ Each file maps a model, a thinking mode and a draft length (``num_speculative_to
 length (AL: tokens committed per verify step, the bonus token included) measured with real speculative decoding on
 the coding category of SPEED-Bench's Qualitative split (vLLM on B300); InferenceX's AgentX lane pins submissions to
 these values through synthetic acceptance. The file's comment header names the method (``key =
-num_speculative_tokens (MTP level)``) and the run that measured it (first line). See
+num_speculative_tokens (MTP level)``, or a ``method: dspark`` line in newer files) and the run that measured it
+(first line). See
 ``data/specs/golden_al/PROVENANCE.md`` for the source commit and the licence.
 """
 
@@ -25,6 +26,8 @@ GOLDEN_DIR = config.SPECS_DIR / "golden_al"
 # Precision words InferenceX appends to a model key ("kimi-k2.5-nvfp4", "glm-5.2-fp8"): not part of the model's name.
 _PRECISION_TOKEN = re.compile(r"[-_ ](?:nvfp4|mxfp4|fp4|fp8|int4|int8|bf16|fp16)$", re.IGNORECASE)
 _METHOD_LINE = re.compile(r"^#\s*key\s*=\s*num_speculative_tokens\s*\((?P<method>[^)]*?)\s+level\)", re.MULTILINE)
+# newer files name it on a line of their own ("# method: dspark | draft_sample_method: ...")
+_METHOD_FIELD = re.compile(r"^#\s*method:\s*(?P<method>[A-Za-z0-9_.-]+)", re.MULTILINE)
 _RUN_LINE = re.compile(r"^#\s*Source GitHub Actions run:\s*(?P<url>\S+)", re.MULTILINE)
 _DATASET_LINE = re.compile(r"^#\s*dataset:\s*(?P<dataset>.+)$", re.MULTILINE)
 
@@ -67,7 +70,7 @@ def _read(path: Path) -> list[GoldenCurve]:
         raise GoldenError(f"{path.name}: not valid YAML: {str(err).splitlines()[0]}") from None
     if not isinstance(doc, dict) or not doc:
         raise GoldenError(f"{path.name}: expected a mapping model -> thinking mode -> draft length -> AL")
-    m = _METHOD_LINE.search(text)
+    m = _METHOD_LINE.search(text) or _METHOD_FIELD.search(text)
     method = normalize_spec_method(m.group("method")) if m else UNKNOWN
     run = _RUN_LINE.search(text)
     dataset = _DATASET_LINE.search(text)

@@ -23,7 +23,7 @@ def _provenance_rows() -> dict[str, str]:
 def test_every_shipped_file_is_the_upstream_blob():
     rows = _provenance_rows()
     shipped = sorted(p.name for p in FOLDER.glob("*.yaml"))
-    assert sorted(rows) == shipped and len(shipped) == 9
+    assert sorted(rows) == shipped and len(shipped) == 10
     for name, blob in rows.items():
         data = (FOLDER / name).read_bytes()
         assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, name
@@ -44,7 +44,7 @@ def test_the_table_holds_every_value_of_every_file():
                 expected += [(path.name, model, mode, d, al) for d, al in values.items()]
     got = list(table[["file", "model", "mode", "draft_tokens", "acceptance_length"]].itertuples(index=False,
                                                                                                  name=None))
-    assert sorted(got) == sorted(expected) and len(got) == 112
+    assert sorted(got) == sorted(expected) and len(got) == 122
     assert set(table["method"]) == {"mtp", "eagle3", "dspark"}
     assert table["source_run"].str.startswith("https://github.com/SemiAnalysisAI/InferenceX/actions/runs/").all()
     assert (table["acceptance_length"] >= 1).all()
@@ -56,6 +56,18 @@ def test_methods_come_from_each_file_header():
     assert methods["dsv4_mtp.yaml"] == "mtp"
     assert methods["kimik2.5_eagle3.yaml"] == "eagle3"
     assert methods["kimik3_dspark.yaml"] == "dspark"
+    assert methods["dsv41flash_dspark.yaml"] == "dspark"  # named on a "# method: dspark | ..." line
+
+
+def test_the_seed_claims_own_model_has_its_golden_curve():
+    """DeepSeek-V4.1-Flash's DSpark curve (InferenceX #2964): the value the AgentX lane pins its DSpark runs to,
+    3.51 at 5 drafted with thinking on, transcribed as the file gives it."""
+    al, curve, _ = golden_al.golden_for("DeepSeek-V4.1-Flash", "dspark", 5)
+    assert al == 3.51 and curve.file == "dsv41flash_dspark.yaml" and curve.mode == "thinking_on"
+    assert dict(curve.values) == {1: 1.81, 2: 2.43, 3: 2.90, 4: 3.26, 5: 3.51}
+    assert curve.source_run == "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/34493175056"
+    off = golden_al.golden_for("DeepSeek-V4.1-Flash", "dspark", 5, mode="thinking_off")[0]
+    assert off == 4.07 and golden_al.golden_for("DeepSeek-V4.1-Flash", "dspark", 6) is None  # 6-8 rejected
 
 
 def test_golden_for_matches_the_values_the_agentx_recipes_pin():

@@ -352,8 +352,9 @@ def model_precision(ev: ClaimEvidence) -> dict | None:
 
 def plausible_taus(claim: Claim) -> dict:
     """The range of tokens per step a claim that states no acceptance may run at: 1 (no speculative decoding, unless
-    the claim names a method) to the highest acceptance length of the shipped golden curves for its model family
-    (InferenceX, SPEED-Bench coding prompts), with the curves it read; the documented assumption where none exist."""
+    the claim names a method) to the highest acceptance length of the shipped golden curves for its model (else its
+    model family; InferenceX, SPEED-Bench coding prompts), with the curves it read and the tokens each end verifies;
+    the documented assumption where none exist."""
     from analysis import golden_al
     from analysis.claims.conditions import spec_decode_of
     from analysis.claims.evidence import family
@@ -362,6 +363,10 @@ def plausible_taus(claim: Claim) -> dict:
     table = golden_al.golden_table()
     fam = family(claim.model_table or claim.model)
     curves = table[table["model"].astype(str).str.startswith(fam)] if fam and len(table) else table.iloc[0:0]
+    own = curves[curves["model"].map(golden_al.model_key) == golden_al.model_key(claim.model)] if len(curves) \
+        else curves
+    if len(own):  # the claim's own model's curves where they exist (V4.1-Flash's, not V4-Pro's)
+        curves = own
     method = spec_decode_of(claim)
     if method and method != "none" and (curves["method"] == method).any():
         curves = curves[curves["method"] == method]

@@ -88,7 +88,7 @@ def test_c00_card(points):
         assert all(":" in row or "#/" in row for row in a.rows)   # a line, or a JSON pointer into an array
     # SOL: DeepSeek-V4-Flash on GB300 at FP8 and FP4 for 1, 8 and 72 GPUs, τ = 1 and the assumed 2.5.
     sol = card.sol
-    assert set(sol["precision"]) == {"fp8", "fp4"} and set(sol["gpus"]) == {1, 8, 72}
+    assert set(sol["precision"]) == {"fp8", "fp4"} and set(sol["gpus"]) == {1, 4, 8, 72}
     assert set(sol["tokens_per_step"]) == {1.0, claims.ASSUMED_TAU}
     one = sol[(sol["tokens_per_step"] == 1.0) & (sol["gpus"] == 1)].set_index("precision")
     # Hand check at FP8: 13.0B params read (6.5B always-read + 6 experts x 43 layers x 25.17M), 8 TB/s.
@@ -338,7 +338,7 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     md = html.unescape(page.sol_md)
     # 8 GPUs shard V4-Flash by TP (the fused all-reduce, 10.9 µs, beats dispatch + combine); 72 cannot split its 64
     # heads, so EP
-    assert "Measured per-collective latencies used: 8 GPUs 10.9 µs (extrapolated, TP all-reduce)" in md
+    assert "Measured per-collective latencies used: 4 GPUs 10.9 µs (extrapolated, TP all-reduce), 8 GPUs 10.9 µs" in md
     assert f"72 GPUs {per:.1f} µs (extrapolated, EP dispatch + combine)" in md
     assert "is an assumption, not a measurement" not in md  # every scope of C00 has a measured latency
 
@@ -698,6 +698,10 @@ def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
     assert top["match"] == "same-model" and top["measured_over_claimed"] == pytest.approx(456.621 / 1000, rel=1e-4)
     assert "software date" in ck.INFORMATIVE and ck.SOFTWARE_DAYS == 7
     assert "(differs: NVLink domain, framework, software date)" in c.bottom_line
+    # the SOL weighs the 4-GPU tray every V4.1-Flash point ran on, and says the rack as one instance lowers the bound
+    assert "the smallest setting whose bound allows it below the achievable line is 4-GPU tray" in c.verdict
+    assert c.answers["scope"].context.endswith("every layer waits for its collectives, and 72 GPUs, one instance "
+                                               "lower it to 385.")
     # the capacity read on a mean-only source names the statistic in its fact too, and the point is the sweep's end
     cap = c.answers["large_batch"].fact
     assert cap["limits"]["limits"] == "TTFT mean ≤ 2 s" and cap["limits"]["read_on"] == "mean" and cap["sweep_end"]

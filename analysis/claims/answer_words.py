@@ -186,12 +186,16 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
                   f"{b['comm_basis']} latency, data/specs/collectives.csv") + ")")
         parts.append(f"{b['scope']} at {precision_label(b['precision'])}: {b['bound']:,.0f} tok/s/user{rng}")
     rule = v["rule"]
+    small = max((b["bound"] for b in bounds if b["gpus"] <= 8), default=math.nan)
+    lower = [b for b in bounds if b["gpus"] > 8 and b["bound"] < small]
+    more = ("; more GPUs do not raise the bound: every layer waits for its collectives"
+            + (", and " + ", ".join(f"{b['scope']} lower it to {b['bound']:,.0f}" for b in lower) if lower else "")
+            + ".")
     if rule == "node-suffices":
         g = v["gpus"]
         s = "s" if g == 1 else ""
         verdict = (f"{HIDDEN}, the NVL72 domain would not be needed for single-user speed: {_gpus(g)} already "
-                   f"allow{s} {user:,.0f} tok/s/user at batch 1, and more GPUs do not raise the bound much because "
-                   "every layer waits for its collectives.")
+                   f"allow{s} {user:,.0f} tok/s/user at batch 1" + more)
         short = f"NVL72 not needed: {_gpus(g)} suffice{s} at batch 1"
     elif rule == "node-near-peak":
         g, gc = v["gpus"], v["comfortable_gpus"]
@@ -200,8 +204,8 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
         easy = (f"; {easy_who} allows it below the achievable line" if gc else
                 "; no scope of up to 8 GPUs allows it below the achievable line")
         verdict = (f"{HIDDEN}, the NVL72 domain would not be needed for single-user speed: {_gpus(g)} allow{s} "
-                   f"{user:,.0f} tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line){easy}, "
-                   "and more GPUs do not raise the bound much because every layer waits for its collectives.")
+                   f"{user:,.0f} tok/s/user at batch 1 only at near-peak bandwidth (above the achievable line){easy}"
+                   + more)
         short = f"NVL72 not needed: {_gpus(g)} only at near-peak bandwidth" + (
             f", {easy_who} below the achievable line" if gc else "")
     elif rule == "larger-domain":

@@ -17,7 +17,7 @@ from analysis.text import pct, plain, times, whole
 ASSUMED_VERIFY_TOKENS = float(ASSUMED_DRAFT_TOKENS + 1)
 ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
 
-SCOPES = {1: "1 GPU", 8: "8-GPU node", 72: "72 GPUs, one instance"}
+SCOPES = {1: "1 GPU", 4: "4-GPU tray", 8: "8-GPU node", 72: "72 GPUs, one instance"}
 
 def plausible_precisions(claim: Claim, model: specs.Model, hw: specs.Hardware) -> list[str]:
     """The stated precision; else every precision from the checkpoint's down to the lowest the hardware runs."""
@@ -44,12 +44,13 @@ def recipe_texts(model: specs.Model, precisions: list[str]) -> dict[str, str]:
 
 
 def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
-    """1 GPU, an 8-GPU node, the 72 GPUs of a rack as one model instance where the hardware has a 72-GPU domain (a
-    single user runs on one instance: the rack's smaller instances are the other rows), and the stated count."""
+    """1 GPU, an 8-GPU node, and where the hardware has a 72-GPU domain its 4-GPU compute tray (the unit NVL72 racks
+    are built of, and the scope the step-time model's answer weighs) and the 72 GPUs of the rack as one model instance
+    (a single user runs on one instance: the rack's smaller instances are the other rows), and the stated count."""
     out = {1, 8}
     domain = hw.rack_gpus or hw.scale_up_domain_gpus
     if domain and domain >= 72:
-        out.add(72)
+        out.update({4, 72})
     n = claim.number("n_gpus")
     if not math.isnan(n) and n >= 1:
         out.add(int(n))

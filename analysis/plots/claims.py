@@ -137,7 +137,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     sol_model = card.claim.model_table or card.claim.model  # the claim's model: evidence of another is labelled so
     if len(sol):
         base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]].sort_values(["gpus", "sol_tok_s_per_user_comm"])
-        styles = {1: ":", 8: "-."}
+        styles = {1: ":", 4: (0, (6, 2, 1, 2, 1, 2)), 8: "-."}  # 72 GPUs: dashed
         for g, rows in base.groupby("gpus", sort=True):
             groups: list[list] = []
             for _, r in rows.iterrows():

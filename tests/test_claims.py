@@ -710,3 +710,18 @@ def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
     # the fastest same-architecture point names its statistic (a median) as the speed point does (a mean)
     assert "the fastest is 763.4 tok/s/user (1000 / median TPOT;" in c.bottom_line
     assert "456.6 tok/s/user (1000 / mean TPOT;" in c.bottom_line
+
+
+def test_claim_json_carries_the_speed_of_light_table_and_the_verdict(points):
+    """`perfclaims claim --json` gives what the page shows: the SOL rows with their readings and assumptions (the
+    shipped recipe per precision label) and the verdict paragraph."""
+    c = card_of("C00", points)
+    js = c.to_json()
+    sol = js["speed_of_light"]
+    assert len(sol["rows"]) == len(c.sol) == 16 and js["verdict"] == c.verdict
+    row = next(r for r in sol["rows"] if r["precision"] == "fp4" and r["gpus"] == 4 and r["tokens_per_step"] == 1.0)
+    assert row["sol_tok_s_per_user_comm"] == pytest.approx(c.sol.set_index(["precision", "gpus", "tokens_per_step"])
+                                                           .loc[("fp4", 4, 1.0), "sol_tok_s_per_user_comm"])
+    assert "paid after them, the bound is 794" in row["reading"]
+    assert sol["assumptions"]["recipes"]["fp4"].startswith("fp8,routed_experts=fp4")
+    assert sol["statements"] == list(c.sol_statements)

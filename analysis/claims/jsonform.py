@@ -83,4 +83,25 @@ def card_json(card) -> dict:
             "scenario": c.scenario, "source": c.source},
         "evidence_tier": card.evidence_tier, "answers": answers, "comparisons": comparisons(card),
         "precision_pairs": [{**p, "clean": True} for p in clean] + [{**p, "clean": False} for p in confounded],
+        "verdict": card.verdict, "speed_of_light": speed_of_light(card),
     })
+
+
+SOL_COLUMNS = ["precision", "gpus", "scope", "tokens_per_step", "sol_tok_s_per_user", "comm_floor_ms",
+               "collective_latency_us", "sol_tok_s_per_user_comm", "sol_tok_s_per_user_comm_low",
+               "sol_tok_s_per_user_comm_high", "sol_tok_s_per_user_achievable_comm", "hbm_needed_gb",
+               "hbm_available_gb", "fits", "fraction_of_sol_comm", "comm_basis", "comm_layout", "comm_sources",
+               "reading"]
+
+
+def speed_of_light(card) -> dict:
+    """The page's speed-of-light table (``rows``: one per precision x scope x τ, the ``_comm`` bounds with the
+    collectives hidden under the weight reads) and what it assumed (``assumptions``), or why there is none."""
+    info = dict(card.sol_info or {})
+    if card.sol is None or card.sol.empty:
+        return {"rows": [], "reason": info.get("reason", "")}
+    keep = ["model", "hardware", "context", "context_text", "tau_text", "recipes", "comm_floor_text",
+            "achievable_source", "datasheet_bandwidth_tb_s"]
+    cols = [c for c in SOL_COLUMNS if c in card.sol.columns]
+    return {"rows": card.sol[cols].to_dict(orient="records"), "assumptions": {k: info[k] for k in keep if k in info},
+            "statements": list(card.sol_statements)}

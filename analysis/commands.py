@@ -249,12 +249,17 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"{t['overhead_ms']:>9.3f}{t['memory_ms']:>8.3f}{t['compute_ms']:>8.3f}{t['collectives_ms']:>9.3f}"
               f"  {r['dominant']}")
     band = cal.get("held_out_ratio") or {}
-    if band.get("tok_s_per_user"):
-        (ulo, uhi), (glo, ghi) = band["tok_s_per_user"], band["tok_s_per_gpu"]
+    if band.get("tok_s_per_user") or band.get("tok_s_per_gpu"):
+        ranges = ", ".join(f"{band[k][0]:.2f}–{band[k][1]:.2f} per {name} ({band[f'points_{k}']} points)"
+                           for k, name in (("tok_s_per_user", "user"), ("tok_s_per_gpu", "GPU")) if band.get(k))
         print(f"intervals: the widest of the calibration's bootstrap, the collectives' measured range and the model's "
-              f"own error on configurations it never saw (perfclaims model --validate: over "
-              f"{band['points_tok_s_per_user']} held-out points, measured ÷ predicted {ulo:.2f}–{uhi:.2f} per user, "
-              f"{glo:.2f}–{ghi:.2f} per GPU, {band['percentiles'][0]}th–{band['percentiles'][1]}th percentile)")
+              f"own error on the configurations its validation left out (perfclaims model --validate, groups with "
+              f"three or more concurrencies: measured ÷ predicted {ranges}, {band['percentiles'][0]}th–"
+              f"{band['percentiles'][1]}th percentile); a deployment unlike those groups (attention data-parallel, "
+              f"a model no group calibrates) can miss by more (--validate --min-concurrencies 1)")
+        if c.get("dp") and c["dp"] > 1:
+            print("this config runs attention data-parallel (DP > 1): the validated groups include 3 such, and over "
+                  "all groups those miss by more than the band above")
     else:
         print("intervals: the calibration's bootstrap and the collectives' measured range only, not the model's own "
               "error (no held-out group to measure it by)")

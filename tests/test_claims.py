@@ -725,3 +725,43 @@ def test_claim_json_carries_the_speed_of_light_table_and_the_verdict(points):
     assert "paid after them, the bound is 794" in row["reading"]
     assert sol["assumptions"]["recipes"]["fp4"].startswith("fp8,routed_experts=fp4")
     assert sol["statements"] == list(c.sol_statements)
+
+
+def test_capacity_sweep_end_is_judged_within_its_configuration_and_source(points):
+    """"The highest concurrency its source measured" is said of a capacity point only when no point of the same
+    configuration in the same source file ran higher (a JSON-pointer row id names its file before the '#')."""
+    from analysis.claims import answers as an
+
+    for cid in ("C00", "C07"):
+        card = card_of(cid, points)
+        f = card.answers["large_batch"].fact
+        p = f["point"]
+        ev = card.basis.stand_ins
+        same = ev[(ev["row"].map(an._source_of) == an._source_of(p["row"])) & (ev["model"] == p["model"])
+                  & (ev["hardware"] == p["hardware"]) & (ev["precision"] == p["precision"])
+                  & (ev["n_gpus"] == p["n_gpus"])]
+        same = same[(same["isl"] == p["isl"]) if p["isl"] is not None else same["isl"].isna()]
+        assert f["sweep_end"] == bool(p["concurrency"] >= same["concurrency"].max()), cid
+    assert card_of("C00", points).answers["large_batch"].fact["sweep_end"]
+    assert an._source_of("data/raw/x.json#/benchmarks/3") == an._source_of("data/raw/x.json:7") == "data/raw/x.json"
+
+
+def test_a_claim_dated_to_the_year_or_month_gets_no_day_count(points):
+    """C02 is dated "2025", C01 "2025-03 (GTC 2025)": no day to count software days from, so no 'software date'."""
+    for cid in ("C01", "C02"):
+        assert not any("software date" in d for d in card_of(cid, points).checks.iloc[0]["differs"]), cid
+
+
+def test_stated_speculative_decoding_bounds_the_tau_range():
+    """A claim that states no speculative decoding runs at τ 1; one that names MTP reads MTP curves only, not the
+    model's DSpark curve."""
+    from dataclasses import replace
+
+    from analysis.claims.answers import plausible_taus
+
+    c00 = claims.load_claim("C00")
+    none = plausible_taus(replace(c00, spec_decode="none"))
+    assert (none["low"], none["high"], none["high_verify"]) == (1.0, 1.0, 1.0)
+    mtp = plausible_taus(replace(c00, spec_decode="MTP"))
+    assert mtp["curves"] == ["dsv4_mtp.yaml"] and mtp["high"] < 4.07
+    assert plausible_taus(c00)["curves"] == ["dsv41flash_dspark.yaml"]

@@ -293,7 +293,8 @@ def model_scopes_verdict(scopes: list[dict]) -> str:
     text = ("The step-time model's bound (datasheet bandwidth, the measured collective latencies paid after each "
             "layer's HBM read): " + (f"at τ {lo:.2f} {reach(0)}" if lo == hi else
                                      f"at τ {lo:.2f} {reach(0)}, at τ {hi:.2f} {reach(1)}"))
-    near = [sc for sc in scopes if sc["collectives_per_step"] and sc["fits"] and not sc["reaches"][0]
+    reached_low = any(sc["reaches"][0] for sc in scopes)  # a scope already reaches it: nothing left to decide
+    near = [sc for sc in scopes if not reached_low and sc["collectives_per_step"] and sc["fits"] and not sc["reaches"][0]
             and pd.notna(sc["needs_us_per_collective"][0]) and sc["needs_us_per_collective"][0] > 0
             and pd.notna(sc["measured_us_per_collective"])]
     if near:

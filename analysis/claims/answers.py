@@ -12,6 +12,7 @@ point: the measured point nearest the claim's per-user speed (:func:`speed_point
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,13 +154,23 @@ def batch_fact(ev: ClaimEvidence, point) -> dict:
     return {"rule": "no-evidence", "other_models": ev.other_models}
 
 
+def _source_of(row_id) -> str:
+    """The file a point's row id names (``file:line`` or ``file#/json/pointer``, or the file alone)."""
+    return re.split(r"[:#]", str(row_id), maxsplit=1)[0]
+
+
 def _sweep_end(evidence: pd.DataFrame, row) -> bool:
-    """Whether ``row`` is the highest concurrency its source file measured: a capacity read there is where the
-    sweep stopped, which need not be where throughput saturates."""
+    """Whether ``row`` is the highest concurrency its configuration measured in its source file (same model,
+    hardware, precision, lengths, GPU count, speculative decoding and date): a capacity read there is where the sweep
+    stopped, which need not be where throughput saturates."""
     if evidence is None or evidence.empty or pd.isna(row.get("concurrency")) or "row" not in evidence.columns:
         return False
-    source = str(row["row"]).rsplit(":", 1)[0]
-    same = evidence[evidence["row"].astype(str).str.rsplit(":", n=1).str[0] == source]
+    same = evidence[evidence["row"].map(_source_of) == _source_of(row["row"])]
+    for col in ("model", "hardware", "precision", "isl", "osl", "n_gpus", "spec_decode", "date"):
+        if col in same.columns:
+            v = row.get(col)
+            same = same[same[col].isna()] if v is None or (not isinstance(v, str) and pd.isna(v)) else \
+                same[same[col] == v]
     top = same["concurrency"].max() if len(same) else math.nan
     return bool(pd.notna(top) and float(row["concurrency"]) >= float(top))
 
@@ -244,8 +255,13 @@ def model_scopes(claim: Claim) -> list[dict]:
         r = plausible_taus(claim)
         taus, verifies = (r["low"], r["high"]), (r.get("low_verify"), r.get("high_verify"))
     try:
-        low, high = (model_scope.scope_facts(claim.model_table, str(claim.hardware_table or claim.hardware),
-                                             claim_tok_s_per_user=user, tau=t, verify=v)
+        from analysis.claims.sol import scopes_for
+
+        hardware = str(claim.hardware_table or claim.hardware)
+        # the scopes this hardware has (a DGX B200 has no 4-GPU tray and no 72-GPU domain), as the SOL table's
+        scopes = tuple(scopes_for(claim, specs.hardware(hardware)))
+        low, high = (model_scope.scope_facts(claim.model_table, hardware, claim_tok_s_per_user=user, tau=t,
+                                             verify=v, scopes=scopes)
                      for t, v in zip(taus, verifies))
     except (KeyError, ValueError):
         return []
@@ -363,13 +379,15 @@ def plausible_taus(claim: Claim) -> dict:
     table = golden_al.golden_table()
     fam = family(claim.model_table or claim.model)
     curves = table[table["model"].astype(str).str.startswith(fam)] if fam and len(table) else table.iloc[0:0]
+    method = spec_decode_of(claim)
+    if method == "none":  # stated: no speculative decoding, one token a step
+        return {"low": 1.0, "high": 1.0, "basis": "stated", "curves": [], "high_verify": 1.0, "low_verify": 1.0}
+    if method and (curves["method"] == method).any():
+        curves = curves[curves["method"] == method]
     own = curves[curves["model"].map(golden_al.model_key) == golden_al.model_key(claim.model)] if len(curves) \
         else curves
     if len(own):  # the claim's own model's curves where they exist (V4.1-Flash's, not V4-Pro's)
         curves = own
-    method = spec_decode_of(claim)
-    if method and method != "none" and (curves["method"] == method).any():
-        curves = curves[curves["method"] == method]
     low = 1.0 if not method else float(curves["acceptance_length"].min()) if len(curves) else 1.0
     if len(curves):
         # each end verifies its curve row's drafted tokens + 1 (τ 3.77 is DSpark at 6 drafted: 7 tokens a step)

@@ -257,8 +257,11 @@ class _Context:
     def date_differs(self, used) -> list[Difference]:
         """The dates of the points a reading rests on against the claim's, where they are more than
         :data:`SOFTWARE_DAYS` apart: other software, said, not disqualifying (as the engine)."""
+        text = str(self.claim.date).strip()
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", text):  # a year or a month is no day to count from
+            return []
         try:
-            claimed = pd.Timestamp(str(self.claim.date)[:10])
+            claimed = pd.Timestamp(text[:10])
         except (ValueError, TypeError):
             return []
         rows = [self.row(r) for r in used if r is not None]

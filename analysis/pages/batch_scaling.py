@@ -995,27 +995,33 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
             f"Targets: median tok/s/user ≤ {text.pct(lim['median_error_tok_s_per_user'])}: "
             f"{verdict('median_error_tok_s_per_user')}; median tok/s/GPU ≤ "
             f"{text.pct(lim['median_error_tok_s_per_gpu'])}: {verdict('median_error_tok_s_per_gpu')}; p90 ≤ "
-            f"{text.pct(lim['p90_error_tok_s_per_user'])} in both metrics: {'met' if p90_met else 'not met'} "
-            f"(over these groups; the groups measured at fewer concurrencies, which perfclaims model --validate "
-            f"--min-concurrencies 1 scores, attention data-parallel ones most, miss by more). "
-            f"{int((groups['error_tok_s_per_user'] <= band).sum())} of the {len(groups)} groups are within "
+            f"{text.pct(lim['p90_error_tok_s_per_user'])} in both metrics: {'met' if p90_met else 'not met'}"
+            + (" (over these groups; the groups measured at fewer concurrencies, which perfclaims model --validate "
+               "--min-concurrencies 1 scores, attention data-parallel ones most, miss by more). "
+               if f["min_concurrencies"] > 1 else ". ")
+            + f"{int((groups['error_tok_s_per_user'] <= band).sum())} of the {len(groups)} groups are within "
             f"{text.pct(band)} per user, {int((groups['error_tok_s_per_gpu'] <= band).sum())} of {n_gpu} per GPU "
             f"({int((groups['error_tok_s_per_gpu'] <= lim['median_error_tok_s_per_gpu']).sum())} within "
-            f"{text.pct(lim['median_error_tok_s_per_gpu'])})." + _band_text(rep) + _median_interval_text(rep, lim)
+            f"{text.pct(lim['median_error_tok_s_per_gpu'])})." + _band_text(rep, f["min_concurrencies"])
+            + _median_interval_text(rep, lim)
             + _validation_scope_text(rep, markdown=markdown))
 
 
-def _band_text(rep: dict) -> str:
-    """The held-out error band a prediction of an unmeasured configuration carries (``held_out_ratio``)."""
+def _band_text(rep: dict, min_concurrencies: int) -> str:
+    """The held-out error band (``held_out_ratio``), and, for the default validation, that it is the band a
+    prediction of an unmeasured configuration carries."""
+    from analysis.perfmodel.validate import MIN_CONCURRENCIES
+
     band = rep.get("held_out_ratio") or {}
-    u, g = band.get("tok_s_per_user"), band.get("tok_s_per_gpu")
-    if not u or not g:
+    parts = [f"{text.fixed(band[k][0], 2)} to {text.fixed(band[k][1], 2)} per {name}"
+             for k, name in (("tok_s_per_user", "user"), ("tok_s_per_gpu", "GPU")) if band.get(k)]
+    if not parts:
         return ""
     lo, hi = band["percentiles"]
     return (f" Measured ÷ predicted over the {band['points_tok_s_per_user']} held-out points runs from "
-            f"{text.fixed(u[0], 2)} to {text.fixed(u[1], 2)} per user and {text.fixed(g[0], 2)} to "
-            f"{text.fixed(g[1], 2)} per GPU ({lo}th–{hi}th percentile): the band perfclaims model --config "
-            "widens its intervals to.")
+            + " and ".join(parts) + f" ({lo}th–{hi}th percentile)"
+            + (": the band perfclaims model --config widens its intervals to." if min_concurrencies ==
+               MIN_CONCURRENCIES else "."))
 
 
 def _median_interval_text(rep: dict, lim: dict) -> str:

@@ -35,7 +35,7 @@ QUESTIONS = {
     "spec_decode": ("Speculative decoding: which method, what acceptance, measured or forced, and how much of the "
                     "speed does it explain?"),
 }
-SHORT_QUESTIONS = {"batch": "Batch size", "large_batch": "Large batch / capacity", "scope": "Scope (1 / 8 / 72 GPUs)",
+SHORT_QUESTIONS = {"batch": "Batch size", "large_batch": "Large batch / capacity", "scope": "Scope (1 / 4 / 8 / 72 GPUs)",
                    "latency": "Latency (TTFT, TPOT)", "precision": "Precision (FP8 / FP4)",
                    "spec_decode": "Speculative decoding"}
 

@@ -765,3 +765,15 @@ def test_stated_speculative_decoding_bounds_the_tau_range():
     mtp = plausible_taus(replace(c00, spec_decode="MTP"))
     assert mtp["curves"] == ["dsv4_mtp.yaml"] and mtp["high"] < 4.07
     assert plausible_taus(c00)["curves"] == ["dsv41flash_dspark.yaml"]
+
+
+def test_a_tau_range_read_off_another_models_curves_says_whose(points):
+    """No golden curve is shipped for DeepSeek-R1: C01's τ range comes from DeepSeek-V4's curves, and says so, where
+    C00's comes from its own model's."""
+    c01 = card_of("C01", points).answers["spec_decode"]
+    taus = c01.fact["tau_range"]
+    assert taus["own_model"] is False and "deepseek-v4.1-flash" in taus["models"]
+    assert "golden curves for other models of its family (deepseek-v4-pro" in c01.answer
+    assert "none is shipped for DeepSeek-R1" in c01.answer
+    c00 = card_of("C00", points).answers["spec_decode"]
+    assert c00.fact["tau_range"]["own_model"] is True and "golden curves for this model (dsv41flash" in c00.answer

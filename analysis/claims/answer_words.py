@@ -465,7 +465,10 @@ def _spec_decode(claim: Claim, f: dict) -> tuple[str, str]:
                 + _evidence_text(f) + _pool_text(f["pool"]),
                 f"{f['method'] or 'stated'}, τ {tau:g} stated: {steps:,.0f} steps/s needed")
     taus = f["tau_range"]
-    basis = (f"the highest acceptance length of the shipped golden curves for this model family "
+    whose = ("this model" if taus.get("own_model", True) else
+             f"other models of its family ({', '.join(taus.get('models') or [])}; none is shipped for "
+             f"{claim.model_table or claim.model})")
+    basis = (f"the highest acceptance length of the shipped golden curves for {whose} "
              f"({', '.join(taus['curves'])}; SPEED-Bench coding prompts)" if taus["basis"] == "golden" else
              "the documented 2.5-token assumption (no golden curve for this family)")
     head = (f"{f['method_text']}: the method is stated, its acceptance is not." if rule == "method-stated" else

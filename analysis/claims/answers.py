@@ -396,7 +396,8 @@ def plausible_taus(claim: Claim) -> dict:
         return {"low": low, "high": float(top["acceptance_length"]), "basis": "golden",
                 "high_verify": float(top["draft_tokens"]) + 1.0,
                 "low_verify": 1.0 if not method else float(ends.iloc[0]["draft_tokens"]) + 1.0,
-                "curves": sorted(set(curves["file"].astype(str)))}
+                "curves": sorted(set(curves["file"].astype(str))), "own_model": bool(len(own)),
+                "models": sorted(set(curves["model"].astype(str)))}
     from analysis.specdecode import ASSUMED_DRAFT_TOKENS
 
     return {"low": low, "high": ASSUMED_TAU, "basis": "assumed", "curves": [],

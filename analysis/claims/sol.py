@@ -187,7 +187,6 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     info.update(model=model.name, hardware=hw.label, context=context, context_text=context_text,
                 tau_text=tau_text, precisions=precisions, gpus=gpus,
                 recipes={p: t for p, t in texts.items() if t != p},
-                recipe_labels={p: roofline.parse_precision(t, model=model).label for p, t in texts.items() if t != p},
                 achievable_source=table.loc[table["ceiling"] == "achievable", "ceiling_source"].iloc[0],
                 comm_floor_text=roofline.COMM_FLOOR_TEXT, n_layers=model.n_layers,
                 datasheet_bandwidth_tb_s=hw.hbm_bandwidth_tb_s)

@@ -328,13 +328,13 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
     if "per-user" in kinds:
         if not sol.empty and not math.isnan(user):
             parts.append(_sol_sentence(claim, sol))
+        elif sol.empty:
+            parts.append(f"No roofline: {sol_reason}." if sol_reason else
+                         "No roofline: the model or hardware is not in the spec tables.")
         if model_scopes:
             from analysis.claims.answer_words import model_scopes_verdict
 
             parts.append(model_scopes_verdict(model_scopes))
-        elif sol.empty:
-            parts.append(f"No roofline: {sol_reason}." if sol_reason else
-                         "No roofline: the model or hardware is not in the spec tables.")
         users = checks[checks["kind"] == "per-user"] if checks is not None and len(checks) else pd.DataFrame()
         if len(users):
             top = users.iloc[0]

@@ -171,9 +171,11 @@ class ClaimCardPage:
             srcs = sorted({u for x in measured["comm_sources"] for u in str(x).split("; ") if u})
             assumed += (f" Measured per-collective latencies used: {esc(lat)}; sources: "
                         + "; ".join(esc(u) for u in srcs) + ".")
+        from analysis import roofline, specs
+
         recipes = "".join(f" {esc(precision_label(p))} is the weights as {esc(info['model'])} ships or serves them at "
-                          f"that label: {esc(label)} (`data/specs/recipes.csv`)." for p, label in
-                          (info.get("recipe_labels") or {}).items())
+                          f"that label: {esc(roofline.parse_precision(t, model=specs.model(info['model'])).label)} "
+                          "(`data/specs/recipes.csv`)." for p, t in (info.get("recipes") or {}).items())
         return (f"## Speed of light at batch 1\n\n{esc(info['model'])} on {esc(info['hardware'])}, context "
                 f"{esc(info['context_text'])}; {esc(info['tau_text'])}.{recipes} tok/s/user per column: bandwidth only "
                 f"(datasheet {info['datasheet_bandwidth_tb_s']:g} TB/s per GPU); with the "

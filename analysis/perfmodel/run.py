@@ -37,7 +37,7 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
                    "training_groups": cal.groups,
                    "rows_in_level": cal.rows.get(p.calibration["level"].replace(" (any framework)", ""), len(train))}
     measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)
-    band = band if band is not None else held_out_band(points)
+    band = band if band is not None else held_out_band(points, train=train, full=cal)
     calibration["held_out_ratio"] = band
     for row in p.rows:
         widen(row, band)
@@ -62,12 +62,14 @@ def widen(row: dict, band: dict) -> None:
 _BANDS: dict = {}
 
 
-def held_out_band(points: pd.DataFrame) -> dict:
+def held_out_band(points: pd.DataFrame, *, train: pd.DataFrame | None = None,
+                  full: cb.Calibration | None = None) -> dict:
     """:func:`analysis.perfmodel.validate.held_out_ratio` of ``points``' validation, kept per table content in this
-    process (the validation refits the model once per group: seconds)."""
+    process (the validation refits the model once per group: seconds); ``train`` and ``full`` as
+    :func:`analysis.perfmodel.validate.validate` takes them."""
     key = int(pd.util.hash_pandas_object(points.astype(str), index=False).sum())
     if key not in _BANDS:
-        _BANDS[key] = va.validate(points)["held_out_ratio"]
+        _BANDS[key] = va.validate(points, train=train, full=full)["held_out_ratio"]
     return _BANDS[key]
 
 

@@ -25,10 +25,12 @@ from analysis.text import plain
 MIN_CONCURRENCIES = 3
 
 
-def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES) -> dict:
-    """The JSON-ready validation report (keys as ``perfclaims model --validate --json`` prints them)."""
-    train = cb.training_table(points)
-    full = cb.calibrate(train)
+def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES,
+             train: pd.DataFrame | None = None, full: cb.Calibration | None = None) -> dict:
+    """The JSON-ready validation report (keys as ``perfclaims model --validate --json`` prints them). ``train``
+    and ``full``: the training table of ``points`` and its calibration where the caller already has them."""
+    train = cb.training_table(points) if train is None else train
+    full = cb.calibrate(train) if full is None else full
     groups = []
     fitted = cb.newest(train)  # every newest group is predicted and scored ...
     fits = cb.calibrating(train)  # ... the parameters rest on those whose source states their conditions

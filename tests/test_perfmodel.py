@@ -492,6 +492,12 @@ def test_config_defaults_and_errors(tmp_path):
     bad.write_text("model: [unclosed\n")
     with pytest.raises(ValueError, match=r"c.yaml: line \d+: not valid YAML"):
         configfile.load(bad)
+    with pytest.raises(ValueError, match="not a file"):  # a directory named by mistake: one line, not a traceback
+        configfile.load(tmp_path)
+    binary = tmp_path / "b.yaml"
+    binary.write_bytes(b"model: \xff\xfe\n")
+    with pytest.raises(ValueError, match="b.yaml: byte 7: not UTF-8 text"):
+        configfile.load(binary)
 
 
 def test_cli_model_config_json(tmp_path, capsys):

@@ -92,7 +92,14 @@ def load(path: str | Path) -> st.Deployment:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such config file")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise ValueError(f"{path}: not a file (a config is one .yaml, .yml or .json file)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: byte {err.start}: not UTF-8 text") from None
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     try:
         doc = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as err:

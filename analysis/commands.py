@@ -337,6 +337,16 @@ def _print_measured(m: dict, c: dict) -> None:
               f"{o.get('tok_s_per_user', float('nan')):>10,.1f}{o.get('error_tok_s_per_user', float('nan')):>+7.0%}"
               f"{p['tok_s_per_gpu']:>10,.1f}{o.get('tok_s_per_gpu', float('nan')):>10,.1f}"
               f"{'' if eg is None else format(eg, '+.0%'):>7s}   {beside}")
+    unstated = [p for p in m["points"] if p.get("input_tokens_per_output_token") is not None
+                and not (p["isl"] == p["isl"] and p["osl"] == p["osl"])]
+    if unstated:
+        from analysis.perfmodel import step as st
+        from analysis.perfmodel import words as pw
+
+        ratios = [p["input_tokens_per_output_token"] for p in unstated]
+        kinds = sorted({str(p.get("workload") or "unstated-length") for p in unstated})
+        print(pw.unpriced_input(min(ratios), max(ratios), len(unstated), "/".join(kinds),
+                                st.DEFAULTS["isl"], st.DEFAULTS["osl"]))
     srcs = list(dict.fromkeys(str(p["source"]).split(" [")[0] for p in m["points"]))
     print("sources: " + "; ".join(srcs[:4]) + (f" and {len(srcs) - 4} more" if len(srcs) > 4 else ""))
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import config, roofline, specs
+from analysis.perfmodel import beside as bs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import configfile, recipes, scope
 from analysis.perfmodel import predict as pr
@@ -783,6 +784,12 @@ def test_config_prediction_prints_the_same_models_measured_points_beside_it(poin
     assert cp["ratio_tok_s_per_user"] == pytest.approx(rep["rows"][0]["tok_s_per_user"] / c1["tok_s_per_user"])
     assert "spec_method" in c1["differs_from_config"] and "precision" not in c1["differs_from_config"]
     assert by_c[2.0]["config_prediction"] is None  # concurrency 2 was not asked for
+    # AgentX states no ISL/OSL; its table's total and output tok/s/GPU give the input per output token it served:
+    # (6,547.13 - 42.34) / 42.34 at concurrency 1 and (104,429.47 - 904.78) / 904.78 at 128 (InferenceX #3176)
+    assert c1["input_tokens_per_output_token"] == pytest.approx((6547.13 - 42.34) / 42.34, rel=1e-4)
+    assert by_c[128.0]["input_tokens_per_output_token"] == pytest.approx((104429.47 - 904.78) / 904.78, rel=1e-4)
+    assert bs.input_per_output({"total_tok_s": 10.0, "output_tok_s": 0.0}) is None
+    assert bs.input_per_output({"total_tok_s": 5.0, "output_tok_s": 10.0}) is None  # a total below the output
     one = run.model_report(configfile.load(Path("data/specs/model-configs/deepseek-v4.1-flash-gb300-1gpu.yaml")),
                            points, concurrency=[1], n_boot=0)["measured"]
     assert 1 not in one["gpu_counts_measured"] and all(p["config_prediction"] is None for p in one["points"])
@@ -815,6 +822,9 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
             f"B300 (any framework) runs; an engine that removed it entirely would run "
             f"{row['tok_s_per_user_without_overhead']:,.1f} tok/s/user there with the collectives as calibrated") in out
     assert f"{row['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency" in out
+    # the AgentX points beside it state no ISL/OSL: the line says what input per output token they served
+    assert ("input per output token: the 8 agentx point(s) state no ISL/OSL; their own total and output throughput "
+            "give 114–171 input tokens") in out and "against 1 at the ISL 1,024 / OSL 1,024" in out
     # no vLLM run calibrates the B300 family: that fixed cost is other engines' pooled fit, and the answer gives the
     # range the calibrated engines span, on B300 and everywhere (host-bound launches left out), at each end
     spread = cal["fixed_cost_spread"]

@@ -128,6 +128,7 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
                 "error_tok_s_per_user": p_own["tok_s_per_user"] / meas_u - 1.0,
                 "error_tok_s_per_gpu": (p_own["tok_s_per_gpu"] / meas_g - 1.0) if meas_g > 0 else None},
             "config_prediction": None, "differs_from_config": differences(dep, rec),
+            "input_tokens_per_output_token": input_per_output(rec),
         }
         if cb._num(rec.get("n_gpus")) == dep.n_gpus and conc in by_conc:
             r = by_conc[conc]
@@ -143,6 +144,16 @@ def measured_beside(dep: st.Deployment, points: pd.DataFrame, prediction_rows: l
             "median_error_tok_s_per_user_at_own_conditions": _median(
                 [x["predicted_at_own_conditions"]["error_tok_s_per_user"] for x in out
                  if x["predicted_at_own_conditions"]])}
+
+
+def input_per_output(rec: dict) -> float | None:
+    """Input tokens per output token the run served, from its own throughput columns: (total − output) ÷ output
+    tok/s (input tokens counted whether prefilled or served from a prefix cache, as the source's total counts
+    them). None where either is missing, not finite or not positive, or the total is below the output."""
+    total, out = cb._num(rec.get("total_tok_s")), cb._num(rec.get("output_tok_s"))
+    if not (total == total and out == out and out > 0 and total >= out and math.isfinite(total)):
+        return None
+    return (total - out) / out
 
 
 def _source(rec: dict) -> str:

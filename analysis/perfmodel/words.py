@@ -33,3 +33,12 @@ def collective_status(collective: str, where: str, group: int, status: str) -> s
 
 def scope_name(gpus: int, names: dict) -> str:
     return names.get(gpus, f"{gpus} GPUs")
+
+
+def unpriced_input(lo: float, hi: float, points: int, workload: str, isl: float, osl: float) -> str:
+    """Why points whose source states no ISL/OSL are mispredicted per GPU: the input they carried per output token."""
+    span = f"{lo:,.0f}" if round(lo) == round(hi) else f"{lo:,.0f}–{hi:,.0f}"
+    return (f"input per output token: the {points} {workload} point(s) state no ISL/OSL; their own total and output "
+            f"throughput give {span} input tokens (prefilled or read from a prefix cache) per output token, against "
+            f"{isl / osl:,.2g} at the ISL {isl:,.0f} / OSL {osl:,.0f} they are predicted at, and the source does not "
+            "say how many came from a prefix cache: their predictions, per GPU most, price a workload they did not run")

@@ -58,8 +58,12 @@ def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
 
 
 def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
-    """τ values to show: 1 and the stated τ (a stated acceptance length, verifying its drafted tokens + 1), or 1 and
-    the assumed MTP-3 τ when speculation may be in use."""
+    """τ values to show: 1 and the stated τ (a stated acceptance length, verifying its drafted tokens + 1); when
+    speculation may be in use and nothing about it is stated, 1 and the top of the range the speculative-decoding
+    answer reads (:func:`analysis.claims.answers.plausible_taus`: the highest acceptance length of the shipped golden
+    curves for the claim's model, else its family, verifying that curve row's drafted tokens + 1), so the bound, the
+    step-time model's scope answer and the speculative-decoding answer read one τ; the assumed MTP-3 τ where no
+    golden curve exists."""
     tau = claim.number("tokens_per_step")
     accepted = claim.number("acceptance_length")
     if math.isnan(tau) and not math.isnan(accepted):
@@ -72,7 +76,23 @@ def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
         return sorted({1.0, tau}), {}, f"τ = {plain(tau)} stated"
     if str(claim.spec_decode).lower() == "none":
         return [1.0], {}, "no speculative decoding (stated)"
+    from analysis.claims.answers import plausible_taus  # here: answers imports this module
+
+    r = plausible_taus(claim)
+    if r["basis"] == "golden" and r["high"] > 1.0:
+        return [1.0, r["high"]], {r["high"]: r["high_verify"]}, golden_tau_text(claim, r)
     return [1.0, ASSUMED_TAU], {ASSUMED_TAU: ASSUMED_VERIFY_TOKENS}, ASSUMED_TAU_TEXT
+
+
+def golden_tau_text(claim: Claim, r: dict) -> str:
+    """Where the SOL's speculative τ comes from when the claim states none (``r``: :func:`plausible_taus`)."""
+    whose = "this model" if r.get("own_model", True) else \
+        f"other models of its family ({', '.join(r.get('models') or [])}; none is shipped for " \
+        f"{claim.model_table or claim.model})"
+    return (f"τ = {r['high']:.2f} assumed: the highest acceptance length of the shipped golden curves for {whose} "
+            f"({', '.join(r['curves'])}; SPEED-Bench coding prompts; {plain(r['high_verify'] - 1)} drafted + 1 "
+            "verified per step), the top of the range the speculative-decoding answer reads; not a measurement of "
+            "the claimed run")
 
 
 def _over(x: float) -> str:

@@ -51,7 +51,9 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
         else:
             text = (f"On {where} {user:,.0f} tok/s/user is above the bound with the communication floor "
                     f"({r['sol_tok_s_per_user_comm']:,.0f} tok/s/user: {r['comm_floor_ms'] * 1000:,.0f} µs of "
-                    f"collectives per step), though bandwidth alone would allow {r['sol_tok_s_per_user']:,.0f}")
+                    f"collectives per step), though bandwidth alone would allow {r['sol_tok_s_per_user']:,.0f}"
+                    + (f" (every byte split evenly over the {int(r['gpus'])} GPUs, none replicated)"
+                       if r["gpus"] > 1 else ""))
         s = spec[(spec["precision"] == r["precision"]) & (spec["gpus"] == r["gpus"])]
         if len(s):
             t = s.iloc[0]

@@ -7,6 +7,7 @@ errors a user can fix are printed as one line on stderr with exit code 2, never 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -21,6 +22,38 @@ def _floats(text: str) -> list[float]:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+MAX_CONCURRENCY = 1_000_000  # users in flight: beyond any serving deployment the model prices
+MAX_N_BOOT = 1000  # bootstrap calibrations: about 0.25 s each on two cores
+
+
+def _concurrencies(text: str) -> list[float]:
+    """``--concurrency``: whole numbers of users from 1 to :data:`MAX_CONCURRENCY`, comma-separated, none empty."""
+    parts = text.split(",")
+    out = []
+    for part in parts:
+        try:
+            v = float(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {part.strip()!r} in "
+                                             f"{text!r}") from None
+        if not (math.isfinite(v) and v == int(v) and 1 <= v <= MAX_CONCURRENCY):
+            raise argparse.ArgumentTypeError(f"a concurrency is a whole number of users from 1 to "
+                                             f"{MAX_CONCURRENCY:,}, got {part.strip()!r}")
+        out.append(v)
+    return out
+
+
+def _n_boot(text: str) -> int:
+    """``--n-boot`` for ``perfclaims model``: 0 to :data:`MAX_N_BOOT`."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= v <= MAX_N_BOOT:
+        raise argparse.ArgumentTypeError(f"from 0 to {MAX_N_BOOT} bootstrap calibrations, got {v}")
+    return v
 
 
 def _cols(text: str) -> list[str]:
@@ -136,10 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--points", type=Path, default=None,
                    help="calibrate on this points table (parquet or CSV, or a folder of raw logs; default: "
                         "data/processed/points.parquet)")
-    s.add_argument("--concurrency", type=_floats, default=None, metavar="C1,C2,...",
-                   help="concurrencies to predict (default: 1,2,4,...,256)")
-    s.add_argument("--n-boot", type=int, default=20, metavar="N",
-                   help="bootstrap calibrations behind the intervals (default: %(default)s; 0 for none)")
+    s.add_argument("--concurrency", type=_concurrencies, default=None, metavar="C1,C2,...",
+                   help="concurrencies to predict, whole numbers of users (default: 1,2,4,...,256)")
+    s.add_argument("--n-boot", type=_n_boot, default=20, metavar="N",
+                   help=f"bootstrap calibrations behind the intervals (default: %(default)s; 0 for none, at most "
+                        f"{MAX_N_BOOT})")
     s.add_argument("--min-concurrencies", type=int, default=3, metavar="N",
                    help="--validate: score the groups measured at N or more concurrencies (default: %(default)s, "
                         "the issue's target set; 1 scores every group, about 7x the time)")

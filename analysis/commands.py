@@ -174,7 +174,6 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               n_boot: int = 20, as_json: bool = False, min_concurrencies: int = 3) -> int:
     """``perfclaims model``: a configuration's predicted speeds (``--config``) or the leave-one-group-out
     validation (``--validate``), as a table or JSON; 0 on success, 2 (one line on stderr) when the input is wrong."""
-    import json
 
     from analysis.perfmodel import configfile, run
     from analysis.perfmodel import step as st
@@ -190,7 +189,7 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
             raise ValueError(f"--min-concurrencies must be >= 1, got {min_concurrencies}")
         rep = run.validation_report(points, min_concurrencies=min_concurrencies)
         if as_json:
-            print(json.dumps(rep, indent=1, default=_json_default))
+            print(_strict_json(rep))
             return 0
         print(f"{'error tok/s/GPU':>16s}{'error tok/s/user':>17s}  points  group")
         for g in rep["groups"]:
@@ -228,7 +227,7 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
         return 0
     rep = run.model_report(dep, points, concurrency=concurrency or run.DEFAULT_CONCURRENCY, n_boot=n_boot)
     if as_json:
-        print(json.dumps(rep, indent=1, default=_json_default))
+        print(_strict_json(rep))
         return 0
     c, cal = rep["config"], rep["calibration"]
     print(f"{c['model']} on {c['n_gpus']} x {c['hardware']} ({c['workers']:g} worker(s) of {c['worker_gpus']} GPUs), "
@@ -353,6 +352,15 @@ def _print_measured(m: dict, c: dict) -> None:
 
 def _pct(x, digits: int = 1) -> str:
     return "n/a" if x is None else f"{x:.{digits}%}"
+
+
+def _strict_json(doc) -> str:
+    """``doc`` as strict JSON: NaN and infinities (no value) are null, so every JSON parser reads it."""
+    import json
+
+    from analysis.report.results import _jsonable
+
+    return json.dumps(_jsonable(json.loads(json.dumps(doc, default=_json_default))), indent=1, allow_nan=False)
 
 
 def _json_default(o):

@@ -483,7 +483,7 @@ def test_config_defaults_and_errors(tmp_path):
         configfile.parse({"model": "Nope-1B", "hardware": "B200"})
     with pytest.raises(ValueError, match="'tp' has value 'eight'"):
         configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "tp": "eight"})
-    with pytest.raises(ValueError, match="'date' has value 'yesterday', expected a date YYYY-MM-DD"):
+    with pytest.raises(ValueError, match="'date' has value 'yesterday', expected a calendar date YYYY-MM-DD"):
         configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "date": "yesterday"})
     dated = tmp_path / "d.yaml"
     dated.write_text("model: DeepSeek-R1\nhardware: MI325X\nframework: sglang\ndate: 2026-02-27\n")
@@ -501,6 +501,66 @@ def test_config_defaults_and_errors(tmp_path):
         configfile.load(binary)
 
 
+@pytest.mark.parametrize("extra, message", [
+    ({"n_gpus": 0}, "'n_gpus' has value 0, expected a whole number from 1 to 100,000"),
+    ({"n_gpus": True}, "'n_gpus' has value True"),  # a boolean is not a GPU count
+    ({"n_gpus": 4, "tp": 64}, "a worker of 64 GPUs (the largest of 'tp', 'ep', 'dp') does not fit on 4 decode GPUs"),
+    ({"n_gpus": 4, "tp": 3}, "4 decode GPUs are not a whole number of 3-GPU workers"),
+    ({"tp": 0}, "'tp' has value 0"),
+    ({"isl": 0}, "'isl' has value 0, expected a number from 1 to 10,000,000"),
+    ({"osl": float("inf")}, "'osl' has value inf"),
+    ({"n_gpus": 8, "disagg": True, "n_prefill_gpus": 8}, "'n_prefill_gpus' 8 leaves no decode GPU of 'n_gpus' 8"),
+    ({"n_gpus": 8, "n_prefill_gpus": 2}, "only a disaggregated deployment has prefill GPUs"),
+    ({"n_gpus": 8, "n_decode_gpus": 100}, "'n_decode_gpus' 100 + 'n_prefill_gpus' 0 exceed 'n_gpus' 8"),
+    ({"spec_method": "mtp", "acceptance_length": 1e6}, "'acceptance_length' has value 1000000.0"),
+    ({"spec_method": "mtp", "acceptance_length": 0.5}, "expected a number from 1 to 65"),
+    ({"acceptance_length": 2}, "'acceptance_length' 2 needs a 'spec_method'"),
+    ({"spec_method": "dspark", "acceptance_length": 4.07}, "exceeds the 3 drafted + 1 tokens a step verifies "
+                                                          "('draft_tokens' defaults to 3)"),
+    ({"precision": "fp3"}, "'precision' has value 'fp3': unknown precision"),
+    ({"precision": ["fp8"]}, "'precision' has value ['fp8'], expected text"),
+    ({"date": "2026-13-45"}, "'date' has value '2026-13-45', expected a calendar date"),
+    ({"n_gpus": 8, "n_workers": 0}, "'n_workers' has value 0"),
+])
+def test_config_values_out_of_range_are_one_line_errors(extra, message):
+    """A value no deployment has is refused before anything is predicted (n_gpus 0 had printed tok/s/GPU for zero
+    GPUs, ISL 0 a division by zero, an acceptance of 1e6 a τ of a million labelled measured)."""
+    doc = {"model": "DeepSeek-V4.1-Flash", "hardware": "GB300 NVL72", **extra}
+    with pytest.raises(ValueError) as err:
+        configfile.parse(doc, where="c.yaml")
+    assert str(err.value).startswith("c.yaml: ") and message in str(err.value)
+
+
+def test_config_within_range_is_accepted_and_a_given_acceptance_is_labelled_given(points):
+    from analysis.perfmodel import run
+    from analysis.perfmodel import words as pw
+
+    dep = configfile.parse({"model": "DeepSeek-V4.1-Flash", "hardware": "GB300 NVL72", "n_gpus": 8, "tp": 4,
+                            "spec_method": "dspark", "acceptance_length": 4.07, "draft_tokens": 5})
+    assert (dep.n_gpus, dep.tp, dep.acceptance_length, dep.draft_tokens) == (8, 4, 4.07, 5.0)
+    assert configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "n_gpus": 3, "tp": 2,
+                             "n_workers": 1}).n_workers == 1  # an odd layout the config says outright
+    rep = run.model_report(dep, points, concurrency=[1], n_boot=0, band={})
+    assert rep["config"]["tau"] == 4.07 and rep["config"]["tau_source"] == pw.TAU_GIVEN
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "2.5", "1,,2", "1e9", "nan", "", "abc"])
+def test_concurrency_option_takes_whole_numbers_of_users(value, capsys):
+    from analysis import cli
+
+    with pytest.raises(SystemExit) as err:
+        cli.main(["model", "--config", "x.yaml", f"--concurrency={value}"])
+    assert err.value.code == 2 and "argument --concurrency" in capsys.readouterr().err
+
+
+def test_n_boot_option_is_bounded(capsys):
+    from analysis import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["model", "--config", "x.yaml", "--n-boot", "1000000"])
+    assert "from 0 to 1000 bootstrap calibrations" in capsys.readouterr().err
+
+
 def test_cli_model_config_json(tmp_path, capsys):
     from analysis import cli
 
@@ -508,7 +568,12 @@ def test_cli_model_config_json(tmp_path, capsys):
     cfg.write_text(json.dumps({"model": "DeepSeek-V4.1-Flash", "hardware": "GB300 NVL72", "n_gpus": 4, "tp": 4,
                                "recipe": "native", "isl": 8192, "osl": 1024, "framework": "sglang"}))
     assert cli.main(["model", "--config", str(cfg), "--concurrency", "1,16", "--n-boot", "2", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    text = capsys.readouterr().out
+
+    def strict(token):
+        raise ValueError(f"not strict JSON: {token}")
+
+    out = json.loads(text, parse_constant=strict)  # a value that does not exist is null, never NaN
     assert set(out) == {"rows", "config", "calibration", "measured"} and [r["concurrency"] for r in out["rows"]] == [1, 16]
     row = out["rows"][0]
     assert {"concurrency", "tok_s_per_user", "tok_s_per_user_lo", "tok_s_per_user_hi", "tok_s_per_gpu",
@@ -738,15 +803,19 @@ def test_shipped_example_configs_predict_deepseek_v4_flash_on_gb300(cal):
 
     folder = Path(__file__).resolve().parents[1] / "data" / "specs" / "model-configs"
     users = {}
-    for g in (1, 4, 72):
-        dep = configfile.load(folder / f"deepseek-v4.1-flash-gb300-{g}gpu.yaml")
+    for g, name in ((1, "1gpu"), (4, "4gpu"), (72, "72gpu"), (72, "72gpu-ep72")):
+        dep = configfile.load(folder / f"deepseek-v4.1-flash-gb300-{name}.yaml")
         assert (dep.model, dep.hardware, dep.n_gpus, dep.precision) == ("DeepSeek-V4.1-Flash", "GB300 NVL72", g,
                                                                        "native")
         rows = pr.predict(dep, [1, 16], cal).rows
         assert rows[0]["tok_s_per_user"] >= rows[1]["tok_s_per_user"] > 0
-        users[g] = rows[0]["tok_s_per_user"]
+        users[name] = rows[0]["tok_s_per_user"]
     # one GPU reads every weight alone: slower per user at batch 1 than the 4-GPU tray
-    assert users[1] < users[4]
+    assert users["1gpu"] < users["4gpu"]
+    # the rack as nine TP8 workers serves a user at one 8-GPU worker's speed; as one EP72 instance it pays the
+    # NVLink domain's dispatch and combine on every MoE layer: slower per user than the TP8 worker
+    assert st.parallelism(configfile.load(folder / "deepseek-v4.1-flash-gb300-72gpu.yaml")).workers == 9
+    assert users["72gpu-ep72"] < users["72gpu"]
 
 
 def test_fp4_vs_fp8_facts_are_fast_once_calibrated():

@@ -12,7 +12,7 @@ from analysis.claims.conditions import context_for, per_user_value
 from analysis.claims.labels import share
 from analysis.claims.registry import NOT_STATED, Claim
 from analysis.specdecode import ASSUMED_DRAFT_TOKENS, ASSUMED_TAU  # the one documented assumption
-from analysis.text import pct, plain, times, whole
+from analysis.text import fixed, pct, plain, times, whole
 
 ASSUMED_VERIFY_TOKENS = float(ASSUMED_DRAFT_TOKENS + 1)
 ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
@@ -89,7 +89,7 @@ def golden_tau_text(claim: Claim, r: dict) -> str:
     whose = "this model" if r.get("own_model", True) else \
         f"other models of its family ({', '.join(r.get('models') or [])}; none is shipped for " \
         f"{claim.model_table or claim.model})"
-    return (f"τ = {r['high']:.2f} assumed: the highest acceptance length of the shipped golden curves for {whose} "
+    return (f"τ = {fixed(r['high'], 2)} assumed: the highest acceptance length of the shipped golden curves for {whose} "
             f"({', '.join(r['curves'])}; SPEED-Bench coding prompts; {plain(r['high_verify'] - 1)} drafted + 1 "
             "verified per step), the top of the range the speculative-decoding answer reads; not a measurement of "
             "the claimed run")

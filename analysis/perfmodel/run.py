@@ -10,6 +10,7 @@ from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import predict as pr
 from analysis.perfmodel import step as st
 from analysis.perfmodel import validate as va
+from analysis.perfmodel import words
 
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -31,6 +32,8 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
     only = (specs.hardware(dep.hardware).family, dep.framework)
     draws = cb.bootstrap(train, cal, n_boot=n_boot, seed=seed, only=only) if n_boot else []
     p = pr.predict(dep, concurrency, cal, draws, serving=True)
+    if p.config["tau_source"] == words.TAU_MEASURED:  # a config's acceptance length is what it asks, not a run's
+        p.config["tau_source"] = words.TAU_GIVEN
     fitted, fits = cb.newest(train), cb.calibrating(train)
     calibration = {**p.calibration, "training_rows": int(fits.sum()), "rerun_rows": int((~fitted).sum()),
                    "unstated_rows": int((fitted & ~fits).sum()),

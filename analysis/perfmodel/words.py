@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TAU_NONE = "none (τ = 1)"
 TAU_MEASURED = "acceptance_length (measured)"
+TAU_GIVEN = "acceptance_length (as the config gives it; not a measurement)"
 SHARD_NOTE = "one GPU's slice timed alone: no collectives"
 ANY_FRAMEWORK = "{family} (any framework)"
 ALL_HARDWARE = "all hardware"

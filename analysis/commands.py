@@ -184,6 +184,10 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
     if config_path:
         dep = configfile.load(config_path)  # ValueError/KeyError: one line, exit 2 (analysis.cli.main)
     points = data.load_points(points_path)
+    if points.empty:
+        where = points_path or "the points table"
+        raise ValueError(f"{where}: no points" + (" (a folder is read as raw logs; name a points table file to read "
+                                                  "one)" if points_path and Path(points_path).is_dir() else ""))
     if validate:
         if min_concurrencies < 1:
             raise ValueError(f"--min-concurrencies must be >= 1, got {min_concurrencies}")

@@ -25,9 +25,64 @@ def load_points(path: str | Path | None = None) -> pd.DataFrame:
     if not path.exists():
         raise FileNotFoundError(
             f"{path}: points table not found; run `perfclaims ingest data/raw --out {path.parent}` first")
-    if path.suffix == ".csv":
-        return pd.read_csv(path)
-    return pd.read_parquet(path)
+    table = _read_table(path)
+    return table if path == config.POINTS_FILE else checked_points(table, path)
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A CSV or parquet file as a frame; a file that is neither is a one-line ValueError naming it."""
+    try:
+        return pd.read_csv(path) if path.suffix.lower() == ".csv" else pd.read_parquet(path)
+    except (OSError, ValueError, pd.errors.ParserError) as err:  # pyarrow's errors subclass these
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
+        raise ValueError(f"{path}: not a readable {kind} points table ({first[:160]})") from None
+
+
+def checked_points(table: pd.DataFrame, path: Path, *, report=None) -> pd.DataFrame:
+    """A points table from outside ingest (``--points`` naming a CSV or parquet file), made safe to compute on:
+    every schema column present (missing ones at their defaults), numeric columns as numbers, and a row whose value
+    cannot be one (a word where a number goes, a GPU count or TP of zero or less, an infinity) quarantined: left
+    out with its file, row and field said on stderr (``report``: where to say it), never silently dropped. The
+    shipped table ingest writes is read as it is (ingest validated every row)."""
+    import math
+    import sys
+
+    import numpy as np
+
+    from analysis import schema
+
+    if "model" not in table.columns or "hardware" not in table.columns:
+        missing = [c for c in ("model", "hardware") if c not in table.columns]
+        raise ValueError(f"{path}: not a points table: no {' or '.join(repr(c) for c in missing)} column")
+    t = table.reset_index(drop=True).copy()
+    bad = pd.Series("", index=t.index, dtype=object)
+    for col in [c for c in schema.NUMERIC_COLUMNS if c in t.columns and c not in schema.OBJECT_COLUMNS]:
+        raw = t[col]
+        num = raw.astype(float) if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw) \
+            else pd.to_numeric(raw, errors="coerce")
+        words = raw.notna() & num.isna()
+        inf = np.isinf(num.to_numpy(dtype=float, na_value=math.nan))
+        low = (num <= 0) if col in schema.POSITIVE else (num < 0) if col in schema.NON_NEGATIVE else num.isna() & False
+        for mask, why in ((words, "expected a number, got {!r}"), (pd.Series(inf, index=t.index), "not finite: {!r}"),
+                          (low.fillna(False), "{!r} is out of range (" + (">0" if col in schema.POSITIVE else ">=0")
+                           + ")")):
+            hit = mask & (bad == "")
+            bad[hit] = [f"{col}: " + why.format(v) for v in raw[hit]]
+        t[col] = num.astype(float)
+    for col in schema.COLUMNS:
+        if col not in t.columns:
+            t[col] = schema._default(col)
+    if (bad != "").any():
+        out = report or sys.stderr
+        rows = bad[bad != ""]
+        for i, why in list(rows.items())[:20]:
+            out.write(f"{path}: row {i + 2 if path.suffix.lower() == '.csv' else i}: {why} (row quarantined)\n")
+        if len(rows) > 20:
+            out.write(f"{path}: {len(rows) - 20} more rows quarantined\n")
+        out.write(f"{path}: {len(rows)} of {len(t)} rows quarantined, {len(t) - len(rows)} kept\n")
+        t = t[bad == ""].reset_index(drop=True)
+    return t
 
 
 def load_requests(path: str | Path | None = None) -> pd.DataFrame:

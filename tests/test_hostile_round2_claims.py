@@ -42,6 +42,12 @@ def test_the_shipped_claim_reads():
     ("value", ".nan", "field 'value' must be a finite number, got nan"),
     ("value", "[1, 2]", "field 'value' must be a number or 'not stated', got [1, 2]"),
     ("batch", "-4", "field 'batch' must be a number from 1 to 100,000,000, got -4"),
+    ("value", "abc", "field 'value': no number in 'abc'"),
+    # lengths and a precision a card computes with: 0/0 had divided by zero deep in the card, fp3 had failed the
+    # card's notebook without naming the file or field
+    ("isl_osl", "0/0", "field 'isl_osl' must give lengths of at least 1 token each, got '0/0'"),
+    ("precision", "fp3", "field 'precision': unknown precision 'fp3'; known: fp32, bf16, fp16, fp8, int8, nvfp4, "
+                         "fp4, mxfp4, int4, fp4-noscale (and 'native')"),
 ])
 def test_a_number_a_claim_cannot_hold_is_a_one_line_error(tmp_path, field, value, says):
     path = _claim(tmp_path, field, value)
@@ -71,3 +77,33 @@ def test_a_part_with_no_gpus_names_the_part(tmp_path):
     claim = load_claim(path)
     with pytest.raises(ValueError, match=r"C99.yaml: parts\[0\]: field 'n_gpus' must be a whole number from 1"):
         registry.claim_parts(claim)
+
+
+def test_a_claim_path_that_is_no_file_or_no_yaml_is_one_line(tmp_path):
+    folder = tmp_path / "dir.yaml"
+    folder.mkdir()
+    with pytest.raises(ValueError) as err:
+        load_claim(folder)
+    assert str(err.value).endswith("dir.yaml: not a file (a claim is one YAML file, or a row of a CSV file)")
+    broken = tmp_path / "C98.yaml"
+    broken.write_text("id: C98\nvalue: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        load_claim(broken)
+    assert str(err.value) == f"{broken}: line 3: not valid YAML (expected ',' or ']', but got '<stream end>')"
+
+
+def test_a_faulty_row_of_a_claims_csv_does_not_block_the_others(tmp_path):
+    """file.csv#ID reads that row only: another row's fault is that row's error, not every claim's."""
+    rows = ["id,value,unit,model,hardware,isl_osl",
+            "C90,1000,tok/s/user,DeepSeek-R1,B200,1k/1k",
+            "C91,abc,tok/s/user,DeepSeek-R1,B200,1k/1k",
+            "C92,900,tok/s/user,DeepSeek-R1,B200,0/0"]
+    path = tmp_path / "claims.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert load_claim(f"{path}#C90").value == 1000.0
+    with pytest.raises(ValueError, match=r"claims.csv:3: field 'value': no number in 'abc'"):
+        load_claim(f"{path}#C91")
+    with pytest.raises(ValueError, match=r"claims.csv:4: field 'isl_osl' must give lengths of at least 1 token"):
+        load_claim(f"{path}#C92")
+    with pytest.raises(KeyError, match="no claim with id 'C93'"):
+        load_claim(f"{path}#C93")

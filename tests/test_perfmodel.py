@@ -544,6 +544,36 @@ def test_config_within_range_is_accepted_and_a_given_acceptance_is_labelled_give
     assert rep["config"]["tau"] == 4.07 and rep["config"]["tau_source"] == pw.TAU_GIVEN
 
 
+def test_a_points_table_from_outside_ingest_quarantines_rows_that_cannot_be_numbers(points, tmp_path, capsys):
+    """--points naming a CSV: a word where a number goes, a TP of zero or a negative GPU count is quarantined with
+    its file, row and field on stderr (it had raised a TypeError deep in the fit, or moved the calibration)."""
+    from analysis import cli, data
+
+    table = points.head(40).copy()
+    table["isl"] = table["isl"].astype(object)
+    table.loc[3, "isl"] = "<img src=x onerror=alert(1)>"
+    table.loc[5, "tp"] = 0
+    table.loc[7, "n_gpus"] = -8
+    path = tmp_path / "p.csv"
+    table.to_csv(path, index=False)
+    kept = data.load_points(path)
+    err = capsys.readouterr().err
+    assert f"{path}: row 5: isl: expected a number, got '<img src=x onerror=alert(1)>' (row quarantined)" in err
+    assert f"{path}: row 7: tp: 0.0 is out of range (>0) (row quarantined)" in err
+    assert f"{path}: row 9: n_gpus: -8.0 is out of range (>0) (row quarantined)" in err
+    assert f"{path}: 3 of 40 rows quarantined, 37 kept" in err
+    assert len(kept) == 37 and kept["isl"].dtype.kind == "f"
+    # a table without a model column, a file that is no parquet, a folder of no raw logs: one line each, exit 2
+    (tmp_path / "nomodel.csv").write_text("hardware,isl\nB200,1024\n")
+    (tmp_path / "fake.parquet").write_text("not parquet")
+    (tmp_path / "empty").mkdir()
+    for name, says in (("nomodel.csv", "not a points table: no 'model' column"),
+                       ("fake.parquet", "not a readable parquet points table"),
+                       ("empty", "no points (a folder is read as raw logs")):
+        assert cli.main(["model", "--validate", "--points", str(tmp_path / name)]) == 2
+        assert says in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("value", ["-1", "0", "2.5", "1,,2", "1e9", "nan", "", "abc"])
 def test_concurrency_option_takes_whole_numbers_of_users(value, capsys):
     from analysis import cli

@@ -285,6 +285,24 @@ def _check_numbers(doc: dict, where: str) -> None:
             check_number(doc[name], name, where, stated_text_ok=name != "value")
 
 
+def check_conditions(doc: dict, where: str) -> None:
+    """Stated conditions a card would compute with: lengths written as ``ISL/OSL`` must be token counts of at least
+    1 (``0/0`` had divided by zero deep in the card), and a precision label must be one the spec tables price."""
+    from analysis import roofline
+
+    lengths = doc.get("isl_osl")
+    if is_stated(lengths):
+        m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(lengths))
+        if m and (float(m.group(1)) < 1 or float(m.group(3)) < 1):
+            raise ValueError(f"{where}: field 'isl_osl' must give lengths of at least 1 token each, got {lengths!r}")
+    precision = doc.get("precision")
+    if is_stated(precision):
+        try:
+            roofline.parse_precision(str(precision))
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"{where}: field 'precision': {err.args[0] if err.args else err}") from None
+
+
 def claim_title(claim: Claim) -> str:
     """The claim as one readable phrase: the published text, with the unit only when the text lacks one."""
     text = str(claim.value_text).strip()
@@ -348,16 +366,30 @@ def claim_from_row(row: dict, *, where: str = "") -> Claim:
     )
 
 
-def read_claims_csv(path: str | Path) -> list[Claim]:
-    """Every claim in a CSV with the columns of ``shared/specs/claims.csv``."""
+def read_claims_csv(path: str | Path, *, only: str | None = None) -> list[Claim]:
+    """Every claim in a CSV with the columns of ``shared/specs/claims.csv`` (``only``: just the row with that id,
+    KeyError when none has it)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: claim file not found")
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if not path.is_file():
+        raise ValueError(f"{path}: not a file")
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not a readable claims CSV ({str(err).strip().splitlines()[0][:160]})") from None
     absent = [c for c in ("id", "value", "unit", "model", "hardware") if c not in table.columns]
     if absent:
         raise ValueError(f"{path}: missing column(s) {', '.join(absent)} (expected the columns of claims.csv)")
-    return [claim_from_row(r, where=f"{path}:{i + 2}") for i, r in enumerate(table.to_dict("records"))]
+    rows = [(i, r) for i, r in enumerate(table.to_dict("records")) if only is None or str(r["id"]).strip() == only]
+    if only is not None and not rows:
+        raise KeyError(f"{path}: no claim with id {only!r}")
+    out = []
+    for i, r in rows:
+        claim = claim_from_row(r, where=f"{path}:{i + 2}")
+        check_conditions({"isl_osl": claim.isl_osl, "precision": claim.precision}, f"{path}:{i + 2}")
+        out.append(claim)
+    return out
 
 
 def read_claim_yaml(path: str | Path) -> Claim:
@@ -365,6 +397,8 @@ def read_claim_yaml(path: str | Path) -> Claim:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: claim file not found")
+    if not path.is_file():
+        raise ValueError(f"{path}: not a file (a claim is one YAML file, or a row of a CSV file)")
     try:
         doc = safe_yaml.load(path.read_text(encoding="utf-8")) or {}
     except UnicodeDecodeError as err:
@@ -374,7 +408,12 @@ def read_claim_yaml(path: str | Path) -> Claim:
     except RecursionError:
         raise ValueError(f"{path}: YAML nested too deeply") from None
     except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML: {err}") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise ValueError(f"{path}: {where}not valid YAML ({getattr(err, 'problem', None) or type(err).__name__})") \
+            from None
+    except ValueError as err:  # PyYAML builds 2025-13-45 as a date and fails outside its YAMLError
+        raise ValueError(f"{path}: {err} (a date is YYYY-MM-DD, or text in quotes)") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: expected a mapping of claim fields")
     known = set(Claim.__dataclass_fields__)
@@ -385,9 +424,13 @@ def read_claim_yaml(path: str | Path) -> Claim:
         if doc.get(name) in (None, ""):
             raise ValueError(f"{path}: field {name!r} is required")
     if isinstance(doc["value"], str):
-        doc["value"], qual = parse_value(doc["value"])
+        text = doc["value"]
+        doc["value"], qual = parse_value(text)
+        if math.isnan(doc["value"]):
+            raise ValueError(f"{path}: field 'value': no number in {text!r}")
         doc.setdefault("value_qualifier", qual)
     _check_numbers(doc, str(path))
+    check_conditions(doc, str(path))
     if doc["kind"] not in KINDS:
         raise ValueError(f"{path}: field 'kind' must be one of {', '.join(KINDS)}, got {doc['kind']!r}")
     doc.setdefault("value_text", str(doc["value"]))
@@ -424,14 +467,11 @@ def load_claim(claim: str | Path | Claim, *, claims_dir: str | Path | None = Non
         text, wanted = text.split("#", 1)
     path = Path(text)
     if path.suffix.lower() == ".csv":
+        if wanted:  # only the asked row is read: a fault in another row does not block it
+            return read_claims_csv(path, only=wanted)[0]
         rows = read_claims_csv(path)
         if not rows:
             raise ValueError(f"{path}: no claim rows")
-        if wanted:
-            hit = [c for c in rows if c.id == wanted]
-            if not hit:
-                raise KeyError(f"{path}: no claim with id {wanted!r}")
-            return hit[0]
         return rows[0]
     if path.suffix.lower() in (".yaml", ".yml"):
         return read_claim_yaml(path)

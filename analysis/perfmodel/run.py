@@ -77,4 +77,8 @@ def held_out_band(points: pd.DataFrame, *, train: pd.DataFrame | None = None,
 
 
 def validation_report(points: pd.DataFrame, *, min_concurrencies: int = va.MIN_CONCURRENCIES) -> dict:
-    return va.validate(points, min_concurrencies=min_concurrencies)
+    train = cb.training_table(points)
+    if train.empty:
+        raise ValueError("the points table has no usable point of a model and hardware the spec tables know: "
+                         "nothing to validate")
+    return va.validate(points, min_concurrencies=min_concurrencies, train=train)

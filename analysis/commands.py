@@ -269,12 +269,15 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
     first = rep["rows"][0] if rep["rows"] else None
     if first and first["terms"]["overhead_ms"] > 0.3 * first["step_ms"]:
         scale = cal["efficiency"].get("comm_scale", 1.0)
-        print(f"fixed cost: {first['terms']['overhead_ms']:.3f} of the {first['step_ms']:.3f} ms step at concurrency "
-              f"{first['concurrency']:g}, calibrated on {cal['level']} runs; an engine that removed it entirely would "
-              f"run {first['tok_s_per_user_without_overhead']:,.1f} tok/s/user there with the collectives as "
-              f"calibrated ({scale:.3g} × their measured latency), "
-              f"{first['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency (at one "
-              "GPU count the fit cannot tell a per-layer fixed cost from per-layer collectives)")
+        head = (f"fixed cost: {first['terms']['overhead_ms']:.3f} of the {first['step_ms']:.3f} ms step at concurrency "
+                f"{first['concurrency']:g}, calibrated on {cal['level']} runs; an engine that removed it entirely would "
+                f"run {first['tok_s_per_user_without_overhead']:,.1f} tok/s/user there")
+        if first["terms"]["collectives_ms"] > 0:
+            print(head + f" with the collectives as calibrated ({scale:.3g} × their measured latency), "
+                  f"{first['tok_s_per_user_without_overhead_measured_collectives']:,.1f} at their measured latency (at "
+                  "one GPU count the fit cannot tell a per-layer fixed cost from per-layer collectives)")
+        else:
+            print(head + " (no collectives: one GPU, or one GPU's slice timed alone)")
     if st.speculates(c.get("spec_method")) and str(c["spec_method"]).lower() not in st.MTP_METHODS:
         print(f"drafting: not priced for {c['spec_method']} (the spec tables describe no such drafter); only MTP drafts "
               f"({', '.join(st.MTP_METHODS)}) pay their passes, and the calibrated tau is fitted net of MTP drafting")

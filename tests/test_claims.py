@@ -119,6 +119,10 @@ def test_c00_card(points):
     # the latency that decides it (the 8-GPU node's all-reduces need <= 9.7 us each; 10.9 us measured)
     assert "C00" in card.verdict and "With every collective hidden under a weight read" in card.verdict
     assert "at τ 1.00 no scope reaches it" in card.verdict and "≤ 9.7 µs each, against 10.9 µs measured" in card.verdict
+    # ... and says where that latency was measured: GB200, eight GPUs over two trays, read for a GB300 node
+    assert "measured on GB200 at 8 GPUs, read for this scope)" in card.verdict
+    # the capacity sentence says what its two numbers count: output over all 4 GPUs, per user from the mean TPOT
+    assert ("gives 905 output tok/s/GPU (÷ all 4 GPUs) with 39 tok/s per user (1000 / mean TPOT)." in card.verdict)
 
 
 def test_per_gpu_claim_is_restated_per_system_and_keeps_its_per_user_partner(points):

@@ -83,6 +83,11 @@ def test_lookup_never_extrapolates_silently():
     assert r.latency_us == 32.6 and r.low_us <= 32.6 <= r.high_us
     none = c.latency("ep-dispatch", "xgmi-node", group_size=8, message_bytes=14336)
     assert none.status == "assumption" and (none.low_us, none.latency_us, none.high_us) == (15, 25, 80)
+    # the estimate says which part and group it was read from: 72 GPUs read at the nearest measured group (64), and a
+    # GB300 tray's all-reduce at GB200's eight GPUs over two trays (no GB300 row exists)
+    assert r.measured_on == (("GB200", 64),) and r.to_dict()["measured_on"] == [["GB200", 64]]
+    tray = c.latency("all-reduce", "nvl72-domain", group_size=4, message_bytes=8192, hardware="GB300")
+    assert tray.status == "extrapolated" and tray.measured_on == (("GB200", 8),) and tray.latency_us == 10.9
 
 
 def test_lookup_with_no_row_at_all_gives_the_whole_measured_range(tmp_path):

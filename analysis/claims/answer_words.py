@@ -259,14 +259,14 @@ def model_scopes_words(scopes: list[dict]) -> str:
             + f" each against {_us(o['measured_us_per_collective'])} measured"
             + (f" ({_us(o['measured_dispatch_plus_combine_us'])} dispatch + combine)"
                if pd.notna(o["measured_dispatch_plus_combine_us"]) else "")
-            + f" [{', '.join(o['libraries']) or 'measured collectives'}; {', '.join(o['status'])}]"
+            + f" [{', '.join(o['libraries']) or 'measured collectives'}; {_read_from(o)}{', '.join(o['status'])}]"
             for o in sc.get("other") or [])
         if not sc.get("other") and sc.get("tp_limit") and sc.get("layout") != "TP all-reduce":
             others = f"; TP cannot split its {sc['tp_limit']} attention heads {sc['gpus']} ways"
         parts.append(head + f"; its {sc['collectives_per_step']} collectives per step{layout} may take ≤ {need_text} "
                      f"each, measured {_us(sc['measured_us_per_collective'])} per collective"
                      + (f" ({_us(measured)} dispatch + combine)" if pd.notna(measured) else "")
-                     + f" [{where}; {', '.join(sc['status'])}]: {verdicts}{others}")
+                     + f" [{where}; {_read_from(sc)}{', '.join(sc['status'])}]: {verdicts}{others}")
     decides = ("the acceptance length decides it: " if lo_tau != hi_tau and
                len({v for sc in scopes for v in sc["verdict"]}) > 1 else "")
     return (f"Model (the step-time model's bound: datasheet bandwidth, no fixed overhead, measured collective "
@@ -274,6 +274,15 @@ def model_scopes_words(scopes: list[dict]) -> str:
             f"'with comm (overlapped)' column assumes; a mixture of experts sharded by whichever of TP and EP its "
             f"measured collectives make faster; "
             f"{taus}): {decides}" + "; ".join(parts) + ".")
+
+
+def _read_from(sc: dict) -> str:
+    """"measured on GB200 at 8 GPUs, read for this scope: " where a scope's latency is another part's or group's
+    measurement (its status then says extrapolated); "" where it was measured as used."""
+    on = sc.get("measured_on") or []
+    if not on or sc.get("status") == ["measured"]:
+        return ""
+    return "measured on " + ", ".join(f"{h} at {g} GPUs" for h, g in on) + ", read for this scope: "
 
 
 def model_scopes_verdict(scopes: list[dict]) -> str:
@@ -302,8 +311,8 @@ def model_scopes_verdict(scopes: list[dict]) -> str:
         text += (f"; what decides it at τ {lo:.2f} is the collective latency: the {sc['scope']}'s "
                  f"{sc['collectives_per_step']} collectives per step may take ≤ {_us(sc['needs_us_per_collective'][0])}"
                  f" each, against {_us(sc['measured_us_per_collective'])} measured"
-                 + (f" ({', '.join(sc['status'])}: {', '.join(sc['libraries'])})" if sc.get("status") and
-                    sc["status"] != ["measured"] else ""))
+                 + (f" ({', '.join(sc['status'])}: {', '.join(sc['libraries'])}, "
+                    f"{_read_from(sc).rstrip(': ')})" if sc.get("status") and sc["status"] != ["measured"] else ""))
     return text + "."
 
 

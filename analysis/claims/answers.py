@@ -275,7 +275,8 @@ def model_scopes(claim: Claim) -> list[dict]:
                                "measured_dispatch_plus_combine_us": o["measured_dispatch_plus_combine_us"],
                                "needs_us_per_collective": [o["needs_us_per_collective"], p["needs_us_per_collective"]],
                                "libraries": sorted({str(m.get("library")) for m in o["measured"] if m.get("library")}),
-                               "status": sorted({m["status"] for m in o["measured"]})}
+                               "status": sorted({m["status"] for m in o["measured"]}),
+                               "measured_on": _measured_on(o["measured"])}
                               for o, p in zip(a["other"], b["other"])],
                     "step_budget_ms": [a["step_budget_ms"], b["step_budget_ms"]], "hbm_ms": [a["hbm_ms"], b["hbm_ms"]],
                     "collectives_per_step": a["collectives_per_step"],
@@ -286,8 +287,15 @@ def model_scopes(claim: Claim) -> list[dict]:
                                                                      b["reaches"] and b["fits"]],
                     "status": sorted({m["status"] for m in a["measured"]}),
                     "sources": sorted({src for m in measured for src in m.get("sources") or []}),
-                    "libraries": sorted({str(m.get("library")) for m in a["measured"] if m.get("library")})})
+                    "libraries": sorted({str(m.get("library")) for m in a["measured"] if m.get("library")}),
+                    "measured_on": _measured_on(a["measured"])})
     return out
+
+
+def _measured_on(measured: list[dict]) -> list[list]:
+    """[hardware, GPUs] of the rows a scope's latencies were read from (another part's or group's when the status
+    says extrapolated)."""
+    return sorted({(str(h), int(g)) for m in measured for h, g in (m.get("measured_on") or [])})
 
 
 def scope_fact(ev: ClaimEvidence, sol: pd.DataFrame, point) -> dict:

@@ -46,7 +46,8 @@ MATCH_TIERS = ("direct", "same-model", "proxy", "none")
 CHECK_COLUMNS = ["part", "kind", "claimed", "unit", "group", "lengths", "tok_s_per_user", "measured_all",
                  "measured_decode", "measured_over_claimed", "reading", "rows", "lengths_note", "model", "n_gpus",
                  "own_sol_tok_s_per_user", "own_sol_comm_tok_s_per_user", "share_of_own_sol_comm",
-                 "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row", "match", "differs",
+                 "capacity_tok_s_per_gpu", "capacity_tok_s_per_user", "capacity_row", "capacity_gpus",
+                 "capacity_gpu_denominator", "capacity_user_def", "match", "differs",
                  "evidence", "limits", "ttft_ms_p99", "tpot_ms_p99", "lengths_far", "gap", "rough",
                  "claim_in_interval", "compared_lengths", "ttft_p99_limit_ms"]
 # Lengths further apart than this factor (input or output) give no number in a bottom line: a 1K-input point says
@@ -416,7 +417,11 @@ def _per_user_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
                      "own_sol_comm_tok_s_per_user": sol_comm, "share_of_own_sol_comm": end["tok_s_per_user"] / sol_comm,
                      "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"] if cap is not None else math.nan,
                      "capacity_tok_s_per_user": cap["tok_s_per_user"] if cap is not None else math.nan,
-                     "capacity_row": ctx.rid(cap) if cap is not None else "", "tok_s_per_user": end["tok_s_per_user"],
+                     "capacity_row": ctx.rid(cap) if cap is not None else "",
+                     "capacity_gpus": cap.get("n_gpus") if cap is not None else math.nan,
+                     "capacity_gpu_denominator": str(cap.get("gpu_denominator")) if cap is not None else "",
+                     "capacity_user_def": str(cap.get("tok_s_per_user_def")) if cap is not None else "",
+                     "tok_s_per_user": end["tok_s_per_user"],
                      "measured_all": end["tok_s_per_user"], "measured_decode": math.nan,
                      "measured_over_claimed": end["tok_s_per_user"] / part.value if ratio_ok else math.nan,
                      "reading": {"rule": "fastest", "points": [_point(ctx, end)]},

@@ -351,9 +351,14 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
                                 "the most favourable setting above" if not math.isnan(share_claim) else "") + ".")
             if ("per-GPU" not in kinds and "per-system" not in kinds and _name(top.get("group"))
                     and pd.notna(top.get("capacity_tok_s_per_gpu")) and pd.notna(top.get("capacity_tok_s_per_user"))):
+                gpus, den = top.get("capacity_gpus"), _name(top.get("capacity_gpu_denominator"), "unknown")
+                per = (f" (÷ {'all ' if den == 'all' else den + ' ' if den != 'unknown' else ''}"
+                       f"{fmt_num(gpus)} GPUs)" if pd.notna(gpus) else "")
+                how = PER_USER_DEFS.get(_name(top.get("capacity_user_def"), "unknown"), "unknown")
                 parts.append(f"At capacity the same group ({top['group']}, {top['lengths']}) gives "
-                             f"{top['capacity_tok_s_per_gpu']:,.0f} tok/s/GPU with "
-                             f"{top['capacity_tok_s_per_user']:,.0f} tok/s per user.")
+                             f"{top['capacity_tok_s_per_gpu']:,.0f} output tok/s/GPU{per} with "
+                             f"{top['capacity_tok_s_per_user']:,.0f} tok/s per user"
+                             + (f" ({how})" if how != "unknown" else "") + ".")
     if not len(summary) and (checks is None or checks.empty):
         parts.append("No similar measured points in the points table.")
     unstated = [k for k, v in (("batch", claim.batch_text), ("GPU count", claim.n_gpus if not isinstance(

@@ -70,12 +70,14 @@ class CollectiveLatency:
     measured_bytes: tuple      # (smallest, largest) message size measured
     sources: tuple             # URLs of the rows used
     library: str
+    measured_on: tuple = ()    # (hardware, group size) of the rows the estimate read: another part's when borrowed
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["measured_groups"] = list(self.measured_groups)
         d["measured_bytes"] = list(self.measured_bytes)
         d["sources"] = list(self.sources)
+        d["measured_on"] = [list(x) for x in self.measured_on]
         return d
 
 
@@ -92,6 +94,8 @@ class _Curve:
     ys: np.ndarray
     bandwidth_gb_s: float
     url: str
+    hardware: str = ""
+    group: int = 0
 
 
 @lru_cache(maxsize=256)
@@ -108,12 +112,12 @@ def _curves(path: str, collective: str, interconnect: str, hardware: str | None)
         borrowed = not len(own)
         measured = own if len(own) else measured
     out: dict = {}
-    for (group, lib, _hw), g in measured.groupby(["group_size", "library", "hardware"], sort=True):
+    for (group, lib, hw), g in measured.groupby(["group_size", "library", "hardware"], sort=True):
         g = g.sort_values("message_bytes")
         bw = g["bandwidth_gb_s"].iloc[-1] if g["message_bytes"].notna().any() else math.nan
         med = g.groupby("message_bytes", dropna=False, sort=True)["latency_us"].median()
         out.setdefault(int(group), []).append(_Curve(str(lib), med.index.to_numpy(float), med.to_numpy(float),
-                                                     float(bw), str(g["source_url"].iloc[0])))
+                                                     float(bw), str(g["source_url"].iloc[0]), str(hw), int(group)))
     return out, borrowed
 
 
@@ -201,7 +205,8 @@ def latency(collective: str, interconnect: str, *, group_size: int, message_byte
         low, high = min(best, floor), max(high, best)
     return CollectiveLatency(collective, interconnect, int(group_size), float(message_bytes), float(best),
                              float(low), float(high), status, tuple(int(x) for x in groups), size_range,
-                             tuple(sorted({c.url for c in used})), lib)
+                             tuple(sorted({c.url for c in used})), lib,
+                             tuple(sorted({(c.hardware, c.group) for c in used if c.library == lib})))
 
 
 def interconnect_for(hardware, group_size: int) -> str | None:

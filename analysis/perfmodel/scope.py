@@ -68,7 +68,7 @@ def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: 
             "measured": measured,
             # the step these measured latencies give: how the layouts are ranked
             "step_ms": hbm_ms + overhead_ms + (n_coll * mean_measured / 1000.0 if n_coll else 0.0),
-            "verdict": words.VERDICTS[verdict], "reaches": verdict in ("alone-fits", "within")}
+            "verdict": words.verdict(verdict, overhead=overhead_ms > 0), "reaches": verdict in ("alone-fits", "within")}
 
 
 def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: float = 1.0,

@@ -17,6 +17,14 @@ VERDICTS = {
     "over": "measured latency exceeds budget",
 }
 READING_BOUND = "bound (datasheet bandwidth, no overhead)"
+
+
+def verdict(key: str, *, overhead: bool) -> str:
+    """:data:`VERDICTS` for a reading with a fixed cost (``overhead``), or for a bound without one ("HBM" alone:
+    a bound with no fixed overhead never says the overhead exceeds anything)."""
+    text = VERDICTS[key]
+    return text if overhead else text.replace("HBM and overhead alone exceed", "HBM alone exceeds").replace(
+        "HBM and overhead within", "HBM within")
 READING_CALIBRATED = "calibrated"
 
 

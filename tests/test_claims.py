@@ -119,6 +119,17 @@ def test_c00_card(points):
     # the latency that decides it (the 8-GPU node's all-reduces need <= 9.7 us each; 10.9 us measured)
     assert "C00" in card.verdict and "With every collective hidden under a weight read" in card.verdict
     assert "at τ 1.00 no scope reaches it" in card.verdict and "≤ 9.7 µs each, against 10.9 µs measured" in card.verdict
+    # each scope's deciding τ, read at the acceptance lengths V4.1-Flash's DSpark curve measured: the 72-GPU domain
+    # first reaches the claim at 3.26 (4 drafted, thinking on) and not at the next lower row, 2.90 (3 drafted)
+    assert ("it reaches the claim on 1 GPU, 4-GPU tray and 8-GPU node from τ 1.81 (1 drafted, thinking on), and on "
+            "72-GPU domain from τ 3.26 (4 drafted, thinking on)") in card.verdict
+    from analysis.perfmodel import scope as model_scope
+
+    def rack_reaches(tau, drafted):
+        f = model_scope.scope_facts("DeepSeek-V4-Flash", "GB300 NVL72", claim_tok_s_per_user=1000, tau=tau,
+                                    verify=drafted + 1.0, scopes=(72,))[0]
+        return f["reaches"] and f["fits"]
+    assert rack_reaches(3.26, 4) and not rack_reaches(2.90, 3)
     # ... and says where that latency was measured: GB200, eight GPUs over two trays, read for a GB300 node
     assert "measured on GB200 at 8 GPUs, read for this scope)" in card.verdict
     # the capacity sentence says what its two numbers count: output over all 4 GPUs, per user from the mean TPOT

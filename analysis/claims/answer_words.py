@@ -276,6 +276,35 @@ def model_scopes_words(scopes: list[dict]) -> str:
             f"{taus}): {decides}" + "; ".join(parts) + ".")
 
 
+def _thresholds(scopes: list[dict]) -> str:
+    """"; on the golden curve's rows, 1 GPU and the 4-GPU tray reach it from τ 1.81 (1 drafted, thinking on), ..."
+    from each scope's ``reaches_from`` (scopes sharing a row named together); "" where no scope carries one."""
+    if not any("reaches_from" in sc for sc in scopes):
+        return ""
+    by_row: dict = {}
+    never = []
+    whose = sorted({sc["reaches_from"]["model"] for sc in scopes if sc.get("reaches_from")})
+    for sc in scopes:
+        if "reaches_from" not in sc:
+            continue
+        r = sc["reaches_from"]
+        if r is None:
+            never.append(sc["scope"])
+        else:
+            by_row.setdefault((r["tau"], r["draft_tokens"], r["mode"]), []).append(sc["scope"])
+
+    def names(xs: list[str]) -> str:
+        return ", ".join(xs[:-1]) + (" and " if len(xs) > 1 else "") + xs[-1]
+
+    parts = [f"on {names(xs)} from τ {tau:.2f} ({k} drafted, {mode.replace('_', ' ')})"
+             for (tau, k, mode), xs in sorted(by_row.items())]
+    if never:
+        parts.append(f"on {names(never)} at none of them")
+    curve = f"{', '.join(whose)}'s golden curve" if whose else "the golden curve"
+    return (f"; read at the acceptance lengths {curve} measured (each verifying its drafted tokens + 1), it reaches "
+            "the claim " + ", and ".join(parts))
+
+
 def _read_from(sc: dict) -> str:
     """"measured on GB200 at 8 GPUs, read for this scope: " where a scope's latency is another part's or group's
     measurement (its status then says extrapolated); "" where it was measured as used."""
@@ -299,9 +328,10 @@ def model_scopes_verdict(scopes: list[dict]) -> str:
                 ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] + " reach"
                 + ("es" if len(names) == 1 else "") + " it")
 
-    text = ("The step-time model's bound (datasheet bandwidth, the measured collective latencies paid after each "
-            "layer's HBM read): " + (f"at τ {lo:.2f} {reach(0)}" if lo == hi else
-                                     f"at τ {lo:.2f} {reach(0)}, at τ {hi:.2f} {reach(1)}"))
+    text = ("The step-time model's bound (datasheet bandwidth, no fixed overhead, the measured collective latencies "
+            "paid after each layer's HBM read): " + (f"at τ {lo:.2f} {reach(0)}" if lo == hi else
+                                                     f"at τ {lo:.2f} {reach(0)}, at τ {hi:.2f} {reach(1)}"))
+    text += _thresholds(scopes)
     reached_low = any(sc["reaches"][0] for sc in scopes)  # a scope already reaches it: nothing left to decide
     near = [sc for sc in scopes if not reached_low and sc["collectives_per_step"] and sc["fits"] and not sc["reaches"][0]
             and pd.notna(sc["needs_us_per_collective"][0]) and sc["needs_us_per_collective"][0] > 0

@@ -289,7 +289,33 @@ def model_scopes(claim: Claim) -> list[dict]:
                     "sources": sorted({src for m in measured for src in m.get("sources") or []}),
                     "libraries": sorted({str(m.get("library")) for m in a["measured"] if m.get("library")}),
                     "measured_on": _measured_on(a["measured"])})
+    if math.isnan(stated) and out:
+        _add_thresholds(claim, out, user, hardware, scopes)
     return out
+
+
+def _add_thresholds(claim: Claim, out: list[dict], user: float, hardware: str, scopes: tuple) -> None:
+    """Each scope's ``reaches_from``: the golden-curve row (acceptance length, drafted tokens, mode) with the lowest
+    τ at which the step-time model's bound reaches the claim's speed, verifying that row's drafted tokens + 1 (None
+    where no row does); the deciding τ of each scope, read at acceptance lengths a drafter was measured to reach."""
+    from analysis.perfmodel import scope as model_scope
+
+    rows, _ = tau_curve_rows(claim)
+    if rows.empty:
+        return
+    rows = rows.sort_values(["acceptance_length", "draft_tokens"])
+    found: dict = {}
+    for r in rows.itertuples(index=False):
+        facts = model_scope.scope_facts(claim.model_table, hardware, claim_tok_s_per_user=user,
+                                        tau=float(r.acceptance_length), verify=float(r.draft_tokens) + 1.0,
+                                        scopes=scopes)
+        for f in facts:
+            if f["reaches"] and f["fits"] and f["gpus"] not in found:
+                found[f["gpus"]] = {"tau": float(r.acceptance_length), "draft_tokens": int(r.draft_tokens),
+                                    "mode": str(r.mode), "file": str(r.file), "model": str(r.model)}
+    for sc in out:  # a scope that reaches at the lowest τ already, or cannot hold the weights, has no threshold
+        if sc["fits"] and not sc["reaches"][0]:
+            sc["reaches_from"] = found.get(sc["gpus"])
 
 
 def _measured_on(measured: list[dict]) -> list[list]:
@@ -374,28 +400,37 @@ def model_precision(ev: ClaimEvidence) -> dict | None:
             "dominant": {k: v["dominant"] for k, v in rows.items()}}
 
 
-def plausible_taus(claim: Claim) -> dict:
-    """The range of tokens per step a claim that states no acceptance may run at: 1 (no speculative decoding, unless
-    the claim names a method) to the highest acceptance length of the shipped golden curves for its model (else its
-    model family; InferenceX, SPEED-Bench coding prompts), with the curves it read and the tokens each end verifies;
-    the documented assumption where none exist."""
+def tau_curve_rows(claim: Claim):
+    """(rows, own) of the shipped golden curves a claim that states no acceptance may run at: its model family's,
+    the stated method's where it has one, its own model's where they exist (V4.1-Flash's, not V4-Pro's); ``own``
+    the rows of its own model (empty when the rows are another model's of its family)."""
     from analysis import golden_al
     from analysis.claims.conditions import spec_decode_of
     from analysis.claims.evidence import family
-    from analysis.specdecode import ASSUMED_TAU
 
     table = golden_al.golden_table()
     fam = family(claim.model_table or claim.model)
     curves = table[table["model"].astype(str).str.startswith(fam)] if fam and len(table) else table.iloc[0:0]
     method = spec_decode_of(claim)
-    if method == "none":  # stated: no speculative decoding, one token a step
-        return {"low": 1.0, "high": 1.0, "basis": "stated", "curves": [], "high_verify": 1.0, "low_verify": 1.0}
     if method and (curves["method"] == method).any():
         curves = curves[curves["method"] == method]
     own = curves[curves["model"].map(golden_al.model_key) == golden_al.model_key(claim.model)] if len(curves) \
         else curves
-    if len(own):  # the claim's own model's curves where they exist (V4.1-Flash's, not V4-Pro's)
-        curves = own
+    return (own if len(own) else curves), own
+
+
+def plausible_taus(claim: Claim) -> dict:
+    """The range of tokens per step a claim that states no acceptance may run at: 1 (no speculative decoding, unless
+    the claim names a method) to the highest acceptance length of the shipped golden curves for its model (else its
+    model family; InferenceX, SPEED-Bench coding prompts), with the curves it read and the tokens each end verifies;
+    the documented assumption where none exist."""
+    from analysis.claims.conditions import spec_decode_of
+    from analysis.specdecode import ASSUMED_TAU
+
+    method = spec_decode_of(claim)
+    if method == "none":  # stated: no speculative decoding, one token a step
+        return {"low": 1.0, "high": 1.0, "basis": "stated", "curves": [], "high_verify": 1.0, "low_verify": 1.0}
+    curves, own = tau_curve_rows(claim)
     low = 1.0 if not method else float(curves["acceptance_length"].min()) if len(curves) else 1.0
     if len(curves):
         # each end verifies its curve row's drafted tokens + 1 (τ 3.77 is DSpark at 6 drafted: 7 tokens a step)

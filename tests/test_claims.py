@@ -130,6 +130,16 @@ def test_c00_card(points):
                                     verify=drafted + 1.0, scopes=(72,))[0]
         return f["reaches"] and f["fits"]
     assert rack_reaches(3.26, 4) and not rack_reaches(2.90, 3)
+    # the precision answer's model names its layout: TP4 on the tray, since the nearest evidence states none
+    model_prec = card.answers["precision"].fact["model"]
+    assert model_prec["layout"] == {"tp": 4, "ep": 1, "dp": 1} and "4 GPUs as TP4 (the nearest evidence states no " \
+        "layout" in card.answers["precision"].context
+    from analysis.claims import answers as claim_answers
+
+    assert claim_answers._evidence_layout(pd.Series({"tp": 8.0, "ep": 8.0, "dp": float("nan")}), 8) == \
+        {"tp": 8, "ep": 8, "dp": 1}  # a point that states its layout lends it
+    assert claim_answers._evidence_layout(pd.Series({"tp": 16.0}), 8) is None  # a wider worker than its GPUs: not
+    assert claim_answers._evidence_layout(pd.Series({"tp": float("nan")}), 8) is None
     # ... and says where that latency was measured: GB200, eight GPUs over two trays, read for a GB300 node
     assert "measured on GB200 at 8 GPUs, read for this scope)" in card.verdict
     # the capacity sentence says what its two numbers count: output over all 4 GPUs, per user from the mean TPOT

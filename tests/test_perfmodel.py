@@ -859,6 +859,13 @@ def test_fp4_vs_fp8_facts_are_fast_once_calibrated():
     assert set(f["rows"]) == {"native", "fp8", "fp4"} and f["native_recipe"].startswith("fp8 (shared_experts fp4")
     # FP4 reads fewer weight bytes than FP8: faster per user, but less than 2x (fixed costs and the KV read stay)
     assert 1.0 < f["fp4_over_fp8"] < 2.0
+    # on four GPUs the layout is TP4, as the V4.1-Flash evidence ran (64 heads split four ways); it had been EP4 with
+    # attention data-parallel, unstated, the validation's worst class of groups
+    assert f["layout"] == {"tp": 4, "ep": 1, "dp": 1}
+    ep = scope.fp4_vs_fp8("DeepSeek-V4.1-Flash", "GB300 NVL72", n_gpus=4, concurrency=1,
+                          layout={"tp": 1, "ep": 4, "dp": 4})
+    assert ep["layout"] == {"tp": 1, "ep": 4, "dp": 4} and ep["rows"]["native"]["tok_s_per_user"] != \
+        f["rows"]["native"]["tok_s_per_user"]
     assert f["rows"]["fp8"]["vs_fp8"] == pytest.approx(1.0)
 
 

@@ -447,7 +447,11 @@ def model_precision_text(m: dict) -> str:
     u, rec = m["tok_s_per_user"], m["recipes"]
     fp4 = ("FP4 (the shipped recipe: what an FP4 checkpoint of this model serves)" if rec["fp4"] == rec["native"]
            else f"FP4 ({rec['fp4']}) {u['fp4']:,.0f}")
-    return (f"Calibrated step-time model (not a measurement; {m['n_gpus']} GPUs, {m['framework']}, concurrency 1, "
+    lay = m.get("layout") or {}
+    shard = (f" as TP{lay['tp']}" + (f"/EP{lay['ep']}" if lay.get("ep", 1) > 1 else "")
+             + (f"/DP{lay['dp']} (attention data-parallel)" if lay.get("dp", 1) > 1 else "")
+             + f" ({m.get('layout_from', '')})") if lay else ""
+    return (f"Calibrated step-time model (not a measurement; {m['n_gpus']} GPUs{shard}, {m['framework']}, concurrency 1, "
             f"no speculation): the shipped recipe ({m['native_recipe']}) predicts {u['native']:,.0f} tok/s/user and "
             f"FP8 everywhere {u['fp8']:,.0f}; {fp4}: FP4 ÷ FP8 {m['fp4_over_fp8']:.2f}× (the step's dominant term: "
             f"{m['dominant']['native']}; a fixed per-layer cost that precision does not change keeps the ratio far "

@@ -373,6 +373,20 @@ def precision_fact(ev: ClaimEvidence, sol: pd.DataFrame, pairs: tuple[list, list
             "evidence": [x for p in clean for x in (p["a"], p["b"])]}
 
 
+def _evidence_layout(point, gpus: int) -> dict | None:
+    """The nearest evidence point's TP/EP/DP when its source states them and they fit its GPU count (TP from 1;
+    EP and DP 1 where unstated); None otherwise."""
+    if point is None:
+        return None
+    tp = point.get("tp")
+    if pd.isna(tp) or tp < 1:
+        return None
+    ep = point.get("ep") if pd.notna(point.get("ep")) and point.get("ep") >= 1 else 1
+    dp = point.get("dp") if pd.notna(point.get("dp")) and point.get("dp") >= 1 else 1
+    shard = {"tp": int(tp), "ep": int(ep), "dp": int(dp)}
+    return shard if max(shard.values()) <= gpus else None
+
+
 def model_precision(ev: ClaimEvidence) -> dict | None:
     """FP4 against FP8 from the calibrated step-time model at the claim model's shipped recipe (FP4 experts with
     FP8 attention for DeepSeek-V4, say), on the GPU count and framework of the nearest evidence point (8 GPUs and
@@ -386,13 +400,18 @@ def model_precision(ev: ClaimEvidence) -> dict | None:
     near = ev.near.iloc[0] if len(ev.near) else None
     gpus = int(near["n_gpus"]) if near is not None and pd.notna(near.get("n_gpus")) and near["n_gpus"] >= 1 else 8
     framework = str(near["framework"]) if near is not None and pd.notna(near.get("framework")) else "unknown"
+    layout, layout_from = _evidence_layout(near, gpus), "the nearest evidence point's layout"
+    if layout is None:
+        layout_from = ("the nearest evidence states no layout: TP across the GPUs where it splits the attention heads "
+                       "evenly, else EP with data-parallel attention")
     try:
         r = model_scope.fp4_vs_fp8(claim.model_table, str(claim.hardware_table or claim.hardware), n_gpus=gpus,
-                                   framework=framework)
+                                   framework=framework, layout=layout)
     except (KeyError, ValueError):
         return None
     rows = r["rows"]
     return {"n_gpus": gpus, "framework": framework, "concurrency": 1, "tau": 1.0,
+            "layout": r["layout"], "layout_from": layout_from,
             "native_recipe": r["native_recipe"], "fp4_over_fp8": r["fp4_over_fp8"],
             "native_over_fp8": r["native_over_fp8"],
             "tok_s_per_user": {k: v["tok_s_per_user"] for k, v in rows.items()},

@@ -104,21 +104,28 @@ def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: 
     return out
 
 
+def default_layout(model: str, n_gpus: int) -> dict:
+    """TP/EP/DP for ``n_gpus`` when nothing says which: TP across them where it splits the attention heads evenly
+    (what the shipped serving points of the tray and node ran), else a mixture of experts by EP with data-parallel
+    attention (:func:`_layouts`' order)."""
+    return dict(_layouts(specs.model(model), int(n_gpus))[0][1])
+
+
 def precision_facts(model: str, hardware: str, *, n_gpus: int = 1, concurrency: float = 1.0,
                     cal: cb.Calibration, framework: str = "unknown", tau: float | None = None,
-                    isl: float = 1024.0, osl: float = 1024.0, precisions=("native", "fp8", "fp4")) -> list[dict]:
+                    isl: float = 1024.0, osl: float = 1024.0, precisions=("native", "fp8", "fp4"),
+                    layout: dict | None = None) -> list[dict]:
     """Predicted tok/s/user at each precision recipe (``native`` is the shipped recipe of data/specs/recipes.csv;
     ``fp8`` / ``fp4`` that precision on every component, or the serving recipe the table has for it), with the
-    ratio to FP8 and the HBM bytes per step that decide it."""
+    ratio to FP8 and the HBM bytes per step that decide it; ``layout`` (tp, ep, dp) else :func:`default_layout`."""
     from analysis.perfmodel import predict as pr
 
-    moe = specs.model(model).is_moe
+    shard = layout or default_layout(model, n_gpus)
     out = []
     for prec in precisions:
         spec = {} if tau is None or tau <= 1 else {"spec_method": "mtp", "acceptance_length": float(tau)}
-        dep = st.Deployment(model=model, hardware=hardware, n_gpus=n_gpus, tp=1 if (moe and n_gpus > 1) else n_gpus,
-                            ep=n_gpus if moe else 1, dp=n_gpus if (moe and n_gpus > 1) else 1, precision=prec,
-                            framework=framework, isl=isl, osl=osl, **spec)
+        dep = st.Deployment(model=model, hardware=hardware, n_gpus=n_gpus, tp=int(shard["tp"]), ep=int(shard["ep"]),
+                            dp=int(shard["dp"]), precision=prec, framework=framework, isl=isl, osl=osl, **spec)
         p = pr.predict(dep, [concurrency], cal, serving=True)
         row = p.rows[0]
         out.append({"precision": prec, "recipe": p.config["recipe"], "tok_s_per_user": row["tok_s_per_user"],
@@ -179,12 +186,13 @@ def shipped_calibration() -> cb.Calibration:
 
 def fp4_vs_fp8(model: str, hardware: str, *, n_gpus: int = 1, concurrency: float = 1.0, framework: str = "unknown",
                tau: float | None = None, isl: float = 1024.0, osl: float = 1024.0,
-               cal: cb.Calibration | None = None) -> dict:
+               cal: cb.Calibration | None = None, layout: dict | None = None) -> dict:
     """FP4 against FP8 at the shipped recipe, for a claim card: :func:`precision_facts` at ``native``, ``fp8`` and
     ``fp4`` on the shipped calibration (cached) unless ``cal`` is given, keyed by precision, plus the FP4 ÷ FP8 and
     native ÷ FP8 ratios of tok/s/user."""
+    shard = layout or default_layout(model, n_gpus)
     rows = precision_facts(model, hardware, n_gpus=n_gpus, concurrency=concurrency, cal=cal or shipped_calibration(),
-                           framework=framework, tau=tau, isl=isl, osl=osl)
+                           framework=framework, tau=tau, isl=isl, osl=osl, layout=shard)
     by = {r["precision"]: r for r in rows}
     return {"rows": by, "fp4_over_fp8": by["fp4"]["vs_fp8"], "native_over_fp8": by["native"]["vs_fp8"],
-            "native_recipe": by["native"]["recipe"]}
+            "native_recipe": by["native"]["recipe"], "layout": {k: int(v) for k, v in shard.items()}}

@@ -329,20 +329,33 @@ def _print_measured(m: dict, c: dict) -> None:
         f"{m['matched_by']} (no point is named {c['model']}; the spec tables read these as the same model)"
     print(f"measured {named} points (each predicted at its own conditions, its group left out of the "
           "calibration):")
-    print(f"{'GPUs':>5s}{'conc.':>7s}  {'spec (acceptance)':<26s}{'tok/s/user':>11s}{'own pred.':>10s}{'err':>7s}"
-          f"{'tok/s/GPU':>10s}{'own pred.':>10s}{'err':>7s}   this config / measured; differs in")
+    print(f"{'GPUs':>5s}{'conc.':>7s}  {'spec (acceptance; τ predicted at)':<34s}{'tok/s/user':>11s}{'own pred.':>10s}"
+          f"{'err':>7s}{'tok/s/GPU':>10s}{'own pred.':>10s}{'err':>7s}   this config / measured; differs in")
     for p in m["points"]:
         o = p["predicted_at_own_conditions"] or {}
         acc = p["acceptance_length"]
-        spec = f"{p['spec_method']} ({'τ ' + format(acc, '.2f') if acc == acc else p['acceptance_source']})"
+        used = f"; τ {o['tau']:.2f}" if o.get("tau") is not None and o["tau"] > 1 else ""
+        spec = f"{p['spec_method']} ({'τ ' + format(acc, '.2f') if acc == acc else p['acceptance_source']}{used})"
         cp = p["config_prediction"]
         beside = (f"{cp['ratio_tok_s_per_user']:.2f}× per user; differs in {', '.join(p['differs_from_config']) or '–'}"
                   if cp else "")
         eg = o.get("error_tok_s_per_gpu")
-        print(f"{plain(p['n_gpus']):>5s}{plain(p['concurrency']):>7s}  {spec:<26.26s}{p['tok_s_per_user']:>11,.1f}"
+        print(f"{plain(p['n_gpus']):>5s}{plain(p['concurrency']):>7s}  {spec:<34.34s}{p['tok_s_per_user']:>11,.1f}"
               f"{o.get('tok_s_per_user', float('nan')):>10,.1f}{o.get('error_tok_s_per_user', float('nan')):>+7.0%}"
               f"{p['tok_s_per_gpu']:>10,.1f}{o.get('tok_s_per_gpu', float('nan')):>10,.1f}"
               f"{'' if eg is None else format(eg, '+.0%'):>7s}   {beside}")
+    assumed = [p for p in m["points"] if (p["predicted_at_own_conditions"] or {}).get("tau", 1.0) > 1
+               and not p["acceptance_length"] == p["acceptance_length"]]
+    if assumed:
+        from analysis import golden_al
+        from analysis.perfmodel import words as pw
+
+        taus = sorted({round(p["predicted_at_own_conditions"]["tau"], 2) for p in assumed})
+        methods = sorted({str(p["spec_method"]) for p in assumed})
+        g = golden_al.golden_table()
+        rows = g[(g["model"].map(golden_al.model_key) == golden_al.model_key(c["model"]))
+                 & g["method"].isin(methods)] if len(g) else g
+        print(pw.assumed_tau_beside(taus, methods, c["model"], rows))
     unstated = [p for p in m["points"] if p.get("input_tokens_per_output_token") is not None
                 and not (p["isl"] == p["isl"] and p["osl"] == p["osl"])]
     if unstated:

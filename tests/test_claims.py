@@ -205,7 +205,7 @@ def test_figure_draws_the_claim(points):
     # The title names the evidence tier; another checkpoint of the claim's architecture is labelled as such.
     assert "evidence: same-model" in ax.get_title() and "×" not in ax.get_title()
     assert any(label.startswith("same-model (DeepSeek-V4-Flash, another checkpoint)") for label in labels)
-    assert any("ISL/OSL 8k/1k" in label for label in labels)      # lengths in every frontier legend entry
+    assert any("ISL/OSL ≤ 8k/≤ 1k (random)" in label for label in labels)  # lengths (here caps) in every entry
     assert any("agentx workload" in label for label in labels)    # or the workload where there are none
     assert any("per-user speed only" in label for label in labels)  # the 763 tok/s/user point has no tok/s/GPU
     card = card_of("C13", points)
@@ -637,7 +637,8 @@ def test_the_answers_read_the_claims_own_lengths_and_precision_and_name_what_dif
     assert "ISL 1,024 / OSL 1,024" in c08.answers["latency"].answer
     assert "ISL 1,024 / OSL 1,024" in c08.answers["large_batch"].answer
     c09 = card_of("C09", points)
-    assert "FP4, ISL 8,192 / OSL 1,024" in c09.answers["large_batch"].answer
+    # the cookbook's V4-Pro runs draw random lengths up to 8,192 / 1,024: caps, said as caps
+    assert "FP4, ISL ≤ 8,192 / OSL ≤ 1,024 (random-capped)" in c09.answers["large_batch"].answer
     c23 = card_of("C23", points)
     assert "lengths ISL 1,024 / OSL 8,192, not the claim's 128K / 8K" in c23.answers["large_batch"].answer
 
@@ -656,8 +657,8 @@ def test_speed_of_light_lines_name_the_model_they_bound(points):
     from analysis.plots.claims import claim_on_frontier
 
     ax = claim_on_frontier(card_of("C00", points))
-    sol_lines = [line.get_label() for line in ax.get_lines() if "SOL" in line.get_label()]
-    assert sol_lines and all(label.startswith("batch-1 SOL of DeepSeek-V4-Flash,") for label in sol_lines)
+    sol_lines = [line.get_label() for line in ax.get_lines() if "bound of" in line.get_label()]
+    assert sol_lines and all(label.startswith("batch-1 bound of DeepSeek-V4-Flash,") for label in sol_lines)
 
 
 def test_the_index_line_measures_with_the_claims_denominator_and_names_speed_and_wait(points):

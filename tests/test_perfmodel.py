@@ -932,6 +932,14 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
     # the AgentX points beside it state no ISL/OSL: the line says what input per output token they served
     assert ("input per output token: the 8 agentx point(s) state no ISL/OSL; their own total and output throughput "
             "give 114–171 input tokens") in out and "against 1 at the ISL 1,024 / OSL 1,024" in out
+    # their own predictions ran at the calibration's DSpark τ (no acceptance recorded): each row and a line say so,
+    # with the range V4.1-Flash's golden curve gives
+    tau = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0, band={})[
+        "measured"]["points"][0]["predicted_at_own_conditions"]["tau"]
+    assert f"dspark (unknown; τ {tau:.2f})" in out
+    assert (f"τ predicted at: {tau:.2f}, the calibration's τ for dspark whose acceptance the source does not record "
+            "(fitted on other runs: an assumption, not this run's acceptance); DeepSeek-V4.1-Flash's golden curve for "
+            "it reads 1.81–4.07 (dsv41flash_dspark.yaml)") in out
     # no vLLM run calibrates the B300 family: that fixed cost is other engines' pooled fit, and the answer gives the
     # range the calibrated engines span, on B300 and everywhere (host-bound launches left out), at each end
     spread = cal["fixed_cost_spread"]

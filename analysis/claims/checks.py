@@ -96,9 +96,12 @@ def _at_lengths(points: pd.DataFrame, pairs, claim: Claim | None = None) -> pd.D
 
 
 def lengths_label(isl, osl, workload=None) -> str:
-    """``ISL 1,024 / OSL 1,024``, or the workload where a point has no fixed lengths (``agentx workload``)."""
+    """``ISL 1,024 / OSL 1,024``, or the workload where a point has no fixed lengths (``agentx workload``), or caps
+    where its lengths are random up to them (``ISL ≤ 8,192 / OSL ≤ 1,024 (random-capped)``)."""
     if (isl is None or pd.isna(isl)) and workload and str(workload) not in ("unknown", "nan"):
         return f"{workload} workload (no fixed ISL/OSL)"
+    if str(workload) == "random-capped":
+        return lengths_text(isl, osl).replace("ISL ", "ISL ≤ ").replace("OSL ", "OSL ≤ ") + " (random-capped)"
     return lengths_text(isl, osl)
 
 

@@ -51,3 +51,17 @@ def unpriced_input(lo: float, hi: float, points: int, workload: str, isl: float,
             f"throughput give {span} input tokens (prefilled or read from a prefix cache) per output token, against "
             f"{isl / osl:,.2g} at the ISL {isl:,.0f} / OSL {osl:,.0f} they are predicted at, and the source does not "
             "say how many came from a prefix cache: their predictions, per GPU most, price a workload they did not run")
+
+
+def assumed_tau_beside(taus: list[float], methods: list[str], model: str, golden) -> str:
+    """Which τ the measured points' own predictions used where their sources record no acceptance, and the range the
+    model's own golden curve gives (``golden``: its rows for those methods), so their errors are read at that τ."""
+    used = ", ".join(f"{t:.2f}" for t in taus)
+    text = (f"τ predicted at: {used}, the calibration's τ for {'/'.join(methods)} whose acceptance the source does "
+            "not record (fitted on other runs: an assumption, not this run's acceptance)")
+    if len(golden):
+        lo, hi = float(golden["acceptance_length"].min()), float(golden["acceptance_length"].max())
+        files = ", ".join(sorted(set(golden["file"].astype(str))))
+        text += (f"; {model}'s golden curve for it reads {lo:.2f}–{hi:.2f} ({files}), so the per-user errors above "
+                 "hold at that τ only")
+    return text

@@ -40,6 +40,17 @@ def pooled_note(window_days: float) -> str:
             f"image or within {plain(window_days)} days of each other (each side may pool several runs).")
 
 
+def speculation_note(methods: Sequence[str], *, low: str = "fp4", high: str = "fp8") -> str:
+    """What a clean pair does not hold equal when both sides speculate: the method matches, the acceptance need
+    not ("" when no pair speculates)."""
+    spec = sorted({str(m) for m in methods if str(m).lower() not in ("none", "unknown", "nan", "")})
+    if not spec:
+        return ""
+    return (f"Both sides of a pair run the same speculative decoding ({', '.join(spec)}), but a pair matches the "
+            f"method, not its acceptance: a {low} checkpoint that drafts or verifies differently from the {high} one "
+            "is part of the ratio, not held equal.")
+
+
 def missing_interval_text(missing: str, why: str, *, low: str = "fp4", high: str = "fp8") -> str:
     """Why a ratio has no interval: ``the fp8 reading has none (its points record no request count)``."""
     side = {"low": f"the {low} reading has", "high": f"the {high} reading has",

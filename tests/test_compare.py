@@ -226,6 +226,10 @@ def test_precision_headline_is_the_clean_pairs_and_the_envelope_range_is_labelle
             "over one clean pair's shared tok/s/user range (MI355X · sglang · node · mtp; single levels 1.70× to "
             "2.08×, every one of the 25 levels beyond noise)") in headline
     assert "within 31 days of each other" in headline  # run dates and images are held close, not equal
+    # both sides run MTP: the method is matched, its acceptance is not, and the headline says so
+    assert headline.endswith("Both sides of a pair run the same speculative decoding (mtp), but a pair matches the "
+                             "method, not its acceptance: a fp4 checkpoint that drafts or verifies differently from "
+                             "the fp8 one is part of the ratio, not held equal.")
     assert "24.00" not in headline and "0.23" not in headline
     env = page.envelope_text(summary)
     assert env.startswith("Confounded, not an effect of precision")
@@ -447,3 +451,21 @@ def test_a_ratio_whose_interval_includes_one_is_within_noise_never_faster():
     assert compare_words.interval_cell(row(wide), "ratio_median").endswith("(within noise)")
     assert compare_words.headline_ratio(row(narrow), "ratio_median").startswith(
         "fp4 delivers 1.05× the tok/s/GPU of fp8 at equal tok/s/user (95% interval 1.04×–1.06×)")
+
+
+def test_a_narrow_log_axis_gets_several_plain_ticks():
+    """The clean pair's 68-86 tok/s/user range had one tick (70) on its log axis: now evenly spaced round values."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.plots.compare import _plain_log_ticks
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    _plain_log_ticks(ax, np.array([68.0, 86.0]))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["68", "74", "80", "86"]
+    _plain_log_ticks(ax, np.array([10.0, 500.0]))  # a wide range keeps the fixed list
+    assert [t.get_text() for t in ax.get_xticklabels()][:3] == ["10", "15", "20"]
+    plt.close(fig)

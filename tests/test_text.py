@@ -50,6 +50,8 @@ def test_show_table_escapes_cells_and_headers(monkeypatch):
     html = shown[0]
     assert "<script>x()" not in html and "<b>col" not in html
     assert "&#60;script&#62;" in html and "1,234" in html
+    # a table wider than the page scrolls in its own box (the precision page's envelope table had been cut off)
+    assert '<div class="pc-wide">' in html and ".pc-wide{overflow-x:auto" in html
 
 
 # --- the one set of number words ----------------------------------------------------------------------------

@@ -67,6 +67,9 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
     levels = (f"single levels {times(clean['ratio_min'].min())} to {times(clean['ratio_max'].max())}"
               + _levels_noise(clean))
     pooled = compare_words.pooled_note(s.get("date_window_days", compare.pairing.DATE_WINDOW_DAYS))
+    spec = compare_words.speculation_note([e(m) for m in clean["spec_decode"]] if "spec_decode" in clean else [],
+                                          low=LOW, high=HIGH)  # the method names are the data's: escaped
+    pooled = f"{pooled} {spec}".strip()
     if s["n_clean"] == 1:
         r = clean.iloc[0]
         return (f"{where}: {compare_words.headline_ratio(r, 'ratio_median', low=LOW, high=HIGH)}, the median over "

@@ -31,7 +31,9 @@ def _plain_log_ticks(ax, values: np.ndarray) -> None:
     if not len(values):
         return
     lo, hi = values.min(), values.max()
-    ticks = [t for t in NICE_TICKS if lo / 1.05 <= t <= hi * 1.05] or [round(lo), round(hi)]
+    ticks = [t for t in NICE_TICKS if lo / 1.05 <= t <= hi * 1.05]
+    if len(ticks) < 3:  # a narrow range (68–86 tok/s/user) gets evenly spaced round values, not one lone tick
+        ticks = sorted({float(round(v, 1 - int(np.floor(np.log10(v))))) for v in np.linspace(lo, hi, 4)})
     ax.set_xticks(ticks)
     ax.set_xticklabels([plain(t) for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())

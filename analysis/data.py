@@ -29,6 +29,22 @@ def load_points(path: str | Path | None = None) -> pd.DataFrame:
     return table if path == config.POINTS_FILE else checked_points(table, path)
 
 
+def _as_number(value, field: str) -> tuple[float, bool]:
+    """(value as a float or NaN when missing, whether it could not be read as one) by ingest's rule
+    (:func:`analysis.schema.as_number`: thousands separators and ``none``/``null``/``n/a`` accepted, booleans and
+    words not)."""
+    import math
+
+    from analysis import schema
+
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return math.nan, False
+    try:
+        return schema.as_number(value, field), False
+    except schema.FieldError:
+        return math.nan, True
+
+
 def _read_table(path: Path) -> pd.DataFrame:
     """A CSV or parquet file as a frame; a file that is neither is a one-line ValueError naming it."""
     try:
@@ -59,9 +75,12 @@ def checked_points(table: pd.DataFrame, path: Path, *, report=None) -> pd.DataFr
     bad = pd.Series("", index=t.index, dtype=object)
     for col in [c for c in schema.NUMERIC_COLUMNS if c in t.columns and c not in schema.OBJECT_COLUMNS]:
         raw = t[col]
-        num = raw.astype(float) if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw) \
-            else pd.to_numeric(raw, errors="coerce")
-        words = raw.notna() & num.isna()
+        if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+            num, words = raw.astype(float), pd.Series(False, index=t.index)
+        else:  # text or booleans: each cell as ingest reads it ("1,024" and "none" are numbers; True is not)
+            cells = [_as_number(v, col) for v in raw]
+            num = pd.Series([c[0] for c in cells], index=t.index, dtype=float)
+            words = pd.Series([c[1] for c in cells], index=t.index)
         inf = np.isinf(num.to_numpy(dtype=float, na_value=math.nan))
         low = (num <= 0) if col in schema.POSITIVE else (num < 0) if col in schema.NON_NEGATIVE else num.isna() & False
         for mask, why in ((words, "expected a number, got {!r}"), (pd.Series(inf, index=t.index), "not finite: {!r}"),

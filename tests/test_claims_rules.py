@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from analysis import claims, data  # noqa: E402
+from analysis import claims, config, data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +212,26 @@ def test_a_large_gap_names_what_the_evidence_itself_brings_to_it(points):
     head = claims.claim_card("C08", points).headline
     assert ("the claim is 42× above this evidence (this evidence differs in speculative decoding, a value "
             "interpolated between two measured points)") in head
+
+
+def test_the_speed_of_light_tau_follows_what_each_claim_states(cards, points, tmp_path):
+    """One τ per card, from what the claim says: no speculation ('none (not allowed then)') gives τ 1 only; a model
+    with its own golden curve reads it (C09, DeepSeek-V4-Pro: dsv4_mtp.yaml's 3.16 at 6 drafted, thinking off; the
+    card's model text 'DeepSeek-V4-Pro 1.6T' is matched by its spec-table name); a stated draft length reads that
+    row only (C22, 'MTP=3': V4-Pro's 2.97 at 3 drafted); a claim stating no speculation gets no deciding τ."""
+    from analysis.claims import load_claim
+
+    assert set(claims.claim_card("C11", points).sol["tokens_per_step"]) == {1.0}
+    c09 = claims.claim_card("C09", points)
+    assert set(c09.sol["tokens_per_step"]) == {1.0, 3.16} and "for this model (dsv4_mtp.yaml" in \
+        c09.sol_info["tau_text"]
+    c22 = claims.claim_card("C22", points)
+    assert set(c22.sol["tokens_per_step"]) == {1.0, 2.97} and "3 drafted + 1 verified" in c22.sol_info["tau_text"]
+    src = (config.CLAIMS_DIR / "C00.yaml").read_text(encoding="utf-8")
+    none = tmp_path / "C98.yaml"
+    none.write_text(src.replace("id: C00", "id: C98").replace("spec_decode: not stated", "spec_decode: none"),
+                    encoding="utf-8")
+    card = claims.claim_card(load_claim(none), points)
+    assert set(card.sol["tokens_per_step"]) == {1.0}
+    scopes = card.answers["scope"].fact["model_scopes"]
+    assert scopes and not any("reaches_from" in sc for sc in scopes) and "golden curve" not in card.verdict

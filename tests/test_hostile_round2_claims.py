@@ -107,3 +107,10 @@ def test_a_faulty_row_of_a_claims_csv_does_not_block_the_others(tmp_path):
         load_claim(f"{path}#C92")
     with pytest.raises(KeyError, match="no claim with id 'C93'"):
         load_claim(f"{path}#C93")
+
+
+def test_lengths_in_k_and_a_native_precision_are_read_as_the_card_reads_them(tmp_path):
+    """0.5k/1k is 512 / 1,024 tokens (the check had compared the 0.5), and precision: native is the model's own
+    recipe, not an unknown label."""
+    assert load_claim(_claim(tmp_path, "isl_osl", "0.5k/1k")).isl_osl == "0.5k/1k"
+    assert load_claim(_claim(tmp_path, "precision", "native")).precision == "native"

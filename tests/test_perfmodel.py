@@ -511,8 +511,12 @@ def test_config_defaults_and_errors(tmp_path):
     ({"isl": 0}, "'isl' has value 0, expected a number from 1 to 10,000,000"),
     ({"osl": float("inf")}, "'osl' has value inf"),
     ({"n_gpus": 8, "disagg": True, "n_prefill_gpus": 8}, "'n_prefill_gpus' 8 leaves no decode GPU of 'n_gpus' 8"),
-    ({"n_gpus": 8, "n_prefill_gpus": 2}, "only a disaggregated deployment has prefill GPUs"),
-    ({"n_gpus": 8, "n_decode_gpus": 100}, "'n_decode_gpus' 100 + 'n_prefill_gpus' 0 exceed 'n_gpus' 8"),
+    ({"n_gpus": 8, "n_prefill_gpus": 2}, "'n_prefill_gpus' is 2 but 'disagg' is not true: an aggregated deployment "
+                                         "prefills and decodes on all 8 GPUs"),
+    ({"disagg": True, "n_prefill_gpus": 4}, "'n_prefill_gpus' 4 leaves no decode GPU of 'n_gpus' 1 (its default"),
+    ({"n_gpus": 8, "n_decode_gpus": 100}, "'n_decode_gpus' is 100 but 'disagg' is not true"),
+    ({"n_gpus": 8, "disagg": True, "n_prefill_gpus": 2, "n_decode_gpus": 100},
+     "'n_decode_gpus' 100 + 'n_prefill_gpus' 2 exceed 'n_gpus' 8"),
     ({"spec_method": "mtp", "acceptance_length": 1e6}, "'acceptance_length' has value 1000000.0"),
     ({"spec_method": "mtp", "acceptance_length": 0.5}, "expected a number from 1 to 65"),
     ({"acceptance_length": 2}, "'acceptance_length' 2 needs a 'spec_method'"),
@@ -541,6 +545,14 @@ def test_config_within_range_is_accepted_and_a_given_acceptance_is_labelled_give
     assert (dep.n_gpus, dep.tp, dep.acceptance_length, dep.draft_tokens) == (8, 4, 4.07, 5.0)
     assert configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "n_gpus": 3, "tp": 2,
                              "n_workers": 1}).n_workers == 1  # an odd layout the config says outright
+    # a row of the points table as a config: aggregated rows carry n_prefill_gpus = n_decode_gpus = n_gpus
+    agg = configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "n_gpus": 8, "tp": 8, "disagg": False,
+                            "n_prefill_gpus": 8, "n_decode_gpus": 8})
+    assert agg.decode_gpus == 8 and st.parallelism(agg).workers == 1
+    # a disaggregated split that names its two sides needs no n_gpus
+    split = configfile.parse({"model": "DeepSeek-R1", "hardware": "B200", "disagg": True, "n_prefill_gpus": 8,
+                              "n_decode_gpus": 16, "tp": 8})
+    assert split.n_gpus == 24 and split.decode_gpus == 16
     rep = run.model_report(dep, points, concurrency=[1], n_boot=0, band={})
     assert rep["config"]["tau"] == 4.07 and rep["config"]["tau_source"] == pw.TAU_GIVEN
 
@@ -564,6 +576,12 @@ def test_a_points_table_from_outside_ingest_quarantines_rows_that_cannot_be_numb
     assert f"{path}: row 9: n_gpus: -8.0 is out of range (>0) (row quarantined)" in err
     assert f"{path}: 3 of 40 rows quarantined, 37 kept" in err
     assert len(kept) == 37 and kept["isl"].dtype.kind == "f"
+    # ingest's reading of numbers holds here too: "1,024" is 1,024 and "none" is missing, not a word to quarantine
+    (tmp_path / "thousands.csv").write_text('model,hardware,n_gpus,tp,isl,osl,tok_s_per_user\n'
+                                            'DeepSeek-R1,B200,8,8,"1,024","8,192",100\nDeepSeek-R1,B200,8,8,1024,8192,none\n')
+    read = data.load_points(tmp_path / "thousands.csv")
+    assert list(read["isl"]) == [1024.0, 1024.0] and read["tok_s_per_user"].isna().tolist() == [False, True]
+    assert "quarantined" not in capsys.readouterr().err
     # a table without a model column, a file that is no parquet, a folder of no raw logs: one line each, exit 2
     (tmp_path / "nomodel.csv").write_text("hardware,isl\nB200,1024\n")
     (tmp_path / "fake.parquet").write_text("not parquet")

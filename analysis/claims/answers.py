@@ -248,6 +248,8 @@ def model_scopes(claim: Claim) -> list[dict]:
     if math.isnan(user) or user <= 0 or claim.kind != "per-user" or not claim.model_table:
         return []
     stated = claim.number("acceptance_length")
+    if math.isnan(stated):
+        stated = claim.number("tokens_per_step")  # a τ the claim states, as the SOL table reads it
     if not math.isnan(stated):
         draft = claim.number("draft_tokens")
         taus, verifies = (stated, stated), ((draft + 1.0,) * 2 if not math.isnan(draft) else (None, None))
@@ -289,7 +291,9 @@ def model_scopes(claim: Claim) -> list[dict]:
                     "sources": sorted({src for m in measured for src in m.get("sources") or []}),
                     "libraries": sorted({str(m.get("library")) for m in a["measured"] if m.get("library")}),
                     "measured_on": _measured_on(a["measured"])})
-    if math.isnan(stated) and out:
+    from analysis.claims.conditions import spec_decode_of
+
+    if math.isnan(stated) and out and spec_decode_of(claim) != "none":  # a τ range to read thresholds in
         _add_thresholds(claim, out, user, hardware, scopes)
     return out
 
@@ -421,7 +425,8 @@ def model_precision(ev: ClaimEvidence) -> dict | None:
 
 def tau_curve_rows(claim: Claim):
     """(rows, own) of the shipped golden curves a claim that states no acceptance may run at: its model family's,
-    the stated method's where it has one, its own model's where they exist (V4.1-Flash's, not V4-Pro's); ``own``
+    the stated method's where it has one, the stated draft length's where it states one, its own model's where they
+    exist (V4.1-Flash's, not V4-Pro's); ``own``
     the rows of its own model (empty when the rows are another model's of its family)."""
     from analysis import golden_al
     from analysis.claims.conditions import spec_decode_of
@@ -433,8 +438,17 @@ def tau_curve_rows(claim: Claim):
     method = spec_decode_of(claim)
     if method and (curves["method"] == method).any():
         curves = curves[curves["method"] == method]
-    own = curves[curves["model"].map(golden_al.model_key) == golden_al.model_key(claim.model)] if len(curves) \
-        else curves
+    drafted = claim.number("draft_tokens")
+    if drafted == drafted and (curves["draft_tokens"] == drafted).any():  # a stated draft length: its rows only
+        curves = curves[curves["draft_tokens"] == drafted]
+    keys = curves["model"].map(golden_al.model_key) if len(curves) else pd.Series(dtype=object)
+    own = curves.iloc[0:0]
+    # the claim's own words first (DeepSeek V4.1 Flash, whose spec-table row is V4-Flash's), then the spec tables'
+    # name ("DeepSeek-V4-Pro 1.6T" is deepseek-v4-pro)
+    for name in dict.fromkeys(n for n in (claim.model, claim.model_table) if n):
+        own = curves[keys == golden_al.model_key(name)] if len(curves) else curves
+        if len(own):
+            break
     return (own if len(own) else curves), own
 
 

@@ -128,6 +128,8 @@ def spec_decode_of(claim: Claim) -> str | None:
     is not stated or not settled (e.g. "allowed in the interactive scenario"). A method the text names counts even
     when a detail of it is not stated ("MTP extended to 3 layers; mean accepted tokens not stated" is ``mtp``)."""
     text = str(claim.spec_decode).strip().lower()
+    if is_stated(text) and "not allowed" in text:  # "none (not allowed then)": ruled out, so none
+        return "none"
     if not is_stated(text) or text.startswith("not stated") or "allowed" in text:
         return None
     if text in ("none", "no", "off") or text.startswith(("none", "no ", "no,", "no;", "without")):

@@ -89,14 +89,16 @@ def card_json(card) -> dict:
 
 SOL_COLUMNS = ["precision", "gpus", "scope", "tokens_per_step", "sol_tok_s_per_user", "comm_floor_ms",
                "collective_latency_us", "sol_tok_s_per_user_comm", "sol_tok_s_per_user_comm_low",
-               "sol_tok_s_per_user_comm_high", "sol_tok_s_per_user_achievable_comm", "hbm_needed_gb",
+               "sol_tok_s_per_user_comm_high", "sol_tok_s_per_user_paid", "sol_tok_s_per_user_achievable_comm",
+               "hbm_needed_gb",
                "hbm_available_gb", "fits", "fraction_of_sol_comm", "comm_basis", "comm_layout", "comm_sources",
                "reading"]
 
 
 def speed_of_light(card) -> dict:
     """The page's speed-of-light table (``rows``: one per precision x scope x τ, the ``_comm`` bounds with the
-    collectives hidden under the weight reads) and what it assumed (``assumptions``), or why there is none."""
+    collectives hidden under the weight reads, ``_paid`` with them paid after the reads as the figure draws them)
+    and what it assumed (``assumptions``), or why there is none."""
     info = dict(card.sol_info or {})
     if card.sol is None or card.sol.empty:
         return {"rows": [], "reason": info.get("reason", "")}

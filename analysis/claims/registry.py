@@ -293,10 +293,12 @@ def check_conditions(doc: dict, where: str) -> None:
     lengths = doc.get("isl_osl")
     if is_stated(lengths):
         m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(lengths))
-        if m and (float(m.group(1)) < 1 or float(m.group(3)) < 1):
+        # in tokens as the card reads them (``k`` is 1,024: 0.5k/1k is 512 / 1,024 tokens)
+        isl, osl = (float(m.group(i)) * (1024 if m.group(i + 1) else 1) for i in (1, 3)) if m else (1.0, 1.0)
+        if isl < 1 or osl < 1:
             raise ValueError(f"{where}: field 'isl_osl' must give lengths of at least 1 token each, got {lengths!r}")
     precision = doc.get("precision")
-    if is_stated(precision):
+    if is_stated(precision) and str(precision).strip().lower() != "native":  # native: the model's own recipe
         try:
             roofline.parse_precision(str(precision))
         except (KeyError, ValueError) as err:

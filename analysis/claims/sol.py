@@ -74,9 +74,11 @@ def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
                                                  + ")")
     if not math.isnan(tau):
         return sorted({1.0, tau}), {}, f"τ = {plain(tau)} stated"
-    if str(claim.spec_decode).lower() == "none":
-        return [1.0], {}, "no speculative decoding (stated)"
     from analysis.claims.answers import plausible_taus  # here: answers imports this module
+    from analysis.claims.conditions import spec_decode_of
+
+    if str(claim.spec_decode).lower() == "none" or spec_decode_of(claim) == "none":
+        return [1.0], {}, "no speculative decoding (stated)"
 
     r = plausible_taus(claim)
     if r["basis"] == "golden" and r["high"] > 1.0:

@@ -126,16 +126,26 @@ def parse(doc: dict, *, where: str = "config") -> st.Deployment:
 
 def _consistent(out: dict, where: str) -> None:
     """Cross-key checks: the GPUs a deployment splits must add up, and a τ must be one its drafts can give."""
+    disagg = out.get("disagg", False)
+    if disagg and "n_gpus" not in out and "n_prefill_gpus" in out and "n_decode_gpus" in out:
+        out["n_gpus"] = int(out["n_prefill_gpus"] + out["n_decode_gpus"])  # a split names its two sides
     n = out.get("n_gpus", 1)
-    pre = out.get("n_prefill_gpus", 0.0)
-    if pre and not out.get("disagg", False):
-        raise ValueError(f"{where}: 'n_prefill_gpus' is {plain(pre)} but 'disagg' is not true: only a disaggregated "
-                         "deployment has prefill GPUs")
-    if pre >= n:
-        raise ValueError(f"{where}: 'n_prefill_gpus' {plain(pre)} leaves no decode GPU of 'n_gpus' {n}")
-    decode = out.get("n_decode_gpus", n - pre)
-    if decode + pre > n:
-        raise ValueError(f"{where}: 'n_decode_gpus' {plain(decode)} + 'n_prefill_gpus' {plain(pre)} exceed 'n_gpus' {n}")
+    if not disagg:
+        # an aggregated deployment prefills and decodes on every GPU: the points table writes both counts as n_gpus
+        for key in ("n_prefill_gpus", "n_decode_gpus"):
+            if key in out and out[key] not in (0, n):
+                raise ValueError(f"{where}: {key!r} is {plain(out[key])} but 'disagg' is not true: an aggregated "
+                                 f"deployment prefills and decodes on all {n} GPUs (give {n}, or leave it out)")
+        pre, decode = 0.0, n
+    else:
+        pre = out.get("n_prefill_gpus", 0.0)
+        if pre >= n:
+            raise ValueError(f"{where}: 'n_prefill_gpus' {plain(pre)} leaves no decode GPU of 'n_gpus' {n}"
+                             + ("" if "n_gpus" in out else " (its default; give 'n_gpus')"))
+        decode = out.get("n_decode_gpus", n - pre)
+        if decode + pre > n:
+            raise ValueError(f"{where}: 'n_decode_gpus' {plain(decode)} + 'n_prefill_gpus' {plain(pre)} exceed "
+                             f"'n_gpus' {n}")
     worker = max(out.get("tp", 1), out.get("ep", 1), out.get("dp", 1))
     if worker > decode:
         raise ValueError(f"{where}: a worker of {worker} GPUs (the largest of 'tp', 'ep', 'dp') does not fit on "

@@ -495,6 +495,7 @@ class CommunicationFloor:
     basis: str = ""       # "measured", "interpolated", "extrapolated" (collectives.csv) or "assumption"
     sources: tuple = ()
     layout: str = ""      # TP_ALL_REDUCE or EP_DISPATCH_COMBINE: the measured collectives the floor used
+    measured_on: tuple = ()  # (hardware, GPUs) of the rows read: another part's or group's when extrapolated
 
 
 TP_ALL_REDUCE = "TP all-reduce"
@@ -508,7 +509,7 @@ def tp_splits_heads(m: specs.Model, gpus: int) -> bool:
 
 @lru_cache(maxsize=256)
 def measured_collective_us(model_name: str, hardware_name: str, gpus: int) -> tuple | None:
-    """(latency, low, high, status, sources, layout) per collective from the measured collectives table for a
+    """(latency, low, high, status, sources, layout, measured_on) per collective from the measured collectives table for a
     batch-1 message (one hidden vector in BF16) over ``gpus`` GPUs. A dense model shards by TP (its all-reduce); a
     MoE by TP (all-reduce, where ``gpus`` splits its attention heads evenly) or by EP (the mean of dispatch and combine), both
     two collectives per layer, and the floor takes the faster measured one: a bound is the most favourable
@@ -532,7 +533,8 @@ def measured_collective_us(model_name: str, hardware_name: str, gpus: int) -> tu
             continue
         status = max((r.status for r in got), key=order.index)
         found.append((mean([r.latency_us for r in got]), mean([r.low_us for r in got]), mean([r.high_us for r in got]),
-                      status, tuple(sorted({u for r in got for u in r.sources})), layout))
+                      status, tuple(sorted({u for r in got for u in r.sources})), layout,
+                      tuple(sorted({x for r in got for x in r.measured_on}))))
     return min(found, key=lambda f: f[0]) if found else None
 
 
@@ -548,10 +550,10 @@ def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: in
     domain = hw.rack_gpus or hw.scale_up_domain_gpus or 8
     where = "node" if gpus <= 8 else ("rack" if gpus <= domain else "scale-out")
     meas = measured_collective_us(m.name, hw.name, int(gpus)) if not isinstance(latency_us, (int, float)) else None
-    basis, sources, layout = ("assumption", (), "")
+    basis, sources, layout, on = ("assumption", (), "", ())
     if meas is not None:
         lat = {"low": meas[1], "high": meas[2]}.get(latency_us, meas[0])  # None or "central": the estimate
-        basis, sources, layout = meas[3], meas[4], meas[5]
+        basis, sources, layout, on = meas[3], meas[4], meas[5], meas[6]
     elif latency_us is None:
         lat = COLLECTIVE_LATENCY_US[where]
     elif isinstance(latency_us, str):
@@ -560,7 +562,7 @@ def communication_floor(model, hardware, *, gpus: int, collectives_per_layer: in
         lat = float(latency_us)
         basis = "given"
     steps = m.n_layers * collectives_per_layer
-    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0, basis, sources, layout)
+    return CommunicationFloor(gpus, m.n_layers, steps, lat, where, steps * lat / 1000.0, basis, sources, layout, on)
 
 
 # --- H200 sweep points at batch 1 ------------------------------------------------------------------

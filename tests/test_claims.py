@@ -385,8 +385,10 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     md = html.unescape(page.sol_md)
     # 8 GPUs shard V4-Flash by TP (the fused all-reduce, 10.9 µs, beats dispatch + combine); 72 cannot split its 64
     # heads, so EP
-    assert "Measured per-collective latencies used: 4 GPUs 10.9 µs (extrapolated, TP all-reduce), 8 GPUs 10.9 µs" in md
-    assert f"72 GPUs {per:.1f} µs (extrapolated, EP dispatch + combine)" in md
+    # each latency says where it was measured: none of them on GB300, the rack's at GB200's largest group (64)
+    assert ("Measured per-collective latencies used: 4 GPUs 10.9 µs (extrapolated, TP all-reduce, measured on GB200 "
+            "at 8 GPUs), 8 GPUs 10.9 µs") in md
+    assert f"72 GPUs {per:.1f} µs (extrapolated, EP dispatch + combine, measured on GB200 at 64 GPUs)" in md
     assert "is an assumption, not a measurement" not in md  # every scope of C00 has a measured latency
 
 

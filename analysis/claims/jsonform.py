@@ -91,7 +91,8 @@ SOL_COLUMNS = ["precision", "gpus", "scope", "tokens_per_step", "sol_tok_s_per_u
                "collective_latency_us", "sol_tok_s_per_user_comm", "sol_tok_s_per_user_comm_low",
                "sol_tok_s_per_user_comm_high", "sol_tok_s_per_user_paid", "sol_tok_s_per_user_achievable_comm",
                "hbm_needed_gb",
-               "hbm_available_gb", "fits", "fraction_of_sol_comm", "comm_basis", "comm_layout", "comm_sources",
+               "hbm_available_gb", "fits", "fraction_of_sol_comm", "comm_basis", "comm_layout", "comm_measured_on",
+               "comm_sources",
                "reading"]
 
 

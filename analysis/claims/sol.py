@@ -205,6 +205,7 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     out["comm_basis"] = out["gpus"].map(lambda g: floors[g].basis if floors[g].where != "none" else "")
     out["comm_sources"] = out["gpus"].map(lambda g: "; ".join(floors[g].sources))
     out["comm_layout"] = out["gpus"].map(lambda g: floors[g].layout)
+    out["comm_measured_on"] = out["gpus"].map(lambda g: "; ".join(f"{h} at {n} GPUs" for h, n in floors[g].measured_on))
     out["reading"] = out.apply(reading_for, axis=1)
     out = out.sort_values(["precision", "gpus", "tokens_per_step"],
                           key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)

@@ -165,9 +165,11 @@ class ClaimCardPage:
                    "assumption, not a measurement** (no measured figure for that interconnect in "
                    "`data/specs/collectives.csv`)." if assumed_scopes else "")
         if len(measured):
-            lat = ", ".join(f"{int(g)} GPUs {us:.1f} µs ({b}{', ' + lay if lay else ''})" for g, us, b, lay in
+            lat = ", ".join(f"{int(g)} GPUs {us:.1f} µs ({b}{', ' + lay if lay else ''}"
+                            f"{', measured on ' + on if on and b != 'measured' else ''})" for g, us, b, lay, on in
                             measured.drop_duplicates("gpus")[["gpus", "collective_latency_us", "comm_basis",
-                                                              "comm_layout"]].itertuples(index=False))
+                                                              "comm_layout", "comm_measured_on"]]
+                            .itertuples(index=False))
             srcs = sorted({u for x in measured["comm_sources"] for u in str(x).split("; ") if u})
             assumed += (f" Measured per-collective latencies used: {esc(lat)}; sources: "
                         + "; ".join(esc(u) for u in srcs) + ".")

@@ -317,6 +317,7 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
 
 def _print_measured(m: dict, c: dict) -> None:
     """The same model's measured points beside the prediction (``perfclaims model --config``)."""
+    from analysis.perfmodel import words as pw
     from analysis.text import plain
 
     if not m["points"]:
@@ -348,7 +349,6 @@ def _print_measured(m: dict, c: dict) -> None:
                and not p["acceptance_length"] == p["acceptance_length"]]
     if assumed:
         from analysis import golden_al
-        from analysis.perfmodel import words as pw
 
         taus = sorted({round(p["predicted_at_own_conditions"]["tau"], 2) for p in assumed})
         methods = sorted({str(p["spec_method"]) for p in assumed})
@@ -360,7 +360,6 @@ def _print_measured(m: dict, c: dict) -> None:
                 and not (p["isl"] == p["isl"] and p["osl"] == p["osl"])]
     if unstated:
         from analysis.perfmodel import step as st
-        from analysis.perfmodel import words as pw
 
         ratios = [p["input_tokens_per_output_token"] for p in unstated]
         kinds = sorted({str(p.get("workload") or "unstated-length") for p in unstated})
@@ -380,7 +379,7 @@ def _strict_json(doc) -> str:
 
     from analysis.report.results import _jsonable
 
-    return json.dumps(_jsonable(json.loads(json.dumps(doc, default=_json_default))), indent=1, allow_nan=False)
+    return json.dumps(_jsonable(doc), indent=1, allow_nan=False, default=_json_default)
 
 
 def _json_default(o):

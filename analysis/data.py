@@ -82,7 +82,8 @@ def checked_points(table: pd.DataFrame, path: Path, *, report=None) -> pd.DataFr
             num = pd.Series([c[0] for c in cells], index=t.index, dtype=float)
             words = pd.Series([c[1] for c in cells], index=t.index)
         inf = np.isinf(num.to_numpy(dtype=float, na_value=math.nan))
-        low = (num <= 0) if col in schema.POSITIVE else (num < 0) if col in schema.NON_NEGATIVE else num.isna() & False
+        low = (num <= 0) if col in schema.POSITIVE else (num < 0) if col in schema.NON_NEGATIVE else \
+            pd.Series(False, index=t.index)
         for mask, why in ((words, "expected a number, got {!r}"), (pd.Series(inf, index=t.index), "not finite: {!r}"),
                           (low.fillna(False), "{!r} is out of range (" + (">0" if col in schema.POSITIVE else ">=0")
                            + ")")):

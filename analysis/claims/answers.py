@@ -426,8 +426,8 @@ def model_precision(ev: ClaimEvidence) -> dict | None:
 def tau_curve_rows(claim: Claim):
     """(rows, own) of the shipped golden curves a claim that states no acceptance may run at: its model family's,
     the stated method's where it has one, the stated draft length's where it states one, its own model's where they
-    exist (V4.1-Flash's, not V4-Pro's); ``own``
-    the rows of its own model (empty when the rows are another model's of its family)."""
+    exist (V4.1-Flash's, not V4-Pro's); ``own`` the rows of its own model (empty when the rows are another model's
+    of its family)."""
     from analysis import golden_al
     from analysis.claims.conditions import spec_decode_of
     from analysis.claims.evidence import family

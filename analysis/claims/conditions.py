@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.claims.labels import lengths_text
-from analysis.claims.registry import NOT_STATED, STATED, Claim, is_stated
+from analysis.claims.registry import NOT_STATED, STATED, Claim, is_stated, lengths_in_tokens
 from analysis.text import plain, whole
 
 DEFAULT_CONTEXT = 1024
@@ -62,10 +62,7 @@ def per_user_value(claim: Claim) -> float:
 
 def stated_lengths(claim: Claim) -> tuple[float, float] | None:
     """(ISL, OSL) in tokens when the claim states them as ``1024/2048``, ``1k/1k`` or ``32K / 8K``; else None."""
-    m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(claim.isl_osl))
-    if not (is_stated(claim.isl_osl) and m):
-        return None
-    return (float(m.group(1)) * (1024 if m.group(2) else 1), float(m.group(3)) * (1024 if m.group(4) else 1))
+    return lengths_in_tokens(claim.isl_osl)
 
 
 def context_for(claim: Claim) -> tuple[int, str]:

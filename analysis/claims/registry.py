@@ -285,18 +285,24 @@ def _check_numbers(doc: dict, where: str) -> None:
             check_number(doc[name], name, where, stated_text_ok=name != "value")
 
 
+def lengths_in_tokens(text) -> tuple[float, float] | None:
+    """(ISL, OSL) in tokens from lengths written ``1024/2048``, ``1k/1k`` or ``32K / 8K`` (``k`` is 1,024); None
+    where the text is not stated or holds no such pair."""
+    m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(text))
+    if not (is_stated(text) and m):
+        return None
+    return (float(m.group(1)) * (1024 if m.group(2) else 1), float(m.group(3)) * (1024 if m.group(4) else 1))
+
+
 def check_conditions(doc: dict, where: str) -> None:
     """Stated conditions a card would compute with: lengths written as ``ISL/OSL`` must be token counts of at least
     1 (``0/0`` had divided by zero deep in the card), and a precision label must be one the spec tables price."""
     from analysis import roofline
 
     lengths = doc.get("isl_osl")
-    if is_stated(lengths):
-        m = re.search(r"(\d+(?:\.\d+)?)\s*([kK])?\s*/\s*(\d+(?:\.\d+)?)\s*([kK])?", str(lengths))
-        # in tokens as the card reads them (``k`` is 1,024: 0.5k/1k is 512 / 1,024 tokens)
-        isl, osl = (float(m.group(i)) * (1024 if m.group(i + 1) else 1) for i in (1, 3)) if m else (1.0, 1.0)
-        if isl < 1 or osl < 1:
-            raise ValueError(f"{where}: field 'isl_osl' must give lengths of at least 1 token each, got {lengths!r}")
+    tokens = lengths_in_tokens(lengths)  # as the card reads them: 0.5k/1k is 512 / 1,024 tokens
+    if tokens and min(tokens) < 1:
+        raise ValueError(f"{where}: field 'isl_osl' must give lengths of at least 1 token each, got {lengths!r}")
     precision = doc.get("precision")
     if is_stated(precision) and str(precision).strip().lower() != "native":  # native: the model's own recipe
         try:

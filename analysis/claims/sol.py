@@ -77,7 +77,7 @@ def taus_for(claim: Claim) -> tuple[list[float], dict, str]:
     from analysis.claims.answers import plausible_taus  # here: answers imports this module
     from analysis.claims.conditions import spec_decode_of
 
-    if str(claim.spec_decode).lower() == "none" or spec_decode_of(claim) == "none":
+    if spec_decode_of(claim) == "none":
         return [1.0], {}, "no speculative decoding (stated)"
 
     r = plausible_taus(claim)

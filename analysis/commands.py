@@ -220,7 +220,8 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               + ", ".join(f"{m} {n}" for m, n in rep["models"].items()))
         print(f"calibrated on {rep['training_rows']} newest points of {rep['training_groups']} groups; "
               f"{rep['unstated_rows']} points of {rep['unstated_groups']} groups state no ISL, OSL or TP and "
-              f"calibrate nothing; {rep['rerun_rows']} dated re-runs enter as drift only")
+              f"{rep['layout_rows']} points of {rep['layout_groups']} groups record a layout that cannot hold their "
+              f"decode GPUs: they calibrate nothing; {rep['rerun_rows']} dated re-runs enter as drift only")
         spread = [b for b in rep.get("rerun_spread") or [] if b["configuration_dates"]]
         if spread:
             print("the same configuration re-run, median step-time change by days from its newest run: " + "; ".join(

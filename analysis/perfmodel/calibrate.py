@@ -4,20 +4,22 @@ Each usable point (``analysis.scaling.inputs.prepare``: batch, step time) whose 
 know becomes one training row: its deployment, τ and verify tokens, the physical terms at its measured decode batch
 per worker, and its measured time per output token. Parameters are fitted in two stages, by least squares on
 ``log(predicted / measured)`` with every configuration group weighted equally: first one set for all rows (with the
-τ of speculative decoding where the table has no acceptance length), then one set per hardware family × framework
-cell and per family, each pulled towards the level above by a prior (:data:`PRIOR_SCALE`: all but the per-layer fixed
-cost and the unfused-quantisation cost), within :data:`analysis.perfmodel.step.BOUNDS`.
+τ of speculative decoding where the table has no acceptance length, and ``bw_share`` held at the measured streaming
+share, :func:`streaming_share`), then one set per hardware family × framework cell and per family, each pulled
+towards the level above by a prior (:data:`PRIOR_SCALE`: all but the per-layer fixed cost and the unfused-quantisation
+cost), within :data:`analysis.perfmodel.step.BOUNDS`.
 The decode duty (the share of a serving run's time its requests spend decoding, which turns tok/s/user into
 tok/s/GPU) is the median of each cell's measured points whose source states ISL and OSL. The bootstrap resamples
 configuration groups.
 
 The parameters are fitted on each configuration's newest measurement, and only where its source states the
-conditions the model prices (:func:`conditions_stated`: a serving point's ISL, OSL and TP); the others are predicted
-and scored by the validation but fit nothing. Its dated re-runs (InferenceX history, flag
-``dated-history``) enter only as software drift (:func:`drift_table`): how much slower or faster the same
-configuration ran on another date, measured, with no model in between. A point measured on a date on which the
-cell's software ran slower or faster is predicted with the median drift its cell's configurations showed on that
-date (:meth:`Calibration.date_factor`).
+conditions the model prices (:func:`conditions_stated`: a serving point's ISL, OSL and TP) and its recorded layout
+accounts for its GPUs (:func:`layout_consistent`); the others are predicted and scored by the validation but fit
+nothing. Its dated re-runs (InferenceX history, flag ``dated-history``) enter only as software drift
+(:func:`drift_table`): how much slower or faster the same configuration ran on another date, measured, with no model
+in between. A point measured on a date on which the cell's software ran slower or faster is predicted with the median
+drift its cell's configurations showed on that date (:meth:`Calibration.date_factor`), and each newest point
+calibrates at its cell's newest software, its time divided by that same factor (:func:`at_newest_software`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ ROUTING_BOUNDS = (0.05, 1.0)
 # - the per-layer fixed cost: it counts the kernels a layer of that engine runs for those models, and the levels above
 #   pool other engines and models. On the H200 sweep the batch-1 step less its weight bytes at the measured copy
 #   bandwidth is about 70 µs per dense layer under CUDA graphs (the cell's fit: 0.10 ms) and 0.5 ms and more per
-#   layer launched from Python (host time); the DeepSeek serving cells fit 0.07-0.27 ms per MoE-model layer.
+#   layer launched from Python (host time); the DeepSeek serving cells fit 0.07-0.26 ms per MoE-model layer.
 PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": None, "overlap": 1.0, "comm_scale": 1.0,
                "unfused_quant": None, "expert_bw": 1.0}
 _LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05,
@@ -137,10 +139,21 @@ def conditions_stated(train: pd.DataFrame) -> pd.Series:
     return stated | ~train["serving"].astype(bool)
 
 
+def layout_consistent(train: pd.DataFrame) -> pd.Series:
+    """Mask of the rows whose recorded layout accounts for their decode GPUs: workers × GPUs per worker (TP, EP and
+    attention DP as recorded, widened to hold the weights) equals the decode GPUs. InferenceX records some GB200
+    Dynamo-SGLang runs of December 2025 as TP1/EP1 with one decode worker on 32 or 48 decode GPUs: the model would
+    price one 4-GPU worker holding every sequence, and a step 3-14× slower than measured would weigh more in the fit
+    than all the consistent groups together. Such points are predicted as recorded but calibrate nothing."""
+    if "decode_gpus" not in train.columns:
+        return pd.Series(True, index=train.index)
+    return (train["workers"] * train["worker_gpus"] - train["decode_gpus"]).abs() < 0.5
+
+
 def calibrating(train: pd.DataFrame) -> pd.Series:
     """Mask of the rows the efficiency parameters are fitted on: newest points (:func:`newest`) whose conditions
-    are stated (:func:`conditions_stated`)."""
-    return newest(train) & conditions_stated(train)
+    are stated (:func:`conditions_stated`) and whose layout accounts for their GPUs (:func:`layout_consistent`)."""
+    return newest(train) & conditions_stated(train) & layout_consistent(train)
 
 
 def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
@@ -192,7 +205,7 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
             "attention_ms": float(t["attention_ms"][0]), "host_bound": float(st.host_bound(dep)),
             "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers + geo.draft_layers,
             "batch_per_worker": batch_w,
-            "workers": par.workers,
+            "workers": par.workers, "decode_gpus": dep.decode_gpus,
             "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,
             "spec": spec, "tau_measured": dep.acceptance_length if measured_tau else math.nan,
             "verify": verify, "unfused": float(dep.quant_unfused), "uniform": float(dep.uniform_routing),
@@ -328,22 +341,9 @@ class Calibration:
         return self.tau_spec if found is None else float(found[0])
 
     def date_factor(self, family: str, framework: str, date: str) -> tuple[float, int, str]:
-        """The step-time factor of the software the cell ran on ``date``, against the newest runs the parameters
-        rest on: exp of the median measured drift (:func:`drift_table`) of the cell's configurations run on that
-        date (a configuration whose newest run is that day counts 0: that software is its reference). Without a
-        re-run that day, the last re-run date before it (software changes with an image, not in between); without
-        the cell, the family's cells. (factor, configurations, the date used); (1, 0, "") when nothing applies."""
-        if not date:
-            return 1.0, 0, ""
-        cell = f"{family} · {framework}"
-        tables = [self.drift[cell]] if cell in self.drift else \
-            [v for k, v in self.drift.items() if k.split(" · ")[0] == family]
-        groups = [g for t in tables for g in t.values()]
-        dates = sorted({d for g in groups for d in g if d <= date})
-        if not dates:
-            return 1.0, 0, ""
-        found = [g[dates[-1]] for g in groups if dates[-1] in g]
-        return math.exp(float(np.median(found))), len(found), dates[-1]
+        """The step-time factor of the software the cell ran on ``date`` against its newest software
+        (:func:`software_factor` over this calibration's measured drift)."""
+        return software_factor(self.drift, family, framework, date)
 
     def prefill_share(self, family: str, framework: str) -> tuple[float, str]:
         """The prefill share of the datasheet FLOP rate measured at the cell, family or all (:func:`prefill_shares`),
@@ -372,6 +372,74 @@ class Calibration:
                 "groups": self.groups}
 
 
+def software_factor(drift: dict, family: str, framework: str, date: str) -> tuple[float, int, str]:
+    """The step-time factor of the software a cell ran on ``date``, against the newest runs the parameters rest on:
+    exp of the median measured drift (:func:`drift_table`) of the cell's configurations run on that date (a
+    configuration whose newest run is that day counts 0: that software is its reference). Without a re-run that day,
+    the last re-run date before it (software changes with an image, not in between); without the cell, the family's
+    cells. (factor, configurations, the date used); (1, 0, "") when nothing applies."""
+    if not date:
+        return 1.0, 0, ""
+    cell = f"{family} · {framework}"
+    tables = [drift[cell]] if cell in drift else [v for k, v in drift.items() if k.split(" · ")[0] == family]
+    groups = [g for t in tables for g in t.values()]
+    dates = sorted({d for g in groups for d in g if d <= date})
+    if not dates:
+        return 1.0, 0, ""
+    found = [g[dates[-1]] for g in groups if dates[-1] in g]
+    return math.exp(float(np.median(found))), len(found), dates[-1]
+
+
+def at_newest_software(train: pd.DataFrame, drift: dict) -> pd.DataFrame:
+    """``train`` with each row's measured time per token divided by its date's :func:`software_factor`: the time
+    its cell's newest software would have taken, which the parameters describe and a prediction scales back by its
+    own date's factor. Without it a configuration last run on older software (a sweep the benchmark later dropped)
+    calibrates its cell slower than the software every newer point ran (MI300X's ISL 1,024 / OSL 8,192 rows of
+    2026-02-27 ran 1.31× the step time, the median of the same cell's configurations run that day against their
+    newest)."""
+    if not drift or train.empty:
+        return train
+    dates = train["date"].map(_text)
+    keys = pd.DataFrame({"f": train["family"].astype(str), "w": train["framework"].astype(str), "d": dates})
+    factor = {k: software_factor(drift, *k)[0] for k in set(keys.itertuples(index=False, name=None))}
+    f = np.array([factor[k] for k in keys.itertuples(index=False, name=None)])
+    return train.assign(measured_ms_per_token=train["measured_ms_per_token"].to_numpy() / f)
+
+
+def _solve(x0, free, lo, hi, args, *, max_nfev):
+    """:func:`_residuals` minimised by bounded least squares over the ``free`` entries of ``x0`` (the others held)."""
+    idx = np.flatnonzero(free)
+
+    def reduced(xr, *a):
+        x = x0.copy()
+        x[idx] = xr
+        return _residuals(x, *a)
+
+    from scipy.optimize import least_squares  # here: a claim card reads a cached calibration and never fits
+
+    res = least_squares(reduced, x0[idx], bounds=(np.asarray(lo)[idx], np.asarray(hi)[idx]), args=args,
+                        method="trf", x_scale="jac", max_nfev=max_nfev)
+    x = x0.copy()
+    x[idx] = res.x
+    return x
+
+
+def streaming_share() -> tuple[float, list[str]]:
+    """The HBM share a dense stream of bytes achieves where it was measured: the median of the hardware table's
+    measured achievable bandwidth over datasheet (``achievable_basis`` measured: H200's device-to-device copy 0.887,
+    GB200's Azure measurement 0.919), and which hardware it rests on. The pooled level's ``bw_share`` is held at it:
+    on the MoE rows that dominate the pooled fit the routed experts are most of the bytes, so the fit cannot tell the
+    share of all bytes from the experts' own (``expert_bw``) and settles on either (all at 0.44, or all at 1.0 with
+    the experts at 0.43) with the dense sweeps on neither side."""
+    table = specs.hardware_table()
+    measured = {h.name: h for h in map(specs.hardware, table["name"]) if h.achievable_basis == "measured"
+                and h.achievable_bandwidth_tb_s == h.achievable_bandwidth_tb_s and h.hbm_bandwidth_tb_s > 0}.values()
+    if not measured:
+        return st.Efficiency().bw_share, []
+    return float(np.median([min(h.achievable_bandwidth_tb_s / h.hbm_bandwidth_tb_s, 1.0) for h in measured])), \
+        sorted(h.name for h in measured)
+
+
 def _fit_level(rows, start, prior, routing, tau_start):
     """One level's efficiency and (where it has speculative rows) its τ, pulled towards ``prior``. A level without a
     quant-unfused row carries no information on ``unfused_quant`` (which has no prior): it keeps the level above's
@@ -393,19 +461,7 @@ def _fit_level(rows, start, prior, routing, tau_start):
         k = PARAMS.index("unfused_quant")
         free[k] = False
         x0[k] = float(np.clip(prior[k], lo[k], hi[k]))
-    idx = np.flatnonzero(free)
-
-    def reduced(xr, *a):
-        x = x0.copy()
-        x[idx] = xr
-        return _residuals(x, *a)
-
-    from scipy.optimize import least_squares  # here: a claim card reads a cached calibration and never fits
-
-    res = least_squares(reduced, x0[idx], bounds=(np.asarray(lo)[idx], np.asarray(hi)[idx]), args=args,
-                        method="trf", x_scale="jac", max_nfev=200)
-    x = x0.copy()
-    x[idx] = res.x
+    x = _solve(x0, free, lo, hi, args, max_nfev=200)
     return _eff(x), float(x[NP]) if spec else float(prior[NP])
 
 
@@ -485,19 +541,20 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
     drift = drift_table(train)
-    train = train[calibrating(train)]
+    train = at_newest_software(train[calibrating(train)], drift)
     prefill = prefill_shares(train)
     train = _with_prefill_share(train, prefill)
     g0 = warm.global_ if warm else START
     x0 = _clip(list(g0.to_dict().values()) + [warm.tau_spec if warm else 2.0, warm.routing if warm else 0.5], True)
     arrays = _Arrays.of(train)
-    from scipy.optimize import least_squares
-
-    res = least_squares(_residuals, x0, bounds=_bounds(True), args=(arrays, _weights(arrays)), method="trf",
-                        x_scale="jac", max_nfev=300)
-    cal = Calibration(global_=_eff(res.x), tau_spec=float(res.x[NP]), routing=float(res.x[NP + 1]),
+    free = np.ones(len(x0), dtype=bool)
+    free[PARAMS.index("bw_share")] = False  # held at the measured streaming share (:func:`streaming_share`)
+    x0[PARAMS.index("bw_share")] = streaming_share()[0]
+    lo, hi = _bounds(True)
+    x = _solve(x0, free, lo, hi, (arrays, _weights(arrays)), max_nfev=300)
+    cal = Calibration(global_=_eff(x), tau_spec=float(x[NP]), routing=float(x[NP + 1]),
                       groups=int(train["group_id"].nunique()), prefill=prefill)
-    prior0 = np.concatenate([res.x[:NP], [cal.tau_spec]])
+    prior0 = np.concatenate([x[:NP], [cal.tau_spec]])
     fams = [only[0]] if only else sorted(train["family"].unique())
     for fam in fams:
         fr = train[train["family"] == fam]

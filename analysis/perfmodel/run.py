@@ -36,7 +36,8 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
         p.config["tau_source"] = words.TAU_GIVEN
     fitted, fits = cb.newest(train), cb.calibrating(train)
     calibration = {**p.calibration, "training_rows": int(fits.sum()), "rerun_rows": int((~fitted).sum()),
-                   "unstated_rows": int((fitted & ~fits).sum()),
+                   "unstated_rows": int((fitted & ~cb.conditions_stated(train)).sum()),
+                   "layout_rows": int((fitted & cb.conditions_stated(train) & ~cb.layout_consistent(train)).sum()),
                    "training_groups": cal.groups,
                    "rows_in_level": cal.rows.get(p.calibration["level"].replace(" (any framework)", ""), len(train))}
     measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)

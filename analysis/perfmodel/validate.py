@@ -34,6 +34,8 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     groups = []
     fitted = cb.newest(train)  # every newest group is predicted and scored ...
     fits = cb.calibrating(train)  # ... the parameters rest on those whose source states their conditions
+    unstated = fitted & ~cb.conditions_stated(train)
+    layout = fitted & ~unstated & ~cb.layout_consistent(train)  # stated, but the layout cannot hold their GPUs
     for gid, g in train[fitted].groupby("group_id", sort=True):
         conc_col = np.where(g["serving"], g["concurrency_nominal"], g["batch"])
         if len(np.unique(conc_col)) < min_concurrencies:
@@ -94,8 +96,9 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "n_groups": len(groups), "min_concurrencies": min_concurrencies,
             "rerun_spread": rerun_spread(train),
             "training_rows": int(fits.sum()), "training_groups": int(train.loc[fits, "group_id"].nunique()),
-            "rerun_rows": int((~fitted).sum()), "unstated_rows": int((fitted & ~fits).sum()),
-            "unstated_groups": int(train.loc[fitted & ~fits, "group_id"].nunique())}
+            "rerun_rows": int((~fitted).sum()), "unstated_rows": int(unstated.sum()),
+            "unstated_groups": int(train.loc[unstated, "group_id"].nunique()),
+            "layout_rows": int(layout.sum()), "layout_groups": int(train.loc[layout, "group_id"].nunique())}
 
 
 BAND = (5, 95)  # percentiles of measured ÷ predicted over the held-out points: a prediction's error band

@@ -121,20 +121,25 @@ def test_notebook_shows_the_roofline_check_beside_the_linear_one(h200_results):
 
 
 def test_notebook_shows_the_model_validation_on_the_sweeps_it_reads(h200_results):
-    """Over the H200 sweep alone the validation leaves out its nine step-timing groups; the worst are named with
-    their errors and what the page knows about them: the Qwen3 MoE is the only MoE of its cell."""
+    """Over the H200 sweep alone the validation leaves out its nine step-timing groups; none is beyond 35%, so the
+    three worst are named with their errors and what the page knows about them: two eager sweeps, and the Qwen3 MoE,
+    the only MoE of its cell."""
     v = h200_results["model_validation"]
     assert v["n_groups"] == 9 and v["by_family"][0]["family"] == "H200" and v["by_family"][0]["groups"] == 9
     assert v["targets_met"]["median_error_tok_s_per_user"] is (v["median_error_tok_s_per_user"] <= 0.10)
     worst = v["worst_groups"]
-    assert [w["group"].split(" | ")[:4] for w in worst] == [["qwen3-30b-a3b", "H200 SXM", "bf16",
-                                                             "pytorch-cudagraph"]]
-    assert all(w["error_tok_s_per_user"] > 0.35 for w in worst)
+    assert [w["group"].split(" | ")[:4] for w in worst] == [
+        ["llama-3.1-8b", "H200 SXM", "fp8", "pytorch-eager"], ["llama-3.1-70b-tp8-shard", "H200 SXM", "bf16",
+                                                               "pytorch-eager"],
+        ["qwen3-30b-a3b", "H200 SXM", "bf16", "pytorch-cudagraph"]]
+    assert all(w["error_tok_s_per_user"] < 0.35 for w in worst)
     assert v["text"].startswith("Left out one at a time, 9 configuration groups (every group with at least 3 "
                                 "concurrencies) are predicted with a median error of "
                                 f"{100 * v['median_error_tok_s_per_user']:.1f}% in tok/s/user")
-    assert "Group #1 is the only MoE model in its cell (H200 · pytorch-cudagraph): the cell's parameters come from " \
+    assert "Group #3 is the only MoE model in its cell (H200 · pytorch-cudagraph): the cell's parameters come from " \
         "4 dense groups" in v["notes"]
+    assert "counts an MoE layer's fixed cost as 2 dense layers', measured on the H200 sweep's batch-1 steps, this " \
+        "group's among them" in v["notes"]
     assert "AgentX" not in v["notes"]  # no AgentX group in these points: nothing said about one
 
 

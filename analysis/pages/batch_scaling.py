@@ -1169,12 +1169,16 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
         note = _prefill_bound_note(r, points[points["group"] == r["group"]].sort_values("concurrency"))
         if note:
             notes.append(note)
+    from analysis.perfmodel.step import MOE_LAYER_FIXED
+
     moe_alone = _moe_alone(worst, groups) if "model" in groups else worst.iloc[:0]
     for _, r in moe_alone.iterrows():
         cell = groups[(groups["family"] == r["family"]) & (groups["framework"] == r["framework"])]
         notes.append(f"Group #{r['#']} is the only MoE model in its cell ({e(r['family'])} · {e(r['framework'])}): "
-                     f"the cell's parameters come from {len(cell) - 1} dense groups, none of which runs an MoE layer's "
-                     "routing kernels (router, top-k, token sort, grouped GEMM, scatter) or reads experts.")
+                     f"the cell's parameters come from {len(cell) - 1} dense groups, none of which reads experts or "
+                     "runs an MoE layer's routing kernels (router, top-k, token sort, grouped GEMM, scatter); the model "
+                     f"counts an MoE layer's fixed cost as {text.plain(1 + MOE_LAYER_FIXED)} dense layers', measured on "
+                     "the H200 sweep's batch-1 steps, this group's among them.")
     agentic = worst[worst["workload"].astype(str).str.lower().eq("agentx")]
     for _, r in agentic.iterrows():
         pts = points[points["group"] == r["group"]].sort_values("concurrency")

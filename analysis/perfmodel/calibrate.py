@@ -44,8 +44,9 @@ ROUTING_BOUNDS = (0.05, 1.0)
 # - the unfused-quantisation cost: only rows flagged quant-unfused carry information on it;
 # - the per-layer fixed cost: it counts the kernels a layer of that engine runs for those models, and the levels above
 #   pool other engines and models. On the H200 sweep the batch-1 step less its weight bytes at the measured copy
-#   bandwidth is about 70 µs per dense layer under CUDA graphs (the cell's fit: 0.10 ms) and 0.5 ms and more per
-#   layer launched from Python (host time); the DeepSeek serving cells fit 0.07-0.26 ms per MoE-model layer.
+#   bandwidth is about 77 µs per dense layer under CUDA graphs (the cell's fit: 0.072 ms; an MoE layer counts two,
+#   step.MOE_LAYER_FIXED) and 0.5 ms and more per layer launched from Python (host time); the DeepSeek serving cells
+#   fit 0.036-0.139 ms per layer so counted.
 PRIOR_SCALE = {"bw_share": 1.0, "flop_share": 1.0, "overhead_ms_per_layer": None, "overlap": 1.0, "comm_scale": 1.0,
                "unfused_quant": None, "expert_bw": 1.0}
 _LOG_OFFSET = {"bw_share": 0.0, "flop_share": 0.0, "overhead_ms_per_layer": 0.005, "overlap": None, "comm_scale": 0.05,
@@ -203,7 +204,7 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
             "top_k": geo.top_k,
             "kv_per_seq_ms": geo.kv_bytes_per_seq / (geo.bandwidth_tb_s * 1e12) * 1e3,
             "attention_ms": float(t["attention_ms"][0]), "host_bound": float(st.host_bound(dep)),
-            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.layers + geo.draft_layers,
+            "collectives_ms": float(t["collectives_ms"][0]), "layers": geo.fixed_layers,
             "batch_per_worker": batch_w,
             "workers": par.workers, "decode_gpus": dep.decode_gpus,
             "worker_gpus": par.worker_gpus, "parallelism_note": par.note, "family": specs.hardware(dep.hardware).family,

@@ -48,7 +48,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
         t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=routing, prefill_per_seq=prefill)
-        parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.layers + geo.draft_layers,
+        parts = st.step_time(t["memory_ms"], t["compute_ms"], t[key], eff, geo.fixed_layers,
                              t["prefill_compute_ms"], float(dep.quant_unfused), share, kv_ms=t["kv_ms"],
                              attention_ms=t["attention_ms"], host_bound=float(st.host_bound(dep)),
                              expert_ms=t["expert_ms"])

@@ -47,7 +47,7 @@ def _layout_facts(model: str, hardware: str, g: int, shard: dict, *, budget_ms: 
     geo = st.geometry(dep, verify=verify)
     t = st.terms(geo, 1.0, routing=routing)
     hbm_ms = float(st.hbm_ms(t["memory_ms"], t["expert_ms"], eff)[0])
-    overhead_ms = eff.overhead_ms_per_layer * geo.layers
+    overhead_ms = eff.overhead_ms_per_layer * geo.fixed_layers
     n_coll = sum(c[3] for c in geo.comm)
     left = budget_ms - hbm_ms - overhead_ms
     measured = []

@@ -22,7 +22,8 @@ decoding) and pushes ``verify`` tokens per sequence through the model; with draf
 (:data:`MTP_METHODS`) it also runs ``verify − 1`` draft passes of those layers and the output head, whose bytes and
 layers it pays. Physics bounds the parameters: shares in (0, 1], overhead ≥ 0, overlap in [0, 1], comm_scale ≥ 0,
 unfused_quant ≥ 0. The fixed cost is per layer (kernel launches and synchronisation scale with the layers a step runs,
-not with its bytes). A deployment that quantises activations by separate kernels before each low-precision matmul
+not with its bytes), an MoE layer counting :data:`MOE_LAYER_FIXED` more than a dense one (``layers`` is
+:attr:`Geometry.fixed_layers`). A deployment that quantises activations by separate kernels before each low-precision matmul
 (``unfused`` = 1: flag ``quant-unfused``, the H200 sweep's fp8 runs) runs more kernels per layer and pays
 ``unfused_quant`` times that fixed cost again, and its matmuls are priced at the BF16 rate (that sweep's FP8 steps are
 no faster than its BF16 ones even where the GEMMs bound the step); serving engines fuse the quantisation into the
@@ -201,6 +202,15 @@ def group_id(keys: dict) -> str:
     return hashlib.sha1(json.dumps(norm, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+# The fixed cost of an MoE layer over a dense layer's, less one: an MoE layer runs a router, a top-k, the tokens'
+# permutation and a grouped GEMM's launches where a dense MLP runs two GEMMs. Measured on the H200 sweep (one engine,
+# CUDA graphs, BF16, batch 1, context 1,024): the step less its weight and KV bytes at the measured copy bandwidth
+# (4.259 TB/s) is 76.9 µs per layer for Llama-3.1-8B, 75.7 µs for the 70B TP8 shard, and 150.9 µs per layer for
+# Qwen3-30B-A3B, whose 48 layers are all MoE: 1.98× a dense layer's, so one more (tested against the shipped sweep,
+# tests/test_perfmodel.py). On serving engines' all-MoE DeepSeek cells it scales the per-layer cost the fit finds and
+# changes no prediction of those models. The Qwen3 step that measures it is also a group the validation leaves out.
+MOE_LAYER_FIXED = 1.0
+
 HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)  # kernels launched one by one from Python, no CUDA graph
 
 
@@ -253,6 +263,13 @@ class Geometry:
     model: str = ""             # the spec tables' model name
     gpus: int = 1               # GPUs of the worker the per-GPU figures divide by
     draft_layers: float = 0.0   # layers the draft passes of a step run (MTP: each pass its MTP layer and the head)
+    moe_layers: float = 0.0     # MoE layers a step runs, its draft passes' included
+
+    @property
+    def fixed_layers(self) -> float:
+        """The layers a step's fixed cost counts: each layer and draft pass once, each MoE layer
+        :data:`MOE_LAYER_FIXED` more."""
+        return self.layers + self.draft_layers + MOE_LAYER_FIXED * self.moe_layers
 
 
 def _rate(hw: specs.Hardware, math_precision: str) -> float:
@@ -300,6 +317,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
         fixed_gpu += passes * (m.mtp_layers * per_layer + head) * 1e9 / g
         expert_gpu *= 1.0 + passes * m.mtp_layers / max(m.n_moe_layers, 1)
         draft_layers = passes * (m.mtp_layers + 1)
+    moe_layers = (m.n_moe_layers + passes * m.mtp_layers) if m.is_moe else 0.0
     comm = []
     if comm_timed and g > 1:
         where = collectives.interconnect_for(hw, g)
@@ -319,7 +337,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
         notes.append(words.SHARD_NOTE)
     return Geometry(fixed_gpu, expert_gpu, m.n_experts, m.top_k, kv_gpu, m.hidden * b["embedding"] / g, ms, attn_ms,
                     prefill_ms, hw.hbm_bandwidth_tb_s, float(verify), m.hidden, tuple(comm), hw.short_name, r.label,
-                    m.n_layers, tuple(notes), model, int(g), draft_layers)
+                    m.n_layers, tuple(notes), model, int(g), draft_layers, float(moe_layers))
 
 
 @lru_cache(maxsize=1024)

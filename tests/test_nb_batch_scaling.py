@@ -138,7 +138,7 @@ def test_notebook_shows_the_model_validation_on_the_sweeps_it_reads(h200_results
                                 f"{100 * v['median_error_tok_s_per_user']:.1f}% in tok/s/user")
     assert "Group #3 is the only MoE model in its cell (H200 · pytorch-cudagraph): the cell's parameters come from " \
         "4 dense groups" in v["notes"]
-    assert "counts an MoE layer's fixed cost as 2 dense layers', measured on the H200 sweep's batch-1 steps, this " \
+    assert "counts an MoE layer's fixed cost as 2 dense layers', inferred from the H200 sweep's batch-1 steps, this " \
         "group's among them" in v["notes"]
     assert "AgentX" not in v["notes"]  # no AgentX group in these points: nothing said about one
 

@@ -329,7 +329,7 @@ def test_a_run_on_an_older_date_is_predicted_with_its_cells_drift(train, report)
     assert g["points"][0]["concurrency"] == 4
 
 
-def test_reruns_never_calibrate_the_efficiency_parameters(train):
+def test_reruns_enter_the_calibration_as_drift_only(train):
     # the parameters rest on the newest runs only; the re-runs enter as the drift that puts each newest point on its
     # cell's newest software: the newest points, moved there by hand, give the same parameters with no re-run at all
     hist = train["history"].astype(bool)
@@ -358,18 +358,22 @@ def test_calibrating_points_are_put_on_their_cells_newest_software(train):
 
 
 def test_points_whose_layout_cannot_hold_their_gpus_never_calibrate(train):
-    """InferenceX records six GB200 Dynamo-SGLang configurations of 2025-12 as TP1/EP1 with one decode worker on 24
-    to 48 decode GPUs (and one MI355X MoRI-SGLang point as one TP8 worker on 16): no layout the model can price, as
-    recorded. They are predicted as recorded and calibrate nothing; the consistent ones of the same runs (one 4-GPU
-    worker on 4 decode GPUs, widened to hold the weights) still calibrate."""
+    """InferenceX records six GB200 Dynamo-SGLang points (five configurations) of 2025-12 as TP1/EP1/DP1 with one
+    decode worker on 32 or 48 decode GPUs (and one MI355X MoRI-SGLang point as one TP8 worker on 16): no layout the
+    model can price, as recorded. They are predicted as recorded and calibrate nothing; the consistent ones of the same
+    runs (4-GPU workers on 4, 8 or 16 decode GPUs, widened to hold the weights) still calibrate."""
     fitted = cb.newest(train) & cb.conditions_stated(train)
     bad = fitted & ~cb.layout_consistent(train)
     assert bad.sum() == 7 and not cb.calibrating(train)[bad].any()
     assert sorted(train.loc[bad, "cell"].value_counts().items()) == [("B200 · dynamo-sglang", 6),
                                                                       ("MI355X · mori-sglang", 1)]
+    assert train.loc[bad, "group_id"].nunique() == 6
     assert (train.loc[bad, "workers"] * train.loc[bad, "worker_gpus"] < train.loc[bad, "decode_gpus"]).all()
     ok = fitted & (train["cell"] == "B200 · dynamo-sglang") & (train["tp"] == 1)
-    assert (ok & cb.layout_consistent(train)).sum() == 6
+    assert (ok & cb.calibrating(train)).sum() == 6  # the same runs' consistent points still calibrate
+    # whole workers only: 12 decode GPUs of TP8 workers are 1.5 workers, no layout
+    odd = train[ok & cb.calibrating(train)].head(1).assign(workers=1.5, worker_gpus=8, decode_gpus=12)
+    assert not cb.layout_consistent(odd).any()
 
 
 def test_the_pooled_bandwidth_share_is_the_measured_streaming_share(cal):
@@ -1212,3 +1216,33 @@ def test_an_moe_layers_fixed_cost_is_twice_a_dense_layers_on_the_h200_sweep(trai
     assert geo("qwen3-30b-a3b").fixed_layers == 96 and geo("llama-3.1-8b").fixed_layers == 32
     assert geo("DeepSeek-R1-0528").fixed_layers == 119
     assert geo("DeepSeek-R1-0528", spec_method="mtp", draft_tokens=3).fixed_layers == 119 + 3 * (2 + 1)
+
+
+def test_a_layout_group_says_it_calibrates_nothing_and_why(points):
+    """Scored at one concurrency, a group whose recorded layout cannot hold its GPUs says so in the validation's JSON
+    (calibrates False, its conditions stated) and on the page (its own note, not the unstated-conditions one)."""
+    from analysis.pages import batch_scaling as bs
+
+    train = cb.training_table(points)
+    cell = train[cb.newest(train) & (train["cell"] == "B200 · dynamo-sglang")]  # one cell: a quick validation
+    gid = cell.loc[cb.conditions_stated(cell) & ~cb.layout_consistent(cell) & (cell["n_decode_gpus"] == 48),
+                   "group_id"].iloc[0]
+    rep = va.validate(points, train=cell, min_concurrencies=1)
+    g = next(x for x in rep["groups"] if x["group_id"] == gid)
+    assert (g["calibrates"], g["conditions_stated"], g["layout_consistent"]) == (False, True, False)
+    assert all(x["calibrates"] == (x["conditions_stated"] and x["layout_consistent"]) for x in rep["groups"])
+    groups = bs.validation_groups(rep)
+    row = groups[groups["group"] == g["group"]].assign(**{"#": 1})
+    notes = bs.validation_notes(groups, row, pd.DataFrame(columns=["group", "concurrency"]), pd.DataFrame(),
+                                markdown=False)
+    assert any(n.startswith("Group #1's recorded layout (TP1 EP1 DP1, its workers as recorded) cannot hold its 48 "
+                            "decode GPUs") for n in notes)
+    assert not any("source states no" in n for n in notes)
+
+
+def test_drift_is_read_per_day(train):
+    """A date with a time of day reads its day's drift (the drift table is keyed by day)."""
+    drift = cb.drift_table(train)
+    assert all(len(d) == 10 for cell in drift.values() for g in cell.values() for d in g)
+    assert cb.software_factor(drift, "MI300X", "sglang", "2026-02-27T08:00:00+00:00") == \
+        cb.software_factor(drift, "MI300X", "sglang", "2026-02-27")

@@ -866,6 +866,10 @@ def validation_groups(rep: dict) -> pd.DataFrame:
             "not_stated": [k for k in ("tp", "ep", "dp", "isl", "osl") if cfg.get(k) is None],
             "model": cfg.get("model"), "disagg": bool(cfg.get("disagg") is True),
             "calibrates": bool(g.get("calibrates", True)),
+            "conditions_stated": bool(g.get("conditions_stated", g.get("calibrates", True))),
+            "layout_consistent": bool(g.get("layout_consistent", True)),
+            "layout": f"TP{text.plain(cfg.get('tp'))} EP{text.plain(cfg.get('ep'))} DP{text.plain(cfg.get('dp'))}",
+            "n_decode_gpus": np.nan if cfg.get("n_decode_gpus") is None else float(cfg["n_decode_gpus"]),
             "n_prefill_gpus": np.nan if cfg.get("n_prefill_gpus") is None else float(cfg["n_prefill_gpus"]),
             "isl": np.nan if cfg.get("isl") is None else float(cfg["isl"]),
             "osl": np.nan if cfg.get("osl") is None else float(cfg["osl"]),
@@ -1064,7 +1068,8 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
                     "no other group: the test of a model it has not seen rests on "
                     f"{'that group' if len(alone) == 1 else 'those groups'}.")
             unstated = [e(str(g["config"]["model"])) for g in rep.get("groups", [])
-                        if models.get(str(g["config"]["model"])) == 1 and not g.get("calibrates", True)]
+                        if models.get(str(g["config"]["model"])) == 1
+                        and not g.get("conditions_stated", g.get("calibrates", True))]
             if unstated:
                 out += (f" {_and(unstated)}'s source does not state all of ISL, OSL and TP, so its group is predicted at "
                         "the defaults: a weaker test than its number suggests.")
@@ -1160,11 +1165,17 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
                      f"it is predicted from {others}.")
     col = lambda name, default: worst[name] if name in worst else pd.Series(default, index=worst.index)  # noqa: E731
     agentx = worst["workload"].astype(str).str.lower().eq("agentx")  # its own note says it
-    unstated = worst[~col("calibrates", True).astype(bool) & ~agentx]
+    stated = col("conditions_stated", True) if "conditions_stated" in worst else col("calibrates", True)
+    unstated = worst[~stated.astype(bool) & ~agentx]
     for _, r in unstated.iterrows():
         notes.append(f"Group #{r['#']}'s source states no {_and([k.upper() for k in r['not_stated']])}: it is predicted "
                      "at the defaults (TP across its GPUs, EP and DP 1, ISL and OSL 1,024), and its points calibrate "
                      "nothing (only points whose source states ISL, OSL and TP do).")
+    for _, r in worst[stated.astype(bool) & ~col("layout_consistent", True).astype(bool)].iterrows():
+        decode = r["n_decode_gpus"] if r["n_decode_gpus"] == r["n_decode_gpus"] else r["n_gpus"]
+        notes.append(f"Group #{r['#']}'s recorded layout ({e(r['layout'])}, its workers as recorded) cannot hold its "
+                     f"{text.plain(decode)} decode GPUs: it is predicted as recorded, and its points calibrate nothing "
+                     "(only points whose layout accounts for their GPUs do).")
     for _, r in worst[col("disagg", False).astype(bool)].iterrows():
         note = _prefill_bound_note(r, points[points["group"] == r["group"]].sort_values("concurrency"))
         if note:
@@ -1177,7 +1188,7 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
         notes.append(f"Group #{r['#']} is the only MoE model in its cell ({e(r['family'])} · {e(r['framework'])}): "
                      f"the cell's parameters come from {len(cell) - 1} dense groups, none of which reads experts or "
                      "runs an MoE layer's routing kernels (router, top-k, token sort, grouped GEMM, scatter); the model "
-                     f"counts an MoE layer's fixed cost as {text.plain(1 + MOE_LAYER_FIXED)} dense layers', measured on "
+                     f"counts an MoE layer's fixed cost as {text.plain(1 + MOE_LAYER_FIXED)} dense layers', inferred from "
                      "the H200 sweep's batch-1 steps, this group's among them.")
     agentic = worst[worst["workload"].astype(str).str.lower().eq("agentx")]
     for _, r in agentic.iterrows():

@@ -91,6 +91,11 @@ def _text(v) -> str:
     return "" if s in ("nan", "None", "NaT", "<NA>") else s
 
 
+def _day(v) -> str:
+    """A date's day (YYYY-MM-DD; a time of day dropped): software drift is measured and applied per day."""
+    return _text(v)[:10]
+
+
 def known(model, hardware) -> bool:
     try:
         specs.model(str(model))
@@ -142,13 +147,16 @@ def conditions_stated(train: pd.DataFrame) -> pd.Series:
 
 def layout_consistent(train: pd.DataFrame) -> pd.Series:
     """Mask of the rows whose recorded layout accounts for their decode GPUs: workers × GPUs per worker (TP, EP and
-    attention DP as recorded, widened to hold the weights) equals the decode GPUs. InferenceX records some GB200
-    Dynamo-SGLang runs of December 2025 as TP1/EP1 with one decode worker on 32 or 48 decode GPUs: the model would
-    price one 4-GPU worker holding every sequence, and a step 3-14× slower than measured would weigh more in the fit
-    than all the consistent groups together. Such points are predicted as recorded but calibrate nothing."""
+    attention DP as recorded, widened to hold the weights) equals the decode GPUs, in whole workers (12 GPUs of TP8
+    workers are no layout). InferenceX records some GB200 Dynamo-SGLang runs of December 2025 as TP1/EP1/DP1 (the raw
+    record marks attention data-parallel on) with one decode worker on 32 or 48 decode GPUs: the model would price one
+    4-GPU worker holding every sequence, and steps 2.3-14× slower than measured would weigh more in the fit than all
+    the consistent groups together. Such points are predicted as recorded but calibrate nothing."""
     if "decode_gpus" not in train.columns:
         return pd.Series(True, index=train.index)
-    return (train["workers"] * train["worker_gpus"] - train["decode_gpus"]).abs() < 0.5
+    workers = train["workers"].astype(float)
+    whole = (workers - workers.round()).abs() < 1e-6
+    return whole & ((workers * train["worker_gpus"] - train["decode_gpus"]).abs() < 0.5)
 
 
 def calibrating(train: pd.DataFrame) -> pd.Series:
@@ -160,7 +168,8 @@ def calibrating(train: pd.DataFrame) -> pd.Series:
 def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.DataFrame:
     """One row per usable point with its group, cell, τ/verify source and the terms at its measured batch. The dated
     re-runs come too, marked ``history`` (a re-run that repeats a newest point, same group, date and concurrency, is
-    dropped): :func:`calibrate` reads them for the software drift only."""
+    dropped): :func:`calibrate` reads them for the software drift only (which also puts each newest point at its
+    cell's newest software, :func:`at_newest_software`)."""
     p = prepare(with_history(points))
     by = [c for c in (by or DEFAULT_BY) if c in p.columns]
     # a point whose precision is not known has no bytes to charge (a published row that does not say), and one whose
@@ -379,6 +388,7 @@ def software_factor(drift: dict, family: str, framework: str, date: str) -> tupl
     configuration whose newest run is that day counts 0: that software is its reference). Without a re-run that day,
     the last re-run date before it (software changes with an image, not in between); without the cell, the family's
     cells. (factor, configurations, the date used); (1, 0, "") when nothing applies."""
+    date = _day(date)
     if not date:
         return 1.0, 0, ""
     cell = f"{family} · {framework}"
@@ -428,7 +438,8 @@ def _solve(x0, free, lo, hi, args, *, max_nfev):
 def streaming_share() -> tuple[float, list[str]]:
     """The HBM share a dense stream of bytes achieves where it was measured: the median of the hardware table's
     measured achievable bandwidth over datasheet (``achievable_basis`` measured: H200's device-to-device copy 0.887,
-    GB200's Azure measurement 0.919), and which hardware it rests on. The pooled level's ``bw_share`` is held at it:
+    GB200's Azure measurement 0.919, both NVIDIA parts; for the other hardware, AMD's included, it is an assumption
+    that theirs is alike), and which hardware it rests on. The pooled level's ``bw_share`` is held at it:
     on the MoE rows that dominate the pooled fit the routed experts are most of the bytes, so the fit cannot tell the
     share of all bytes from the experts' own (``expert_bw``) and settles on either (all at 0.44, or all at 1.0 with
     the experts at 0.43) with the dense sweeps on neither side."""
@@ -474,7 +485,7 @@ def drift_table(train: pd.DataFrame) -> dict:
     if "history" not in train.columns or not train["history"].astype(bool).any():
         return {}
     t = pd.DataFrame({"g": train["group_id"].astype(str).to_numpy(), "cell": train["cell"].astype(str).to_numpy(),
-                      "d": train["date"].map(_text).to_numpy(), "c": train["concurrency_nominal"].round(3).to_numpy(),
+                      "d": train["date"].map(_day).to_numpy(), "c": train["concurrency_nominal"].round(3).to_numpy(),
                       "l": np.log(train["measured_ms_per_token"].astype(float)).to_numpy(),
                       "h": train["history"].astype(bool).to_numpy()})
     both = t.groupby("g")["h"].agg(["any", "all"])

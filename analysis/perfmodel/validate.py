@@ -33,7 +33,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     full = cb.calibrate(train) if full is None else full
     groups = []
     fitted = cb.newest(train)  # every newest group is predicted and scored ...
-    fits = cb.calibrating(train)  # ... the parameters rest on those whose source states their conditions
+    fits = cb.calibrating(train)  # ... the parameters rest on those whose source states their conditions and layout
     unstated = fitted & ~cb.conditions_stated(train)
     layout = fitted & ~unstated & ~cb.layout_consistent(train)  # stated, but the layout cannot hold their GPUs
     for gid, g in train[fitted].groupby("group_id", sort=True):
@@ -72,7 +72,9 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
                      f"DP{plain(first['dp'])} | {first['spec_method']} | ISL {plain(first['isl'])} OSL {plain(first['osl'])}",
             "group_id": gid, "family": first["family"], "framework": str(first["framework"]),
             "workload": None if pd.isna(first.get("workload")) else str(first["workload"]),
-            "serving": bool(first["serving"]), "calibrates": bool(cb.conditions_stated(g).all()),
+            "serving": bool(first["serving"]), "calibrates": bool(cb.calibrating(g).all()),
+            "conditions_stated": bool(cb.conditions_stated(g).all()),
+            "layout_consistent": bool(cb.layout_consistent(g).all()),
             "config": {k: (None if pd.isna(first[k]) else (first[k].item() if hasattr(first[k], "item") else first[k]))
                        for k in ("model", "hardware", "n_gpus", "tp", "ep", "dp", "precision", "spec_method",
                                  "isl", "osl", "framework", "disagg", "n_prefill_gpus", "n_decode_gpus")},

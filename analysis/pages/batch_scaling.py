@@ -1073,6 +1073,12 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
             if unstated:
                 out += (f" {_and(unstated)}'s source does not state all of ISL, OSL and TP, so its group is predicted at "
                         "the defaults: a weaker test than its number suggests.")
+            from analysis.perfmodel.step import MOE_LAYER_FIXED_FROM
+
+            inferred = [m for m, n in models.items() if n == 1 and m in MOE_LAYER_FIXED_FROM]
+            if inferred:
+                out += (f" {_and([e(m) for m in inferred])}'s batch-1 step is one of the three the MoE layer's fixed "
+                        "cost (twice a dense layer's) is inferred from: its error is not a held-out one.")
     nd = rep.get("without_drift") or {}
     if nd.get("groups_with_drift") and nd.get("median_error_tok_s_per_user") is not None:
         out += (f" Without the measured software drift ({nd['groups_with_drift']} groups from older dates predicted at "

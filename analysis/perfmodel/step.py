@@ -213,6 +213,7 @@ def group_id(keys: dict) -> str:
 # layers instead of two, and the levels' priors move the other parameters. The Qwen3 step that measures it is also a
 # group the validation leaves out, whose error is then not a held-out one.
 MOE_LAYER_FIXED = 1.0
+MOE_LAYER_FIXED_FROM = ("llama-3.1-8b", "llama-3.1-70b-tp8-shard", "qwen3-30b-a3b")  # the sweep models it rests on
 
 HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)  # kernels launched one by one from Python, no CUDA graph
 

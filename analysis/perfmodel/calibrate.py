@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -157,6 +158,13 @@ def layout_consistent(train: pd.DataFrame) -> pd.Series:
     workers = train["workers"].astype(float)
     whole = (workers - workers.round()).abs() < 1e-6
     return whole & ((workers * train["worker_gpus"] - train["decode_gpus"]).abs() < 0.5)
+
+
+def left_out_of_fit(train: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Masks of the newest rows that calibrate nothing, by reason: (conditions not stated, stated but a layout that
+    cannot hold their GPUs)."""
+    unstated = newest(train) & ~conditions_stated(train)
+    return unstated, newest(train) & ~unstated & ~layout_consistent(train)
 
 
 def calibrating(train: pd.DataFrame) -> pd.Series:
@@ -410,8 +418,8 @@ def at_newest_software(train: pd.DataFrame, drift: dict) -> pd.DataFrame:
     newest)."""
     if not drift or train.empty:
         return train
-    dates = train["date"].map(_text)
-    keys = pd.DataFrame({"f": train["family"].astype(str), "w": train["framework"].astype(str), "d": dates})
+    keys = pd.DataFrame({"f": train["family"].astype(str), "w": train["framework"].astype(str),
+                         "d": train["date"].map(_day)})
     factor = {k: software_factor(drift, *k)[0] for k in set(keys.itertuples(index=False, name=None))}
     f = np.array([factor[k] for k in keys.itertuples(index=False, name=None)])
     return train.assign(measured_ms_per_token=train["measured_ms_per_token"].to_numpy() / f)
@@ -435,7 +443,8 @@ def _solve(x0, free, lo, hi, args, *, max_nfev):
     return x
 
 
-def streaming_share() -> tuple[float, list[str]]:
+@lru_cache(maxsize=1)
+def streaming_share() -> tuple[float, tuple[str, ...]]:
     """The HBM share a dense stream of bytes achieves where it was measured: the median of the hardware table's
     measured achievable bandwidth over datasheet (``achievable_basis`` measured: H200's device-to-device copy 0.887,
     GB200's Azure measurement 0.919, both NVIDIA parts; for the other hardware, AMD's included, it is an assumption
@@ -447,9 +456,9 @@ def streaming_share() -> tuple[float, list[str]]:
     measured = {h.name: h for h in map(specs.hardware, table["name"]) if h.achievable_basis == "measured"
                 and h.achievable_bandwidth_tb_s == h.achievable_bandwidth_tb_s and h.hbm_bandwidth_tb_s > 0}.values()
     if not measured:
-        return st.Efficiency().bw_share, []
+        return st.Efficiency().bw_share, ()
     return float(np.median([min(h.achievable_bandwidth_tb_s / h.hbm_bandwidth_tb_s, 1.0) for h in measured])), \
-        sorted(h.name for h in measured)
+        tuple(sorted(h.name for h in measured))
 
 
 def _fit_level(rows, start, prior, routing, tau_start):

@@ -35,9 +35,9 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
     if p.config["tau_source"] == words.TAU_MEASURED:  # a config's acceptance length is what it asks, not a run's
         p.config["tau_source"] = words.TAU_GIVEN
     fitted, fits = cb.newest(train), cb.calibrating(train)
+    unstated, layout = cb.left_out_of_fit(train)
     calibration = {**p.calibration, "training_rows": int(fits.sum()), "rerun_rows": int((~fitted).sum()),
-                   "unstated_rows": int((fitted & ~cb.conditions_stated(train)).sum()),
-                   "layout_rows": int((fitted & cb.conditions_stated(train) & ~cb.layout_consistent(train)).sum()),
+                   "unstated_rows": int(unstated.sum()), "layout_rows": int(layout.sum()),
                    "training_groups": cal.groups,
                    "rows_in_level": cal.rows.get(p.calibration["level"].replace(" (any framework)", ""), len(train))}
     measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)

@@ -34,8 +34,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
     groups = []
     fitted = cb.newest(train)  # every newest group is predicted and scored ...
     fits = cb.calibrating(train)  # ... the parameters rest on those whose source states their conditions and layout
-    unstated = fitted & ~cb.conditions_stated(train)
-    layout = fitted & ~unstated & ~cb.layout_consistent(train)  # stated, but the layout cannot hold their GPUs
+    unstated, layout = cb.left_out_of_fit(train)
     for gid, g in train[fitted].groupby("group_id", sort=True):
         conc_col = np.where(g["serving"], g["concurrency_nominal"], g["batch"])
         if len(np.unique(conc_col)) < min_concurrencies:

@@ -254,12 +254,14 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"  {r['dominant']}")
     band = cal.get("held_out_ratio") or {}
     if band.get("tok_s_per_user") or band.get("tok_s_per_gpu"):
-        ranges = ", ".join(f"{band[k][0]:.2f}–{band[k][1]:.2f} per {name} ({band[f'points_{k}']} points)"
+        weighing = ", each group weighing the same" if band.get("weighting") == "group" else ""
+        ranges = ", ".join(f"{band[k][0]:.2f}–{band[k][1]:.2f} per {name} ({band[f'points_{k}']} points"
+                           + (f" of {band[f'groups_{k}']} groups" if band.get(f"groups_{k}") else "") + ")"
                            for k, name in (("tok_s_per_user", "user"), ("tok_s_per_gpu", "GPU")) if band.get(k))
         print(f"intervals: the widest of the calibration's bootstrap, the collectives' measured range and the model's "
               f"own error on the configurations its validation left out (perfclaims model --validate, groups with "
               f"three or more concurrencies: measured ÷ predicted {ranges}, {band['percentiles'][0]}th–"
-              f"{band['percentiles'][1]}th percentile); a deployment unlike those groups (attention data-parallel, "
+              f"{band['percentiles'][1]}th percentile{weighing}); a deployment unlike those groups (attention data-parallel, "
               f"a model no group calibrates) can miss by more (--validate --min-concurrencies 1)")
         if c.get("dp") and c["dp"] > 1:
             print("this config runs attention data-parallel (DP > 1): the validated groups include 3 such, and over "

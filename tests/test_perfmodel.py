@@ -686,17 +686,32 @@ def test_cli_model_config_json(tmp_path, capsys):
 
 def test_config_intervals_carry_the_models_own_held_out_error(points, report, capsys):
     """A configuration nobody measured is predicted with the error the model makes on held-out groups: the interval
-    is the widest of the calibration's bootstrap and measured ÷ predicted's 5th-95th percentile over every point of
-    the validation (the bootstrap alone held 52% of the held-out measurements a reviewer rebuilt)."""
+    is the widest of the calibration's bootstrap and measured ÷ predicted's 5th-95th percentile over the points of
+    the validation, each group weighing the same (the bootstrap alone held 52% of the held-out measurements a
+    reviewer rebuilt)."""
     from analysis import cli
-    from analysis.perfmodel import run
+    from analysis.perfmodel import run, validate
 
     band = report["held_out_ratio"]
-    ratios = [pt["measured_tok_s_per_user"] / pt["predicted_tok_s_per_user"] for g in report["groups"]
-              for pt in g["points"]]
+    per_group = [[pt["measured_tok_s_per_user"] / pt["predicted_tok_s_per_user"] for pt in g["points"]]
+                 for g in report["groups"]]
+    ratios = [r for rs in per_group for r in rs]
+    weights = [1.0 / len(rs) for rs in per_group for _ in rs]
     assert band["points_tok_s_per_user"] == len(ratios) == sum(len(g["points"]) for g in report["groups"])
-    assert band["tok_s_per_user"] == pytest.approx(list(np.percentile(ratios, [5, 95])))
-    assert band["tok_s_per_user"][0] < 0.8 and band["tok_s_per_user"][1] > 1.3  # -25% / +39% on the shipped points
+    assert band["groups_tok_s_per_user"] == len(report["groups"]) == 39 and band["weighting"] == "group"
+    # rebuilt by hand: sort, each ratio at the middle of its cumulative weight, 5% and 95% read off linearly
+    order = np.argsort(ratios)
+    r, w = np.asarray(ratios)[order], np.asarray(weights)[order]
+    at = (np.cumsum(w) - w / 2) / w.sum()
+    assert band["tok_s_per_user"] == pytest.approx([np.interp(0.05, at, r), np.interp(0.95, at, r)])
+    # each group weighs the same: the well-predicted 18-point sweeps no longer narrow it (pooled points: 0.79-1.35)
+    pooled = np.percentile(ratios, [5, 95])
+    assert band["tok_s_per_user"][1] > pooled[1] and band["tok_s_per_user"][0] < pooled[0]
+    assert band["tok_s_per_user"][0] < 0.76 and band["tok_s_per_user"][1] > 1.4  # -25% / +42% on the shipped points
+    # equal weights reduce to the Hazen percentile
+    assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 50) == pytest.approx(2.5)
+    assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 12.5) == pytest.approx(1.0)
+    assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [3, 1, 1, 1], 25) == pytest.approx(1.0)
     assert run.held_out_band(points) == band  # what --config computes for itself: the same validation's band
     path = "data/specs/model-configs/deepseek-v4.1-flash-gb300-4gpu.yaml"
     rep = run.model_report(configfile.load(Path(path)), points, concurrency=[1, 16], n_boot=2, band=band)
@@ -711,7 +726,8 @@ def test_config_intervals_carry_the_models_own_held_out_error(points, report, ca
     assert cli.main(["model", "--config", path, "--concurrency", "1", "--n-boot", "2"]) == 0
     out = capsys.readouterr().out
     assert (f"measured ÷ predicted {band['tok_s_per_user'][0]:.2f}–{band['tok_s_per_user'][1]:.2f} per user "
-            f"({len(ratios)} points)") in out
+            f"({len(ratios)} points of 39 groups)") in out
+    assert "5th–95th percentile, each group weighing the same)" in out
     assert "a deployment unlike those groups (attention data-parallel, a model no group calibrates) can miss by " \
         "more" in out
     # a band with no per-GPU side (no validated group has a tok/s/GPU) prints its per-user side only, no traceback
@@ -726,7 +742,7 @@ def test_config_intervals_carry_the_models_own_held_out_error(points, report, ca
                                   n_boot=0) == 0
     finally:
         run._BANDS.clear()
-    assert "per user (185 points), 5th–95th" in capsys.readouterr().out
+    assert "per user (185 points of 39 groups), 5th–95th" in capsys.readouterr().out
 
 
 def test_cli_model_errors_are_one_line(tmp_path, capsys):
@@ -830,7 +846,8 @@ def test_batch_scaling_validation_section(points, report, section):
     # the p90 verdict says which groups it covers, and the page gives the held-out band predictions carry
     assert "in both metrics: met (over these groups; the groups measured at fewer concurrencies" in summary
     u, g = rep["held_out_ratio"]["tok_s_per_user"], rep["held_out_ratio"]["tok_s_per_gpu"]
-    assert (f"Measured ÷ predicted over the 185 held-out points runs from {u[0]:.2f} to {u[1]:.2f} per user and "
+    assert (f"Measured ÷ predicted over the 185 held-out points of 39 groups, each group weighing the same, runs "
+            f"from {u[0]:.2f} to {u[1]:.2f} per user and "
             f"{g[0]:.2f} to {g[1]:.2f} per GPU (5th–95th percentile)") in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
     assert "The p90 interpolates between groups; by nearest rank it is 28.1% and 28.7% (2 and 3 of the 39 groups " \

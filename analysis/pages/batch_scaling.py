@@ -1022,7 +1022,9 @@ def _band_text(rep: dict, min_concurrencies: int) -> str:
     if not parts:
         return ""
     lo, hi = band["percentiles"]
-    return (f" Measured ÷ predicted over the {band['points_tok_s_per_user']} held-out points runs from "
+    groups = band.get("groups_tok_s_per_user")
+    return (f" Measured ÷ predicted over the {band['points_tok_s_per_user']} held-out points"
+            + (f" of {groups} groups, each group weighing the same," if groups else "") + " runs from "
             + " and ".join(parts) + f" ({lo}th–{hi}th percentile)"
             + (": the band perfclaims model --config widens its intervals to." if min_concurrencies ==
                MIN_CONCURRENCIES else "."))

@@ -70,6 +70,23 @@ def _num(v, default=math.nan) -> float:
     return f if f == f else default
 
 
+# Benchmarks whose requests draw their lengths at random, and the range: InferenceX's serving client (its fork of
+# vLLM's benchmark_serving.py, sample_random_requests) draws each prompt and output length uniformly on
+# [int(L·ratio), L], with RANDOM_RANGE_RATIO 0.8 set by its workflow templates (.github/workflows/benchmark-tmpl.yml and
+# benchmark-multinode-tmpl.yml), so its requests average 0.9 of the nominal ISL and OSL. The shipped runs say the same:
+# output tokens per request, (E2E − TTFT) / TPOT + 1, come to 0.900 of the OSL (median of 438 runs, 0.875-0.919;
+# tests/test_perfmodel.py). A row of such a tool with stated ISL and OSL is priced at those lengths' mean context.
+LENGTH_RANGE_RATIO = {"inferencex": 0.8}
+
+
+def range_ratio(row: dict) -> float:
+    """The random range ratio of the row's benchmark (:data:`LENGTH_RANGE_RATIO`); 1 (fixed lengths) otherwise and
+    for a row without stated ISL and OSL (an agentic trace has no nominal length to draw around)."""
+    if _num(row.get("isl")) != _num(row.get("isl")) or _num(row.get("osl")) != _num(row.get("osl")):
+        return 1.0
+    return LENGTH_RANGE_RATIO.get(str(row.get("tool") or ""), 1.0)
+
+
 def deployment(row: dict) -> st.Deployment:
     """A :class:`~analysis.perfmodel.step.Deployment` from a points row (its own column names)."""
     flags = str(row.get("flags") or "")
@@ -84,7 +101,7 @@ def deployment(row: dict) -> st.Deployment:
         n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
         kv_dtype=str(row.get("kv_dtype") or ""), date=_text(row.get("date")),
         comm_timed="shard-measured" not in flags.split(";"), quant_unfused="quant-unfused" in flags.split(";"),
-        uniform_routing="random-weights" in flags.split(";"))
+        uniform_routing="random-weights" in flags.split(";"), range_ratio=range_ratio(row))
 
 
 def _text(v) -> str:
@@ -212,7 +229,8 @@ def training_table(points: pd.DataFrame, *, by: list[str] | None = None) -> pd.D
         rows.append({
             "memory_ms": float(t["memory_ms"][0]), "compute_ms": float(t["compute_ms"][0]),
             "prefill_ms": float(t["prefill_compute_ms"][0]),
-            "prompt_prefill_ms": _num(rec.get("isl")) * geo.prefill_ms_per_token,
+            "prompt_prefill_ms": (dep.mean_isl if _num(rec.get("isl")) == _num(rec.get("isl")) else math.nan)
+            * geo.prefill_ms_per_token,
             "ttft_ms": _num(rec.get("ttft_ms_p50"), _num(rec.get("ttft_ms_mean"))),
             "mem_fixed_ms": float(st.memory_ms(geo, 0.0)[0]),
             "mem_expert_ms": geo.expert_bytes / (geo.bandwidth_tb_s * 1e12) * 1e3,

@@ -60,8 +60,8 @@ PREFILL_UNCACHED = 1.0
 # Share of the datasheet FLOP rate prefill achieves where no measurement applies: an assumption. The calibration
 # measures it per cell from the runs' TTFT (:func:`analysis.perfmodel.calibrate.prefill_shares`: the same
 # configuration at the same concurrency, prompts of two lengths). On the shipped points the cells' medians run from
-# 0.07 to 0.41 and the median over all 28 pairs is 0.153; this fallback, for a points table with no such pair, rounds
-# it.
+# 0.06 to 0.35 and the median over all 28 pairs is 0.133 (0.153 when InferenceX's prompts were priced at their nominal
+# length instead of the 0.9 of it its client draws); this fallback, for a points table with no such pair, is near it.
 PREFILL_MFU = 0.15
 
 
@@ -161,6 +161,7 @@ class Deployment:
     comm_timed: bool = True         # False for one GPU's slice of a TP deployment timed alone (shard-measured)
     quant_unfused: bool = False     # activations quantised by separate kernels (flag quant-unfused)
     uniform_routing: bool = False   # random weights: an MoE router routes uniformly (flag random-weights)
+    range_ratio: float = 1.0        # lengths drawn uniformly on [range_ratio·ISL, ISL], likewise OSL; 1: fixed lengths
 
     @property
     def decode_gpus(self) -> int:
@@ -183,8 +184,26 @@ class Deployment:
         return max(self.decode_gpus / self.worker_gpus, 1.0)
 
     @property
+    def mean_isl(self) -> float:
+        """The mean prompt length the benchmark sent (:func:`uniform_lengths`)."""
+        return uniform_lengths(self.isl, self.range_ratio)[0]
+
+    @property
+    def prefill_isl(self) -> float:
+        """The prompt length a prompt token's attention is priced at: its prompt's length weighted by its tokens
+        (``E[ISL²] / E[ISL]``; a prompt token attends to half of that on average)."""
+        mean, square = uniform_lengths(self.isl, self.range_ratio)
+        return square / mean if mean > 0 else self.isl
+
+    @property
     def context(self) -> float:
-        return float(self.context_len) if self.context_len == self.context_len else self.isl + self.osl / 2.0
+        """The mean context of a decode step: the given ``context_len``, else the prompt plus half the output,
+        averaged over steps (a request with a longer output runs more of them): ``E[ISL] + E[OSL²] / (2·E[OSL])``,
+        ISL + OSL/2 for fixed lengths."""
+        if self.context_len == self.context_len:
+            return float(self.context_len)
+        mean, square = uniform_lengths(self.osl, self.range_ratio)
+        return self.mean_isl + (square / (2.0 * mean) if mean > 0 else self.osl / 2.0)
 
     def group_id(self) -> str:
         return group_id(asdict(self))
@@ -192,7 +211,15 @@ class Deployment:
 
 DEFAULTS = {f.name: f.default for f in Deployment.__dataclass_fields__.values() if f.default is not f.default_factory}
 CONFIG_KEYS = tuple(k for k in Deployment.__dataclass_fields__
-                    if k not in ("comm_timed", "quant_unfused", "uniform_routing"))
+                    if k not in ("comm_timed", "quant_unfused", "uniform_routing", "range_ratio"))
+
+
+def uniform_lengths(length: float, ratio: float = 1.0) -> tuple[float, float]:
+    """(mean, mean square) of a length drawn uniformly on [ratio·length, length] (a benchmark's random range ratio;
+    ratio 1: the fixed length). The draw is of whole tokens, which moves neither by more than a token."""
+    length, ratio = float(length), min(max(float(ratio), 0.0), 1.0)
+    lo = ratio * length
+    return (lo + length) / 2.0, (lo * lo + lo * length + length * length) / 3.0
 
 
 def group_id(keys: dict) -> str:
@@ -395,7 +422,7 @@ def geometry(dep: Deployment, *, verify: float) -> Geometry:
     par = parallelism(dep)
     return _geometry(specs.match_model_name(dep.model) or dep.model, dep.hardware, rc.text, kv, int(par.worker_gpus),
                      int(par.tp), int(par.ep), int(par.dp), round(float(dep.context), 1),
-                     float(verify), bool(dep.comm_timed), float(dep.isl),
+                     float(verify), bool(dep.comm_timed), float(dep.prefill_isl),
                      str(dep.spec_method or "").lower() in MTP_METHODS, bool(dep.quant_unfused))
 
 
@@ -494,7 +521,7 @@ def prefill_capacity(dep: Deployment, geo: Geometry, worker_gpus: int, share: fl
     n = dep.n_prefill_gpus
     if not dep.disagg or not (n == n and n > 0) or not (dep.isl == dep.isl and dep.isl > 0):
         return math.nan
-    one_gpu_ms = prefill_ms_per_token(geo, dep.isl) * worker_gpus
+    one_gpu_ms = prefill_ms_per_token(geo, dep.prefill_isl) * worker_gpus
     return n * share * 1000.0 / one_gpu_ms if one_gpu_ms > 0 else math.nan
 
 

@@ -855,6 +855,7 @@ def validation_groups(rep: dict) -> pd.DataFrame:
         drift = pts["software_drift"].astype(float) if "software_drift" in pts else pd.Series([1.0])
         rows.append({
             "group": g["group"], "family": g["family"], "hardware": cfg["hardware"], "framework": g["framework"],
+            "serving": bool(g.get("serving", True)),
             "workload": g.get("workload"), "n_gpus": cfg["n_gpus"], "points": len(pts),
             "concurrency_min": float(pts["concurrency"].min()), "concurrency_max": float(pts["concurrency"].max()),
             "error_tok_s_per_user": g["error_tok_s_per_user"],
@@ -898,16 +899,23 @@ def _span_times(lo: float, hi: float) -> str:
     return f"{a}×" if a == b else f"{a}–{b}×"
 
 
+RUNS = {True: "serving", False: "step sweeps"}  # the kinds of run the family table keeps apart
+
+
 def validation_by_family(groups: pd.DataFrame) -> pd.DataFrame:
-    """Per hardware family: the hardware it holds, groups, points, and the median and 90th percentile of the group
-    errors of both metrics, as % (tok/s/GPU over the groups that have one)."""
+    """Per hardware family and kind of run (``runs``: serving runs or step-timing sweeps, kept apart: a family's
+    single-GPU sweeps, timed with no scheduler and predicted best, would otherwise set the median its serving runs
+    are read by): the hardware it holds, groups, points, and the median and 90th percentile of the group errors of
+    both metrics, as % (tok/s/GPU over the groups that have one)."""
     if groups.empty:
         return pd.DataFrame()
     rows = []
-    for fam, g in groups.groupby("family", sort=True):
+    serving = groups["serving"] if "serving" in groups else pd.Series(True, index=groups.index)
+    for (fam, kind), g in groups.assign(_serving=~serving.astype(bool)).groupby(["family", "_serving"], sort=True):
         u, gp = 100 * g["error_tok_s_per_user"], 100 * g["error_tok_s_per_gpu"].dropna()
         few = len(g) < FAMILY_P90_MIN_GROUPS
-        rows.append({"family": fam, "hardware": ", ".join(sorted(g["hardware"].astype(str).unique())),
+        rows.append({"family": fam, "runs": RUNS[not kind],
+                     "hardware": ", ".join(sorted(g["hardware"].astype(str).unique())),
                      "groups": len(g), "points": int(g["points"].sum()),
                      "median error tok/s/user %": u.median(),
                      "p90 error tok/s/user %": np.nan if few else np.percentile(u, 90),

@@ -263,6 +263,10 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"three or more concurrencies: measured ÷ predicted {ranges}, {band['percentiles'][0]}th–"
               f"{band['percentiles'][1]}th percentile{weighing}); a deployment unlike those groups (attention data-parallel, "
               f"a model no group calibrates) can miss by more (--validate --min-concurrencies 1)")
+        if cal.get("model_calibrating_groups") == 0:
+            print(f"no group that calibrates the parameters runs {c['model']}: the band above is the error on "
+                  "configurations of models the calibration has seen; this prediction prices the model's own bytes and "
+                  "FLOPs at efficiencies fitted on other models, and can miss by more")
         if c.get("dp") and c["dp"] > 1:
             print("this config runs attention data-parallel (DP > 1): the validated groups include 3 such, and over "
                   "all groups those miss by more than the band above")
@@ -368,6 +372,12 @@ def _print_measured(m: dict, c: dict) -> None:
         kinds = sorted({str(p.get("workload") or "unstated-length") for p in unstated})
         print(pw.unpriced_input(min(ratios), max(ratios), len(unstated), "/".join(kinds),
                                 st.DEFAULTS["isl"], st.DEFAULTS["osl"]))
+    if any("length_spread" in p["differs_from_config"] for p in m["points"]):
+        from analysis.perfmodel import calibrate as cb
+
+        print(f"length_spread: those runs drew each request's ISL and OSL uniformly between "
+              f"{cb.INFERENCEX_RANGE_RATIO:g}× and 1× of the nominal (InferenceX's client; their own predictions price "
+              "that), this config runs them as given: a longer mean context than the runs had")
     srcs = list(dict.fromkeys(str(p["source"]).split(" [")[0] for p in m["points"]))
     print("sources: " + "; ".join(srcs[:4]) + (f" and {len(srcs) - 4} more" if len(srcs) > 4 else ""))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -435,6 +435,14 @@ class BatchScalingPage:
     def validation_worst_table(self) -> pd.DataFrame:
         return validation_worst_table(self.validation.get("worst", pd.DataFrame()))
 
+    def validation_family_caption(self) -> str:
+        if self.validation.get("by_family", pd.DataFrame()).empty:
+            return ""
+        return ("**Per hardware family**, serving runs and step sweeps on rows of their own. A group's error is the mean "
+                "|predicted ÷ measured − 1| over its points; the median, p90 and largest columns are over the "
+                f"family's groups (a p90 only where a row holds {FAMILY_P90_MIN_GROUPS} groups or more, – otherwise), "
+                "not over points: a group's worst point can be further off than its mean.")
+
     def validation_worst_caption(self) -> str:
         w = self.validation.get("worst", pd.DataFrame())
         if w.empty:
@@ -833,9 +841,10 @@ def _dominant_runs(pts: pd.DataFrame) -> str:
 def validation_points(rep: dict) -> pd.DataFrame:
     """Every predicted and measured point of a validation report (:func:`analysis.perfmodel.validate.validate`), with
     its group, hardware family and its error in both metrics (predicted ÷ measured − 1): the figure's data."""
-    rows = [{**pt, "group": g["group"], "family": g["family"]} for g in rep["groups"] for pt in g["points"]]
+    rows = [{**pt, "group": g["group"], "family": g["family"], "serving": bool(g.get("serving", True))}
+            for g in rep["groups"] for pt in g["points"]]
     if not rows:
-        return pd.DataFrame(columns=["group", "family", "concurrency", "measured_tok_s_per_user",
+        return pd.DataFrame(columns=["group", "family", "serving", "concurrency", "measured_tok_s_per_user",
                                      "predicted_tok_s_per_user", "measured_tok_s_per_gpu", "predicted_tok_s_per_gpu"])
     out = pd.DataFrame(rows)
     gpu = out["measured_tok_s_per_gpu"].where(out["measured_tok_s_per_gpu"] > 0)
@@ -855,7 +864,7 @@ def validation_groups(rep: dict) -> pd.DataFrame:
         drift = pts["software_drift"].astype(float) if "software_drift" in pts else pd.Series([1.0])
         rows.append({
             "group": g["group"], "family": g["family"], "hardware": cfg["hardware"], "framework": g["framework"],
-            "serving": bool(g.get("serving", True)),
+            "serving": bool(g.get("serving", True)), "range_ratio": float(g.get("range_ratio", 1.0)),
             "workload": g.get("workload"), "n_gpus": cfg["n_gpus"], "points": len(pts),
             "concurrency_min": float(pts["concurrency"].min()), "concurrency_max": float(pts["concurrency"].max()),
             "error_tok_s_per_user": g["error_tok_s_per_user"],
@@ -998,16 +1007,27 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
     p90_met = f["targets_met"]["p90_error_tok_s_per_user"] and f["targets_met"]["p90_error_tok_s_per_gpu"]
     band = VALIDATION_BANDS[0]
     n_gpu = int(groups["error_tok_s_per_gpu"].notna().sum())
+    nd = rep.get("without_drift") or {}
+    drifted = int(nd.get("groups_with_drift") or 0)
+    # the headline's numbers rest on the measured software drift where older runs carry it: say so, and what the p90
+    # is without it, beside them rather than paragraphs below
+    drift_note = "" if not drifted or nd.get("p90_error_tok_s_per_user") is None else (
+        f" (with the software drift its cell's re-runs measured applied to the {drifted} groups run on older "
+        f"software; without it, p90 {text.pct(nd['p90_error_tok_s_per_user'], 1)} and "
+        f"{text.pct(nd['p90_error_tok_s_per_gpu'], 1)})")
+    p90_without = [nd.get("p90_error_tok_s_per_user"), nd.get("p90_error_tok_s_per_gpu")] if drifted else []
+    p90_caveat = "" if not p90_met or all(v is None or v <= lim["p90_error_tok_s_per_user"] for v in p90_without) \
+        else " with the drift; not without it"
     return (f"{b}Left out one at a time, {f['n_groups']} configuration groups (every group with at least "
             f"{f['min_concurrencies']} concurrencies) are predicted with a median error of "
             f"{_percent_against(mu, lim['median_error_tok_s_per_user'])} in tok/s/user and "
             f"{_percent_against(mg, lim['median_error_tok_s_per_gpu'])} in tok/s/GPU; p90 "
             f"{_percent_against(pu, lim['p90_error_tok_s_per_user'])} and "
-            f"{_percent_against(pg, lim['p90_error_tok_s_per_gpu'])}.{b} "
+            f"{_percent_against(pg, lim['p90_error_tok_s_per_gpu'])}{drift_note}.{b} "
             f"Targets: median tok/s/user ≤ {text.pct(lim['median_error_tok_s_per_user'])}: "
             f"{verdict('median_error_tok_s_per_user')}; median tok/s/GPU ≤ "
             f"{text.pct(lim['median_error_tok_s_per_gpu'])}: {verdict('median_error_tok_s_per_gpu')}; p90 ≤ "
-            f"{text.pct(lim['p90_error_tok_s_per_user'])} in both metrics: {'met' if p90_met else 'not met'}"
+            f"{text.pct(lim['p90_error_tok_s_per_user'])} in both metrics: {'met' if p90_met else 'not met'}{p90_caveat}"
             + (" (over these groups; the groups measured at fewer concurrencies, which perfclaims model --validate "
                "--min-concurrencies 1 scores, attention data-parallel ones most, miss by more). "
                if f["min_concurrencies"] > 1 else ". ")
@@ -1298,7 +1318,7 @@ def _prefill_bound_note(r, pts: pd.DataFrame) -> str:
     if not measured < predicted:
         return ""
     per_prefill = b["measured_tok_s_per_gpu"] * r["n_gpus"] * isl / osl / n_pre
-    share = _prefill_share(r.get("config"), per_prefill)
+    share = _prefill_share(r.get("config"), per_prefill, r.get("range_ratio", 1.0))
     cap, at = r.get("prefill_share", np.nan), r.get("prefill_share_measured_at")
     basis = ("an assumption: no aggregated run measured it" if not at else
              "measured from the TTFT of the shipped aggregated runs, all hardware together: none of this family"
@@ -1318,18 +1338,20 @@ def _prefill_bound_note(r, pts: pd.DataFrame) -> str:
             f"{text.num(isl / osl)} ÷ {text.whole(n_pre)}){took}")
 
 
-def _prefill_share(cfg, tok_s_per_gpu: float) -> float:
+def _prefill_share(cfg, tok_s_per_gpu: float, range_ratio: float = 1.0) -> float:
     """The share of one GPU's datasheet FLOP rate that prefilling ``tok_s_per_gpu`` input tokens per second of the
-    group's configuration takes (NaN when its configuration cannot be priced)."""
+    group's configuration takes, its prompts at the lengths its benchmark drew (``range_ratio``, as the model prices
+    them), NaN when its configuration cannot be priced."""
     from analysis.perfmodel import calibrate as cb
     from analysis.perfmodel import step as st
 
     if not isinstance(cfg, dict):
         return np.nan
     try:
-        dep = cb.deployment({k: v for k, v in cfg.items() if v is not None})
+        dep = replace(cb.deployment({k: v for k, v in cfg.items() if v is not None}),
+                      range_ratio=float(range_ratio if range_ratio == range_ratio else 1.0))
         geo = st.geometry(dep, verify=1.0)
-        per_token_ms = st.prefill_ms_per_token(geo, dep.isl) * st.parallelism(dep).worker_gpus
+        per_token_ms = st.prefill_ms_per_token(geo, dep.prefill_isl) * st.parallelism(dep).worker_gpus
     except (KeyError, ValueError, TypeError):
         return np.nan
     return tok_s_per_gpu * per_token_ms / 1000.0 if per_token_ms > 0 else np.nan

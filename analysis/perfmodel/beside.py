@@ -37,7 +37,8 @@ def _same(a, b) -> bool:
 def differences(dep: st.Deployment, row: dict) -> list[str]:
     """The conditions in which the measured ``row`` differs from the config ``dep`` (column names; a workload
     other than random lengths, e.g. AgentX traces, counts as a difference; a config at ``recipe: native`` matches
-    any precision label; a config's ``date``, when it names one, is compared too)."""
+    any precision label; a config's ``date``, when it names one, is compared too; ``length_spread`` where the same
+    ISL and OSL were drawn at random around them, :func:`analysis.perfmodel.calibrate.range_ratio`)."""
     out = []
     for k in COMPARED:
         if k == "workload":
@@ -49,6 +50,10 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
             continue  # the shipped recipe: whatever the source labels the checkpoint it ran
         if not _same(getattr(dep, k), row.get(k)):
             out.append(k)
+    if cb.range_ratio(row) != dep.range_ratio and "isl" not in out and "osl" not in out:
+        # the same nominal lengths, drawn differently: InferenceX's client draws each request's on [0.8·L, L]
+        # (calibrate.LENGTH_RANGE_RATIO), a config runs them as given
+        out.append("length_spread")
     if dep.date and str(row.get("date") or "") != dep.date:
         out.append("date")  # a config that names its software date is compared on it too
     return out

@@ -75,16 +75,24 @@ def _num(v, default=math.nan) -> float:
 # [int(L·ratio), L], with RANDOM_RANGE_RATIO 0.8 set by its workflow templates (.github/workflows/benchmark-tmpl.yml and
 # benchmark-multinode-tmpl.yml), so its requests average 0.9 of the nominal ISL and OSL. The shipped runs say the same:
 # output tokens per request, (E2E − TTFT) / TPOT + 1, come to 0.900 of the OSL (median of 438 runs, 0.875-0.919;
-# tests/test_perfmodel.py). A row of such a tool with stated ISL and OSL is priced at those lengths' mean context.
-LENGTH_RANGE_RATIO = {"inferencex": 0.8}
+# tests/test_perfmodel.py; the source lines: tests/data/published/inferencex-range-ratio.source.md). Keyed by the
+# points table's format, the reader that read the row: the records of that client (InferenceX's API and its history,
+# its agg_*.json files). InferenceX's token-position tables (inferencex-trimmed) ran fixed lengths (GLM-5 FP8
+# at ISL 10,240 / OSL 128, concurrency 16: 1,638,400 prompt and 20,480 output tokens over 160 requests), and a runner
+# log records its own client's settings. A row of
+# such a format with stated ISL and OSL is priced at those lengths' mean context.
+INFERENCEX_RANGE_RATIO = 0.8
+LENGTH_RANGE_RATIO = {"inferencex-api": INFERENCEX_RANGE_RATIO, "inferencex-api-history": INFERENCEX_RANGE_RATIO,
+                      "inferencex-agg": INFERENCEX_RANGE_RATIO}
 
 
 def range_ratio(row: dict) -> float:
-    """The random range ratio of the row's benchmark (:data:`LENGTH_RANGE_RATIO`); 1 (fixed lengths) otherwise and
-    for a row without stated ISL and OSL (an agentic trace has no nominal length to draw around)."""
+    """The random range ratio of the row's benchmark client (:data:`LENGTH_RANGE_RATIO`, by the row's ``format``);
+    1 (fixed lengths) otherwise and for a row without stated ISL and OSL (an agentic trace has no nominal length to
+    draw around)."""
     if _num(row.get("isl")) != _num(row.get("isl")) or _num(row.get("osl")) != _num(row.get("osl")):
         return 1.0
-    return LENGTH_RANGE_RATIO.get(str(row.get("tool") or ""), 1.0)
+    return LENGTH_RANGE_RATIO.get(str(row.get("format") or ""), 1.0)
 
 
 def deployment(row: dict) -> st.Deployment:
@@ -540,8 +548,9 @@ def prefill_shares(train: pd.DataFrame) -> dict:
     """The share of the datasheet FLOP rate prefill achieves, measured from TTFT (p50, else mean): for each
     aggregated serving configuration measured with prompts of two lengths on the same day (everything else alike:
     model, precision, speculation, parallelism, OSL, concurrency ≤ :data:`PAIR_MAX_CONCURRENCY`), the datasheet time
-    of the longer prompt's extra tokens (:func:`analysis.perfmodel.step.prefill_ms_per_token`, at the nominal
-    lengths the model prices prompts at) over the extra TTFT it took; a TTFT's fixed part (request handling, the
+    of the longer prompt's extra tokens (:func:`analysis.perfmodel.step.prefill_ms_per_token`, at the lengths the
+    benchmark drew: :attr:`~analysis.perfmodel.step.Deployment.mean_isl` tokens at the token-weighted prompt,
+    :func:`range_ratio`) over the extra TTFT it took; a TTFT's fixed part (request handling, the
     first decode step, a prefill pass's weight reads) cancels in the difference. It is the rate prompts went through
     in those runs: any queueing behind other prompts at that concurrency counts against it. ``{level: [median
     share, pairs]}`` per cell, family and ``all``; only pairs whose longer prompt took longer."""

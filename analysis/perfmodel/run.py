@@ -40,6 +40,11 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
                    "unstated_rows": int(unstated.sum()), "layout_rows": int(layout.sum()),
                    "training_groups": cal.groups,
                    "rows_in_level": cal.rows.get(p.calibration["level"].replace(" (any framework)", ""), len(train))}
+    # groups of the config's model (as the spec tables name it) that calibrate the parameters: 0 for a model the
+    # calibration has not seen, whose prediction the held-out band (measured on seen models) covers least
+    name = specs.match_model_name(dep.model) or dep.model
+    own = train["model"].map(lambda m: (specs.match_model_name(str(m)) or str(m)) == name)
+    calibration["model_calibrating_groups"] = int(train.loc[fits & own, "group_id"].nunique())
     measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)
     band = band if band is not None else held_out_band(points, train=train, full=cal)
     calibration["held_out_ratio"] = band

@@ -72,6 +72,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
             "group_id": gid, "family": first["family"], "framework": str(first["framework"]),
             "workload": None if pd.isna(first.get("workload")) else str(first["workload"]),
             "serving": bool(first["serving"]), "calibrates": bool(cb.calibrating(g).all()),
+            "range_ratio": cb.range_ratio(first.to_dict()),  # lengths drawn on [ratio·L, L] (1: fixed)
             "conditions_stated": bool(cb.conditions_stated(g).all()),
             "layout_consistent": bool(cb.layout_consistent(g).all()),
             "config": {k: (None if pd.isna(first[k]) else (first[k].item() if hasattr(first[k], "item") else first[k]))

@@ -197,7 +197,8 @@ def _place_labels(ax, anchors: list, *, min_px: float = 22.0):
 
 def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0.10, 0.35), gpu_inner=0.15,
                           axes=None):
-    """Predicted against measured, tok/s/user (left) and tok/s/GPU (right), log-log, one colour per hardware family:
+    """Predicted against measured, tok/s/user (left) and tok/s/GPU (right), log-log, one colour per hardware family
+    (a step-timing sweep's points hollow, a serving run's filled, where ``points`` has a ``serving`` column):
     the line y = x with ±``bands`` around it (the inner band ±``gpu_inner`` on the tok/s/GPU panel, its median
     target), and the points of the ``worst`` groups ringed in black and numbered
     (their ``#``) at the point farthest from the line in each panel.
@@ -229,12 +230,20 @@ def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0
         ax.fill_between(x, x * (1 - outer), x * (1 + outer), color="0.92", lw=0, zorder=0,
                         label=f"±{pct(outer)} (p90 target)")
         ax.fill_between(x, x * (1 - panel_inner[metric]), x * (1 + panel_inner[metric]), color="0.80", lw=0, zorder=0,
-                        label=f"±{pct(inner)} per user, ±{pct(gpu_inner)} per GPU (median targets, on group means)")
+                        label=f"±{pct(inner)} per user, ±{pct(gpu_inner)} per GPU (the median targets, which "
+                              "apply to group means, not points)")
         ax.plot(x, x, color="k", lw=0.8, zorder=1, label="predicted = measured")
+        serving = shown["serving"].astype(bool) if "serving" in shown else pd.Series(True, index=shown.index)
         for fam in families:
-            f = shown[shown["family"].astype(str) == fam]
-            ax.scatter(f["_m"], f["_p"], s=28, color=palette[fam], marker=markers[fam], alpha=0.85, lw=0, zorder=2,
-                       label=fam)
+            of = shown["family"].astype(str) == fam
+            f = shown[of & serving]
+            if len(f):
+                ax.scatter(f["_m"], f["_p"], s=28, color=palette[fam], marker=markers[fam], alpha=0.85, lw=0,
+                           zorder=2, label=fam)
+            f = shown[of & ~serving]
+            if len(f):
+                ax.scatter(f["_m"], f["_p"], s=28, facecolors="none", edgecolors=palette[fam], marker=markers[fam],
+                           lw=1.0, zorder=2, label=f"{fam} step sweeps (hollow: one GPU's timed step, no scheduler)")
         ringed = shown[shown["group"].isin(number)]
         ax.scatter(ringed["_m"], ringed["_p"], s=70, facecolors="none", edgecolors="k", lw=0.9, zorder=3,
                    label="a worst group's point, joined in concurrency order, numbered as in the table")

@@ -111,6 +111,10 @@ def test_c00_has_a_sixth_answer_on_speculative_decoding(points):
     assert low == pytest.approx(1000 / taus["high"]) and high == pytest.approx(1000 / taus["low"])
     assert taus["basis"] == "golden" and taus["curves"]          # the range comes from the shipped golden curves
     assert spec["evidence"] or spec["status"] == "not stated"
+    # the speed point records no acceptance: the card says what its bounds charge, not a τ the run is known to have had
+    assert spec["fact"]["evidence"]["tau"]["source"] == "assumed"
+    assert "records no acceptance; the bounds charge it τ = 2.5 tokens per step" in spec["text"]
+    assert "ran at τ = 2.5" not in spec["text"]
 
 
 def test_c00_scope_answer_cites_measured_collectives_with_an_interval_per_scope(points):

@@ -480,7 +480,11 @@ def _evidence_text(f: dict) -> str:
     e = f.get("evidence")
     if not e:
         return ""
-    return f" The speed point ({who(e['point'])}) ran at {tau_words(Tau(**e['tau']))}."
+    tau = Tau(**e["tau"])
+    if tau.speculative and tau.source == "assumed":  # no acceptance recorded: what the bounds charge, not what it ran
+        return (f" The speed point ({who(e['point'])}) records no acceptance; the bounds charge it "
+                f"{tau_words(tau)}, not a τ it is known to have run at.")
+    return f" The speed point ({who(e['point'])}) ran at {tau_words(tau)}."
 
 
 def spec_decode_words(claim: Claim, f: dict) -> tuple[str, str, str]:

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from analysis import physics, schema, specs
+from analysis.perfmodel import recipes, words
 from analysis.perfmodel import step as st
-from analysis.perfmodel import words
 from analysis.scaling.inputs import DEFAULT_BY, prepare
 
 PARAMS = ("bw_share", "flop_share", "overhead_ms_per_layer", "overlap", "comm_scale", "unfused_quant", "expert_bw")
@@ -95,6 +95,21 @@ def range_ratio(row: dict) -> float:
     return LENGTH_RANGE_RATIO.get(str(row.get("format") or ""), 1.0)
 
 
+def kv_dtype(row: dict) -> str:
+    """The row's KV-cache dtype: its own ``kv_dtype`` where the source gave one, else, for a row of InferenceX's
+    client (:data:`LENGTH_RANGE_RATIO`'s readers), the one its recipe set on that date
+    (:func:`analysis.perfmodel.recipes.served_kv_dtype`: the scripts and recipe files, read); "" otherwise (the
+    precision recipe's assumption applies)."""
+    own = _text(row.get("kv_dtype"))
+    if own and own != "unknown":
+        return own
+    if str(row.get("format") or "") not in LENGTH_RANGE_RATIO:
+        return ""
+    found = recipes.served_kv_dtype(str(row.get("model")), str(row.get("hardware")), str(row.get("framework")),
+                                    str(row.get("precision") or ""), _day(row.get("date")))
+    return found[0] if found else ""
+
+
 def deployment(row: dict) -> st.Deployment:
     """A :class:`~analysis.perfmodel.step.Deployment` from a points row (its own column names)."""
     flags = str(row.get("flags") or "")
@@ -107,7 +122,7 @@ def deployment(row: dict) -> st.Deployment:
         context_len=_num(row.get("context_len")), framework=str(row.get("framework") or "unknown"),
         disagg=bool(row.get("disagg") is True), n_prefill_gpus=_num(row.get("n_prefill_gpus")),
         n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
-        kv_dtype=str(row.get("kv_dtype") or ""), date=_text(row.get("date")),
+        kv_dtype=kv_dtype(row), date=_text(row.get("date")),
         comm_timed="shard-measured" not in flags.split(";"), quant_unfused="quant-unfused" in flags.split(";"),
         uniform_routing="random-weights" in flags.split(";"), range_ratio=range_ratio(row))
 

@@ -78,3 +78,35 @@ def _recipe(model_name: str, precision: str, path: str) -> RecipeChoice:
     text = ",".join(items)
     roofline.parse_precision(text)  # a bad cell fails here, naming the precision
     return RecipeChoice(text, kv, "table", parts)
+
+
+KV_RECIPES_FILE = config.SPECS_DIR / "kv-cache-recipes.csv"
+_KV_KEYS = ("hardware", "framework", "precision")
+
+
+def served_kv_dtype(model_name: str, hardware: str, framework: str, precision: str, date: str = "", *,
+                    path: Path | None = None) -> tuple[str, str, str] | None:
+    """(KV-cache dtype, basis, source) a benchmark recipe served ``model_name`` with on ``hardware`` under
+    ``framework`` at ``precision`` on ``date`` (YYYY-MM-DD…), from ``data/specs/kv-cache-recipes.csv``: the matching row
+    that names the most of hardware, framework, precision and a date range (a blank cell matches anything); None
+    when no row matches. The table holds InferenceX's DeepSeek-R1 recipes, each row with the script or recipe file
+    and commit it was read from."""
+    t = _rows(str(path or KV_RECIPES_FILE))
+    name = specs.normalize_name(specs.match_model_name(model_name) or str(model_name))
+    day = str(date or "")[:10]
+    want = {"hardware": str(hardware), "framework": str(framework), "precision": str(precision).lower()}
+    best, rank = None, -1
+    for r in t.to_dict(orient="records"):
+        if specs.normalize_name(r["model"]) != name:
+            continue
+        if any(r[k] and r[k] != want[k] for k in _KV_KEYS):
+            continue
+        if (r["date_from"] or r["date_to"]) and not day:
+            continue  # a dated row says nothing of a run whose date is unknown
+        if (r["date_from"] and day < r["date_from"]) or (r["date_to"] and day > r["date_to"]):
+            continue
+        n = sum(bool(r[k]) for k in _KV_KEYS) + bool(r["date_from"] or r["date_to"])
+        if n > rank:
+            best, rank = r, n
+    return None if best is None else (best["kv_dtype"], best["basis"], best["source"])
+

@@ -91,10 +91,16 @@ def served_kv_dtype(model_name: str, hardware: str, framework: str, precision: s
     that names the most of hardware, framework, precision and a date range (a blank cell matches anything); None
     when no row matches. The table holds InferenceX's DeepSeek-R1 recipes, each row with the script or recipe file
     and commit it was read from."""
-    t = _rows(str(path or KV_RECIPES_FILE))
+    return _served_kv_dtype(str(model_name), str(hardware), str(framework), str(precision).lower(),
+                            str(date or "")[:10], str(path or KV_RECIPES_FILE))
+
+
+@lru_cache(maxsize=4096)
+def _served_kv_dtype(model_name: str, hardware: str, framework: str, precision: str, day: str,
+                     path: str) -> tuple[str, str, str] | None:
+    t = _rows(path)
     name = specs.normalize_name(specs.match_model_name(model_name) or str(model_name))
-    day = str(date or "")[:10]
-    want = {"hardware": str(hardware), "framework": str(framework), "precision": str(precision).lower()}
+    want = {"hardware": hardware, "framework": framework, "precision": precision}
     best, rank = None, -1
     for r in t.to_dict(orient="records"):
         if specs.normalize_name(r["model"]) != name:

@@ -914,10 +914,11 @@ def test_batch_scaling_validation_section(points, report, section):
     # that "15.0%, not met" is never printed
     assert "median error of 13.1% in tok/s/user and 13.0% in tok/s/GPU" in summary
     iv = rep["median_interval_tok_s_per_gpu"]
-    assert (f"median tok/s/GPU ≤ 15%: met by the median, not by its interval (up to {100 * iv[1]:.1f}%, below)"
-            in summary)
+    # the interval's upper end, 15.04%, is not printed "15.0%" beside a 15% target it passes
+    assert 0.15 < iv[1] < 0.1505
+    assert "median tok/s/GPU ≤ 15%: met by the median, not by its interval (up to 15.04%, below)" in summary
     iu = rep["median_interval_tok_s_per_user"]
-    assert (f"median at {100 * iu[0]:.1f}%–{100 * iu[1]:.1f}% in tok/s/user and {100 * iv[0]:.1f}%–{100 * iv[1]:.1f}% "
+    assert (f"median at {100 * iu[0]:.1f}%–{100 * iu[1]:.1f}% in tok/s/user and {100 * iv[0]:.1f}%–15.04% "
             "in tok/s/GPU, the 10% tok/s/user target and the 15% tok/s/GPU target inside them") in summary
     assert "DeepSeek-V4.1-Flash's source does not state all of ISL, OSL and TP" in summary
     assert ("qwen3-30b-a3b's batch-1 step is one of the three the MoE layer's fixed cost (twice a dense layer's) is "

@@ -1001,7 +1001,7 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
     def verdict(key):
         iv = rep.get(key.replace("median_error", "median_interval"))
         if f["targets_met"][key] and iv and iv[1] > lim[key]:
-            return f"met by the median, not by its interval (up to {text.pct(iv[1], 1)}, below)"
+            return f"met by the median, not by its interval (up to {_percent_against(iv[1], lim[key])}, below)"
         return "met" if f["targets_met"][key] else "not met"
 
     p90_met = f["targets_met"]["p90_error_tok_s_per_user"] and f["targets_met"]["p90_error_tok_s_per_gpu"]
@@ -1065,7 +1065,7 @@ def _median_interval_text(rep: dict, lim: dict) -> str:
     for key, name in (("tok_s_per_user", "tok/s/user"), ("tok_s_per_gpu", "tok/s/GPU")):
         iv, target = rep.get(f"median_interval_{key}"), lim[f"median_error_{key}"]
         if iv:
-            out.append(f"{text.pct(iv[0], 1)}–{text.pct(iv[1], 1)} in {name}")
+            out.append(f"{_percent_against(iv[0], target)}–{_percent_against(iv[1], target)} in {name}")
             if iv[0] <= target <= iv[1]:
                 inside.append(f"the {text.pct(target)} {name} target")
     if not out:

@@ -372,6 +372,9 @@ def _print_measured(m: dict, c: dict) -> None:
         kinds = sorted({str(p.get("workload") or "unstated-length") for p in unstated})
         print(pw.unpriced_input(min(ratios), max(ratios), len(unstated), "/".join(kinds),
                                 st.DEFAULTS["isl"], st.DEFAULTS["osl"]))
+    if any("kv_dtype" in p["differs_from_config"] for p in m["points"]):
+        print("kv_dtype: those runs' recipes set another KV-cache dtype than this config prices "
+              "(data/specs/kv-cache-recipes.csv); set kv_dtype in the config to price theirs")
     if any("length_spread" in p["differs_from_config"] for p in m["points"]):
         from analysis.perfmodel import calibrate as cb
 

@@ -19,9 +19,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis import schema, specs
+from analysis import physics, schema, specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import predict as pr
+from analysis.perfmodel import recipes
 from analysis.perfmodel import step as st
 
 COMPARED = ("spec_method", "precision", "isl", "osl", "framework", "workload")
@@ -37,8 +38,10 @@ def _same(a, b) -> bool:
 def differences(dep: st.Deployment, row: dict) -> list[str]:
     """The conditions in which the measured ``row`` differs from the config ``dep`` (column names; a workload
     other than random lengths, e.g. AgentX traces, counts as a difference; a config at ``recipe: native`` matches
-    any precision label; a config's ``date``, when it names one, is compared too; ``length_spread`` where the same
-    ISL and OSL were drawn at random around them, :func:`analysis.perfmodel.calibrate.range_ratio`)."""
+    any precision label; a config's ``date``, when it names one, is compared too; ``kv_dtype`` where the run's KV
+    cache (its own, or its recipe's: :func:`analysis.perfmodel.calibrate.kv_dtype`) takes other bytes than the
+    config's; ``length_spread`` where the same ISL and OSL were drawn at random around them,
+    :func:`analysis.perfmodel.calibrate.range_ratio`)."""
     out = []
     for k in COMPARED:
         if k == "workload":
@@ -50,6 +53,9 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
             continue  # the shipped recipe: whatever the source labels the checkpoint it ran
         if not _same(getattr(dep, k), row.get(k)):
             out.append(k)
+    if _kv_bytes(dep.kv_dtype, dep.model, dep.precision) != _kv_bytes(cb.kv_dtype(row), row.get("model"),
+                                                                       row.get("precision")):
+        out.append("kv_dtype")  # the KV cache the run's recipe set (calibrate.kv_dtype) against the config's
     if cb.range_ratio(row) != dep.range_ratio and "isl" not in out and "osl" not in out:
         # the same nominal lengths, drawn differently: InferenceX's client draws each request's on [0.8·L, L]
         # (calibrate.LENGTH_RANGE_RATIO), a config runs them as given
@@ -57,6 +63,18 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
     if dep.date and str(row.get("date") or "") != dep.date:
         out.append("date")  # a config that names its software date is compared on it too
     return out
+
+
+def _kv_bytes(kv_dtype, model, precision) -> float:
+    """Bytes per cached value of ``kv_dtype``, else of the precision recipe's KV cache for ``model`` at
+    ``precision`` (what the model prices a deployment that names none at); NaN when neither is known."""
+    kv = str(kv_dtype or "")
+    if not kv or kv == "unknown":
+        try:
+            kv = recipes.recipe(str(model), str(precision or "native")).kv_dtype
+        except (KeyError, ValueError):
+            return math.nan
+    return physics.KV_BYTES_PER_VALUE.get(kv.lower(), math.nan)
 
 
 def same_model_rows(dep: st.Deployment, points: pd.DataFrame) -> pd.DataFrame:

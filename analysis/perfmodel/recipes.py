@@ -10,6 +10,7 @@ answer says so.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -91,8 +92,11 @@ def served_kv_dtype(model_name: str, hardware: str, framework: str, precision: s
     that names the most of hardware, framework, precision and a date range (a blank cell matches anything); None
     when no row matches. The table holds InferenceX's DeepSeek-R1 recipes, each row with the script or recipe file
     and commit it was read from."""
-    return _served_kv_dtype(str(model_name), str(hardware), str(framework), str(precision).lower(),
-                            str(date or "")[:10], str(path or KV_RECIPES_FILE))
+    day = str(date or "")[:10]
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        day = ""  # "unknown", "nan", a bare year: no date, which no dated row speaks for
+    return _served_kv_dtype(str(model_name), str(hardware), str(framework), str(precision).lower(), day,
+                            str(path or KV_RECIPES_FILE))
 
 
 @lru_cache(maxsize=4096)

@@ -471,6 +471,18 @@ def test_residual_plot_shows_the_worst_point_and_tells_groups_apart(h200, h200_f
     assert drawn == set(styles.values())
     worst = res.loc[res["rel_error"].abs().idxmax()]
     assert any(t.get_text().startswith(f"worst {100 * worst['rel_error']:+.1f}%") for t in ax.texts)
+    # the sweep's eager fits miss by more than 40%: the axis turns symmetric-log past ±20%, so they do not flatten
+    # the other residuals into the band, and it still holds the worst and says so; within ±40% it stays linear
+    assert abs(100 * worst["rel_error"]) > 2 * plots.RESIDUAL_LINEAR_PCT and ax.get_yscale() == "symlog"
+    calm = res.assign(rel_error=res["rel_error"].clip(-0.3, 0.3))
+    assert plots.residuals(calm).get_yscale() == "linear"
+    off = calm.copy()
+    off.loc[off.index[0], "rel_error"] = -0.973  # one fit off by 97%, as a serving fit on the batch-scaling page is
+    ax = plots.residuals(off)
+    lo, hi = ax.get_ylim()
+    assert ax.get_yscale() == "symlog" and lo <= -97.3 and hi >= 100 * off["rel_error"].max()
+    assert "linear within ±20%, log beyond" in ax.get_ylabel()
+    assert any(t.get_text().startswith("worst -97.3%") for t in ax.texts)
 
 
 def test_every_fit_and_predict_option_says_what_it_does_and_its_default():

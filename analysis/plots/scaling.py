@@ -97,12 +97,18 @@ def _group_styles(groups) -> tuple[dict, dict]:
             {g: _MARKERS[i % len(_MARKERS)] for i, g in enumerate(groups)})
 
 
+RESIDUAL_LINEAR_PCT = 20.0  # the residual axis is linear to ±20%; beyond (a fit off by up to 100%) it turns symlog
+
+
 def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
-    """Relative error of the fitted step time at every measured point, by group, against batch (log x).
+    """Relative error of the fitted step time at every measured point of ``resid``'s groups, by group, against batch
+    (log x).
 
     seaborn draws one line per group and context (``units``: a group fitted at several contexts is several
     curves, never joined), each group with its own colour and marker (one legend entry per group). The y axis
-    always includes the worst residual, which is annotated with its value and group.
+    always includes the worst residual, which is annotated with its value and group; when one lies beyond
+    ±2 × :data:`RESIDUAL_LINEAR_PCT` the axis is symmetric-log past ±:data:`RESIDUAL_LINEAR_PCT`, so one fit off by
+    97% does not flatten the others' residuals into the ±10% band.
     """
     if ax is None:  # legend below the axes: beside them, a dozen long group names squeeze the plot to a stamp
         _, ax = plt.subplots(figsize=(11.0, 7.0), constrained_layout=True)
@@ -119,16 +125,28 @@ def residuals(resid: pd.DataFrame, *, ax=None, band: float = 0.10):
         worst = resid.loc[resid["rel_error"].abs().idxmax()]
         lo = min(-100 * band, 100 * float(resid["rel_error"].min()))
         hi = max(100 * band, 100 * float(resid["rel_error"].max()))
-        pad = 0.08 * (hi - lo)
-        ax.set_ylim(lo - pad, hi + pad)
+        if max(-lo, hi) > 2 * RESIDUAL_LINEAR_PCT:
+            ax.set_yscale("symlog", linthresh=RESIDUAL_LINEAR_PCT, linscale=2.0)
+            ylo = lo * 1.15 if lo < -RESIDUAL_LINEAR_PCT else lo - 2
+            yhi = hi * 1.15 if hi > RESIDUAL_LINEAR_PCT else hi + 2
+            ax.set_ylim(ylo, yhi)
+            ticks = [t for t in (-1000, -500, -200, -100, -50, -20, -10, 0, 10, 20, 50, 100, 200, 500, 1000)
+                     if ylo <= t <= yhi]
+            ax.set_yticks(ticks, [whole(t, grouped=False) for t in ticks])
+            ax.yaxis.set_minor_locator(plt.NullLocator())
+        else:
+            pad = 0.08 * (hi - lo)
+            ax.set_ylim(lo - pad, hi + pad)
         name = worst["group"].split(" | ")[0]
         ax.annotate(f"worst {signed(100 * worst['rel_error'])}% at B={whole(worst['batch'], grouped=False)}\n{name}",
                     (worst["batch"], 100 * worst["rel_error"]), xytext=(12, 0), textcoords="offset points",
                     fontsize=8, va="center", arrowprops=dict(arrowstyle="-", lw=0.6))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch size B")
-    ax.set_ylabel("fit − measured step time (% of measured)")
-    ax.set_title("Residuals of the batch model at every measured point")
+    symlog = ax.get_yscale() == "symlog"
+    ax.set_ylabel("fit − measured step time (% of measured)"
+                  + (f"; linear within ±{whole(RESIDUAL_LINEAR_PCT)}%, log beyond" if symlog else ""))
+    ax.set_title("Residuals of the batch model at each measured point of these configurations")
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     return ax

@@ -70,7 +70,14 @@ def test_the_claim_figure_draws_every_scope_without_hiding_a_bound(cards):
     ax = claim_on_frontier(cards["C00"])
     labels = [t for t in ax.get_legend_handles_labels()[1] if t.startswith("batch-1 bound of DeepSeek-V4-Flash, ")]
     xs = {line.get_label(): line.get_xdata()[0] for line in ax.get_lines() if line.get_label() in labels}
+    xlabel = ax.get_xlabel()
     plt.close(ax.figure)
+    # the lines are at τ = 1; evidence run with speculative decoding passes them without passing its bound: the
+    # caption gives the same bounds at the SOL table's largest τ (4.07, the golden curve's), from that table
+    top = cards["C00"].sol[(cards["C00"].sol["tokens_per_step"] == 4.07) & cards["C00"].sol["fits"]]
+    lo, hi = top["sol_tok_s_per_user_paid"].min(), top["sol_tok_s_per_user_paid"].max()
+    assert (f"at τ = 4.07 the same bounds read {lo:,.0f}–{hi:,.0f} tok/s/user (SOL table)" in xlabel
+            and round(lo) == 753 and round(hi) == 2981)
     assert any("72 GPUs, one instance" in t for t in labels)         # the claim's own NVLink domain, one instance
     sol = cards["C00"].sol
     base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]

@@ -1015,8 +1015,8 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
         f" (with the software drift its cell's re-runs measured applied to the {drifted} groups run on older "
         f"software; without it, p90 {text.pct(nd['p90_error_tok_s_per_user'], 1)} and "
         f"{text.pct(nd['p90_error_tok_s_per_gpu'], 1)})")
-    p90_without = [nd.get("p90_error_tok_s_per_user"), nd.get("p90_error_tok_s_per_gpu")] if drifted else []
-    p90_caveat = "" if not p90_met or all(v is None or v <= lim["p90_error_tok_s_per_user"] for v in p90_without) \
+    p90_keys = ("p90_error_tok_s_per_user", "p90_error_tok_s_per_gpu")
+    p90_caveat = "" if not p90_met or not drifted or all(nd.get(k) is None or nd[k] <= lim[k] for k in p90_keys) \
         else " with the drift; not without it"
     return (f"{b}Left out one at a time, {f['n_groups']} configuration groups (every group with at least "
             f"{f['min_concurrencies']} concurrencies) are predicted with a median error of "

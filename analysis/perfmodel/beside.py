@@ -22,7 +22,6 @@ import pandas as pd
 from analysis import physics, schema, specs
 from analysis.perfmodel import calibrate as cb
 from analysis.perfmodel import predict as pr
-from analysis.perfmodel import recipes
 from analysis.perfmodel import step as st
 
 COMPARED = ("spec_method", "precision", "isl", "osl", "framework", "workload")
@@ -53,10 +52,10 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
             continue  # the shipped recipe: whatever the source labels the checkpoint it ran
         if not _same(getattr(dep, k), row.get(k)):
             out.append(k)
-    if _kv_bytes(dep.kv_dtype, dep.model, dep.precision) != _kv_bytes(cb.kv_dtype(row), row.get("model"),
-                                                                       row.get("precision")):
+    run = cb.deployment(row)  # the run as the model prices it: its recipe's KV cache, its lengths' spread
+    if _kv_bytes(dep) != _kv_bytes(run):
         out.append("kv_dtype")  # the KV cache the run's recipe set (calibrate.kv_dtype) against the config's
-    if cb.range_ratio(row) != dep.range_ratio and "isl" not in out and "osl" not in out:
+    if run.range_ratio != dep.range_ratio and "isl" not in out and "osl" not in out:
         # the same nominal lengths, drawn differently: InferenceX's client draws each request's on [0.8·L, L]
         # (calibrate.LENGTH_RANGE_RATIO), a config runs them as given
         out.append("length_spread")
@@ -65,16 +64,13 @@ def differences(dep: st.Deployment, row: dict) -> list[str]:
     return out
 
 
-def _kv_bytes(kv_dtype, model, precision) -> float:
-    """Bytes per cached value of ``kv_dtype``, else of the precision recipe's KV cache for ``model`` at
-    ``precision`` (what the model prices a deployment that names none at); NaN when neither is known."""
-    kv = str(kv_dtype or "")
-    if not kv or kv == "unknown":
-        try:
-            kv = recipes.recipe(str(model), str(precision or "native")).kv_dtype
-        except (KeyError, ValueError):
-            return math.nan
-    return physics.KV_BYTES_PER_VALUE.get(kv.lower(), math.nan)
+def _kv_bytes(dep: st.Deployment) -> float:
+    """Bytes per cached value of the KV cache ``dep`` is priced at (:func:`analysis.perfmodel.step.kv_cache_dtype`);
+    NaN when its model or dtype is unknown."""
+    try:
+        return physics.KV_BYTES_PER_VALUE.get(st.kv_cache_dtype(dep).lower(), math.nan)
+    except (KeyError, ValueError):
+        return math.nan
 
 
 def same_model_rows(dep: st.Deployment, points: pd.DataFrame) -> pd.DataFrame:

@@ -82,8 +82,8 @@ def _num(v, default=math.nan) -> float:
 # log records its own client's settings. A row of
 # such a format with stated ISL and OSL is priced at those lengths' mean context.
 INFERENCEX_RANGE_RATIO = 0.8
-LENGTH_RANGE_RATIO = {"inferencex-api": INFERENCEX_RANGE_RATIO, "inferencex-api-history": INFERENCEX_RANGE_RATIO,
-                      "inferencex-agg": INFERENCEX_RANGE_RATIO}
+INFERENCEX_CLIENT_FORMATS = ("inferencex-api", "inferencex-api-history", "inferencex-agg")  # rows of that client
+LENGTH_RANGE_RATIO = dict.fromkeys(INFERENCEX_CLIENT_FORMATS, INFERENCEX_RANGE_RATIO)
 
 
 def range_ratio(row: dict) -> float:
@@ -97,13 +97,13 @@ def range_ratio(row: dict) -> float:
 
 def kv_dtype(row: dict) -> str:
     """The row's KV-cache dtype: its own ``kv_dtype`` where the source gave one, else, for a row of InferenceX's
-    client (:data:`LENGTH_RANGE_RATIO`'s readers), the one its recipe set on that date
+    client (:data:`INFERENCEX_CLIENT_FORMATS`), the one its recipe set on that date
     (:func:`analysis.perfmodel.recipes.served_kv_dtype`: the scripts and recipe files, read); "" otherwise (the
     precision recipe's assumption applies)."""
     own = _text(row.get("kv_dtype"))
     if own and own != "unknown":
         return own
-    if str(row.get("format") or "") not in LENGTH_RANGE_RATIO:
+    if str(row.get("format") or "") not in INFERENCEX_CLIENT_FORMATS:
         return ""
     found = recipes.served_kv_dtype(str(row.get("model")), str(row.get("hardware")), str(row.get("framework")),
                                     str(row.get("precision") or ""), _day(row.get("date")))

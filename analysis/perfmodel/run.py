@@ -43,7 +43,8 @@ def model_report(dep: st.Deployment, points: pd.DataFrame, *, concurrency=DEFAUL
     # groups of the config's model (as the spec tables name it) that calibrate the parameters: 0 for a model the
     # calibration has not seen, whose prediction the held-out band (measured on seen models) covers least
     name = specs.match_model_name(dep.model) or dep.model
-    own = train["model"].map(lambda m: (specs.match_model_name(str(m)) or str(m)) == name)
+    same = {m for m in train["model"].astype(str).unique() if (specs.match_model_name(m) or m) == name}
+    own = train["model"].astype(str).isin(same)
     calibration["model_calibrating_groups"] = int(train.loc[fits & own, "group_id"].nunique())
     measured = bs.measured_beside(dep, points, p.rows, train=train, full=cal)
     band = band if band is not None else held_out_band(points, train=train, full=cal)

@@ -415,10 +415,16 @@ def parallelism(dep: Deployment) -> Parallelism:
     return Parallelism(g, tp, ep, dp, workers, note)
 
 
+def kv_cache_dtype(dep: Deployment) -> str:
+    """The KV-cache dtype ``dep`` is priced at: its own ``kv_dtype``, else its precision recipe's."""
+    given = str(dep.kv_dtype or "")
+    return given if given and given != "unknown" else recipes.recipe(dep.model, dep.precision).kv_dtype
+
+
 def geometry(dep: Deployment, *, verify: float) -> Geometry:
     """The per-GPU coefficients of ``dep`` at its context (recipe from :mod:`analysis.perfmodel.recipes`)."""
     rc = recipes.recipe(dep.model, dep.precision)
-    kv = dep.kv_dtype if dep.kv_dtype and dep.kv_dtype != "unknown" else rc.kv_dtype
+    kv = kv_cache_dtype(dep)
     par = parallelism(dep)
     return _geometry(specs.match_model_name(dep.model) or dep.model, dep.hardware, rc.text, kv, int(par.worker_gpus),
                      int(par.tp), int(par.ep), int(par.dp), round(float(dep.context), 1),

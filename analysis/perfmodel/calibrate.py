@@ -362,9 +362,18 @@ def _level(table: dict, family: str, framework: str) -> tuple | None:
     return None
 
 
-def _prefill_share(shares: dict, family: str, framework: str) -> tuple[float, str]:
-    """The measured prefill share of :func:`prefill_shares` at the most specific level, and which level;
-    :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) and ``""`` where nothing was measured."""
+def _prefill_share(shares: dict, family: str, framework: str, precision: str = "") -> tuple[float, str]:
+    """The measured prefill share of :func:`prefill_shares` at the most specific level, and which level: the pairs
+    of the configuration's precision at its cell, then the cell's, the family's and all pairs';
+    :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) and ``""`` where nothing was measured. Within a cell
+    the shipped pairs differ by precision: SGLang's DeepSeek-R1 prefill ran at 0.27 (FP4) against 0.10 (FP8) of the
+    datasheet rate on B300 and 0.33 against 0.09 on B200 (tests/test_perfmodel.py). Across cells the precision's
+    pairs are not taken before the cell's own: they would price the prefill GPUs of the GB300 disaggregated runs,
+    which no aggregated pair measured, at all FP4 pairs' 0.18 instead of all pairs' 0.13, and predict 45% instead of
+    28% above their measured tok/s/GPU (left out in turn)."""
+    key = f"{family} · {framework} · {_text(precision).lower()}"
+    if _text(precision) and key in shares:
+        return float(shares[key][0]), key
     found = _level(shares, family, framework)
     return (st.PREFILL_MFU, "") if found is None else (float(found[0][0]), found[1])
 
@@ -404,10 +413,10 @@ class Calibration:
         (:func:`software_factor` over this calibration's measured drift)."""
         return software_factor(self.drift, family, framework, date)
 
-    def prefill_share(self, family: str, framework: str) -> tuple[float, str]:
+    def prefill_share(self, family: str, framework: str, precision: str = "") -> tuple[float, str]:
         """The prefill share of the datasheet FLOP rate measured at the cell, family or all (:func:`prefill_shares`),
         and which; :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) where nothing was measured."""
-        return _prefill_share(self.prefill, family, framework)
+        return _prefill_share(self.prefill, family, framework, precision)
 
     def decode_duty(self, family: str, framework: str) -> float:
         found = _level(self.duty, family, framework)
@@ -568,7 +577,8 @@ def prefill_shares(train: pd.DataFrame) -> dict:
     :func:`range_ratio`) over the extra TTFT it took; a TTFT's fixed part (request handling, the
     first decode step, a prefill pass's weight reads) cancels in the difference. It is the rate prompts went through
     in those runs: any queueing behind other prompts at that concurrency counts against it. ``{level: [median
-    share, pairs]}`` per cell, family and ``all``; only pairs whose longer prompt took longer."""
+    share, pairs]}`` per cell, family and ``all``, and per precision at each cell (``"B300 · sglang · fp4"``); only
+    pairs whose longer prompt took longer."""
     ok = train["serving"].astype(bool) & ~train["disagg"].fillna(False).astype(bool) & \
         (train["concurrency_nominal"] <= PAIR_MAX_CONCURRENCY) & (train["ttft_ms"] > 0) & \
         (train["prompt_prefill_ms"] > 0)
@@ -589,13 +599,16 @@ def prefill_shares(train: pd.DataFrame) -> dict:
     for col in ("family", "cell"):
         for k, g in f.groupby(col):
             out[k] = [float(g["share"].median()), int(len(g))]
+    for (cell, prec), g in f.groupby([f["cell"], f["precision"].astype(str).str.lower()]):
+        out[f"{cell} · {prec}"] = [float(g["share"].median()), int(len(g))]
     return out
 
 
 def _with_prefill_share(train: pd.DataFrame, shares: dict) -> pd.DataFrame:
     """``train`` with each row's measured prefill share (``shares`` from :func:`prefill_shares`, at its cell)."""
-    cells = {c: _prefill_share(shares, *c.split(" · ", 1))[0] for c in train["cell"].astype(str).unique()}
-    return train.assign(prefill_share=train["cell"].astype(str).map(cells).astype(float))
+    keys = list(zip(train["family"].astype(str), train["framework"].astype(str), train["precision"].astype(str)))
+    found = {k: _prefill_share(shares, *k)[0] for k in set(keys)}
+    return train.assign(prefill_share=np.array([found[k] for k in keys], dtype=float))
 
 
 def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tuple[str, str] | None = None

@@ -44,7 +44,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
     drift, drift_groups, drift_date = cal.date_factor(family, dep.framework, dep.date)
     routing = 1.0 if dep.uniform_routing else cal.routing  # a random-weight router spreads tokens uniformly
-    share, share_level = cal.prefill_share(family, dep.framework)
+    share, share_level = cal.prefill_share(family, dep.framework, dep.precision)
 
     def at(decoding):  # tok/s/user and the step's parts with `decoding` sequences in decode across all workers
         t = st.terms(geo, np.maximum(decoding / par.workers, 1e-9), routing=routing, prefill_per_seq=prefill)

@@ -43,7 +43,7 @@ def validate(points: pd.DataFrame, *, min_concurrencies: int = MIN_CONCURRENCIES
         first = g.iloc[0]
         cal = cb.calibrate(rest, warm=full, only=(first["family"], str(first["framework"])))
         errs_u, errs_g, pts, plain_u, plain_g = [], [], [], [], []
-        share, share_at = cal.prefill_share(first["family"], str(first["framework"]))
+        share, share_at = cal.prefill_share(first["family"], str(first["framework"]), str(first["precision"]))
         for (_, row), c in zip(g.iterrows(), conc_col):
             dep = cb.deployment(row.to_dict())
             pred = pr.predict(dep, [c], cal, serving=bool(row["serving"]))

@@ -313,9 +313,13 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
     drift = cal.get("software_drift") or {}
     if drift.get("date"):
         on = drift.get("measured_on")
+        each = drift.get("step_time_factor_by_concurrency") or [drift["step_time_factor"]]
+        factor = f"{min(each):.2f}" if f"{min(each):.2f}" == f"{max(each):.2f}" else \
+            f"{each[0]:.2f} at the first concurrency to {each[-1]:.2f} at the last"
         print(f"software date {drift['date']}: " + (
-            f"step time × {drift['step_time_factor']:.2f}, the median drift of {drift['configurations']} "
-            f"configuration(s) of this hardware and framework re-run on {on} against their newest runs"
+            f"step time × {factor}, the median drift of {drift['configurations']} "
+            f"configuration(s) of this hardware and framework re-run on {on} against their newest runs, at each "
+            "concurrency"
             + ("" if on == drift["date"] else " (the last re-run date on or before it)") if drift["configurations"]
             else "no configuration of this hardware was re-run on or before it: the newest runs' software"))
     _print_measured(rep["measured"], c)

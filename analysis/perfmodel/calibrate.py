@@ -18,7 +18,8 @@ accounts for its GPUs (:func:`layout_consistent`); the others are predicted and 
 nothing. Its dated re-runs (InferenceX history, flag ``dated-history``) enter only as software drift
 (:func:`drift_table`): how much slower or faster the same configuration ran on another date, measured, with no model
 in between. A point measured on a date on which the cell's software ran slower or faster is predicted with the median
-drift its cell's configurations showed on that date (:meth:`Calibration.date_factor`), and each newest point
+drift its cell's configurations showed on that date at its concurrency (:meth:`Calibration.date_factor`,
+:func:`drift_curves`), and each newest point
 calibrates at its cell's newest software, its time divided by that same factor (:func:`at_newest_software`).
 """
 
@@ -391,6 +392,7 @@ class Calibration:
     cells: dict = field(default_factory=dict)        # "family · framework" -> Efficiency
     duty: dict = field(default_factory=dict)         # level key -> median decode duty
     drift: dict = field(default_factory=dict)        # cell -> group -> date -> measured log step-time drift
+    drift_curves: dict = field(default_factory=dict)  # cell -> group -> date -> [[concurrency, log drift], ...]
     prefill: dict = field(default_factory=dict)      # level key -> [measured prefill share, pairs it rests on]
     rows: dict = field(default_factory=dict)         # level key -> training rows
     groups: int = 0
@@ -408,10 +410,11 @@ class Calibration:
         found = _level(self.taus, family, framework)
         return self.tau_spec if found is None else float(found[0])
 
-    def date_factor(self, family: str, framework: str, date: str) -> tuple[float, int, str]:
+    def date_factor(self, family: str, framework: str, date: str, concurrency: float | None = None
+                    ) -> tuple[float, int, str]:
         """The step-time factor of the software the cell ran on ``date`` against its newest software
-        (:func:`software_factor` over this calibration's measured drift)."""
-        return software_factor(self.drift, family, framework, date)
+        (:func:`software_factor` over this calibration's measured drift), at ``concurrency`` where given."""
+        return software_factor(self.drift, family, framework, date, concurrency, self.drift_curves)
 
     def prefill_share(self, family: str, framework: str, precision: str = "") -> tuple[float, str]:
         """The prefill share of the datasheet FLOP rate measured at the cell, family or all (:func:`prefill_shares`),
@@ -429,48 +432,68 @@ class Calibration:
         return cls(global_=eff(d["global"]), tau_spec=float(d["tau_spec_assumed"]), routing=float(d["routing"]),
                    taus=dict(d["taus"]), families={k: eff(v) for k, v in d["families"].items()},
                    cells={k: eff(v) for k, v in d["cells"].items()}, duty=dict(d["duty"]), rows=dict(d["rows"]),
-                   drift=dict(d.get("drift", {})), prefill=dict(d.get("prefill", {})),
+                   drift=dict(d.get("drift", {})), drift_curves=dict(d.get("drift_curves", {})),
+                   prefill=dict(d.get("prefill", {})),
                    groups=int(d["groups"]))
 
     def to_dict(self) -> dict:
         return {"global": self.global_.to_dict(), "tau_spec_assumed": self.tau_spec, "routing": self.routing,
                 "families": {k: v.to_dict() for k, v in self.families.items()},
                 "cells": {k: v.to_dict() for k, v in self.cells.items()},
-                "taus": self.taus, "duty": self.duty, "drift": self.drift, "prefill": self.prefill, "rows": self.rows,
+                "taus": self.taus, "duty": self.duty, "drift": self.drift, "drift_curves": self.drift_curves,
+                "prefill": self.prefill, "rows": self.rows,
                 "groups": self.groups}
 
 
-def software_factor(drift: dict, family: str, framework: str, date: str) -> tuple[float, int, str]:
+def software_factor(drift: dict, family: str, framework: str, date: str, concurrency: float | None = None,
+                    curves: dict | None = None) -> tuple[float, int, str]:
     """The step-time factor of the software a cell ran on ``date``, against the newest runs the parameters rest on:
     exp of the median measured drift (:func:`drift_table`) of the cell's configurations run on that date (a
     configuration whose newest run is that day counts 0: that software is its reference). Without a re-run that day,
     the last re-run date before it (software changes with an image, not in between); without the cell, the family's
-    cells. (factor, configurations, the date used); (1, 0, "") when nothing applies."""
+    cells. With ``concurrency`` and the drift's ``curves`` (:func:`drift_curves`), each configuration's drift is read
+    at that concurrency (:func:`_curve_at`) instead of its mean over concurrencies: of the 55 configuration-dates
+    re-run at concurrencies at least 8× apart, 51 drifted less at many users than at few (tests/test_perfmodel.py).
+    (factor, configurations, the date used); (1, 0, "") when nothing applies."""
     date = _day(date)
     if not date:
         return 1.0, 0, ""
     cell = f"{family} · {framework}"
-    tables = [drift[cell]] if cell in drift else [v for k, v in drift.items() if k.split(" · ")[0] == family]
-    groups = [g for t in tables for g in t.values()]
-    dates = sorted({d for g in groups for d in g if d <= date})
+    keys = [cell] if cell in drift else [k for k in drift if k.split(" · ")[0] == family]
+    dates = sorted({d for k in keys for g in drift[k].values() for d in g if d <= date})
     if not dates:
         return 1.0, 0, ""
-    found = [g[dates[-1]] for g in groups if dates[-1] in g]
-    return math.exp(float(np.median(found))), len(found), dates[-1]
+    on, found = dates[-1], []
+    use_curves = concurrency is not None and bool(curves)
+    for k in keys:
+        for gid, g in drift[k].items():
+            if on not in g:
+                continue
+            curve = ((curves or {}).get(k, {}).get(gid, {}).get(on) if use_curves else None)
+            found.append(_curve_at(curve, float(concurrency)) if curve else g[on])
+    return math.exp(float(np.median(found))), len(found), on
 
 
-def at_newest_software(train: pd.DataFrame, drift: dict) -> pd.DataFrame:
-    """``train`` with each row's measured time per token divided by its date's :func:`software_factor`: the time
-    its cell's newest software would have taken, which the parameters describe and a prediction scales back by its
-    own date's factor. Without it a configuration last run on older software (a sweep the benchmark later dropped)
-    calibrates its cell slower than the software every newer point ran (MI300X's ISL 1,024 / OSL 8,192 rows of
-    2026-02-27 ran 1.31× the step time, the median of the same cell's configurations run that day against their
-    newest)."""
+def _curve_at(curve: list, concurrency: float) -> float:
+    """A configuration's measured drift at ``concurrency``: linear in log concurrency between the concurrencies its
+    re-run shares with its newest run, the nearest end's beyond them (never extrapolated)."""
+    c = np.array([p[0] for p in curve], dtype=float)
+    v = np.array([p[1] for p in curve], dtype=float)
+    return float(np.interp(math.log(max(concurrency, 1e-9)), np.log(c), v))
+
+
+def at_newest_software(train: pd.DataFrame, drift: dict, curves: dict | None = None) -> pd.DataFrame:
+    """``train`` with each row's measured time per token divided by its date's :func:`software_factor` at its
+    concurrency: the time its cell's newest software would have taken, which the parameters describe and a
+    prediction scales back by its own date's factor. Without it a configuration last run on older software (a sweep
+    the benchmark later dropped) calibrates its cell slower than the software every newer point ran (MI300X's ISL
+    1,024 / OSL 8,192 rows of 2026-02-27 ran 1.31× the step time, the median of the same cell's configurations run
+    that day against their newest)."""
     if not drift or train.empty:
         return train
     keys = pd.DataFrame({"f": train["family"].astype(str), "w": train["framework"].astype(str),
-                         "d": train["date"].map(_day)})
-    factor = {k: software_factor(drift, *k)[0] for k in set(keys.itertuples(index=False, name=None))}
+                         "d": train["date"].map(_day), "c": train["concurrency_nominal"].astype(float).round(3)})
+    factor = {k: software_factor(drift, *k[:3], k[3], curves)[0] for k in set(keys.itertuples(index=False, name=None))}
     f = np.array([factor[k] for k in keys.itertuples(index=False, name=None)])
     return train.assign(measured_ms_per_token=train["measured_ms_per_token"].to_numpy() / f)
 
@@ -564,6 +587,27 @@ def drift_table(train: pd.DataFrame) -> dict:
     return out
 
 
+def drift_curves(train: pd.DataFrame) -> dict:
+    """The drift of :func:`drift_table` at each concurrency a re-run shares with its configuration's newest points:
+    ``{cell: {group_id: {date: [[concurrency, log ratio], ...]}}}`` (ascending concurrency; the newest runs' own
+    dates, 0 everywhere, are not listed)."""
+    if "history" not in train.columns or not train["history"].astype(bool).any():
+        return {}
+    t = pd.DataFrame({"g": train["group_id"].astype(str).to_numpy(), "cell": train["cell"].astype(str).to_numpy(),
+                      "d": train["date"].map(_day).to_numpy(), "c": train["concurrency_nominal"].round(3).to_numpy(),
+                      "l": np.log(train["measured_ms_per_token"].astype(float)).to_numpy(),
+                      "h": train["history"].astype(bool).to_numpy()})
+    t = t[t["d"] != ""]
+    newest = t[~t["h"]].groupby(["g", "c"], as_index=False)["l"].mean()
+    then = t[t["h"]].groupby(["cell", "g", "d", "c"], as_index=False)["l"].mean().merge(
+        newest, on=["g", "c"], suffixes=("", "_newest"))
+    out: dict = {}
+    for (cell, g, d), x in then.sort_values("c").groupby(["cell", "g", "d"], sort=False):
+        out.setdefault(cell, {}).setdefault(g, {})[d] = [[float(c), float(a - b)] for c, a, b in
+                                                         zip(x["c"], x["l"], x["l_newest"])]
+    return out
+
+
 PAIR_MAX_CONCURRENCY = 16  # prompts queue for prefill above it: the shipped runs' TTFT rises with concurrency there
 PAIR_KEY = ("cell", "model", "precision", "spec_method", "tp", "ep", "dp", "osl", "concurrency_nominal", "day")
 
@@ -616,8 +660,8 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     """Fit :class:`Calibration` on ``train`` (:func:`training_table` rows). ``only`` = (family, framework): fit just
     that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
-    drift = drift_table(train)
-    train = at_newest_software(train[calibrating(train)], drift)
+    drift, curves = drift_table(train), drift_curves(train)
+    train = at_newest_software(train[calibrating(train)], drift, curves)
     prefill = prefill_shares(train)
     train = _with_prefill_share(train, prefill)
     g0 = warm.global_ if warm else START
@@ -650,7 +694,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
             tau0 = warm.taus.get(cell, cal.taus[fam]) if warm else cal.taus[fam]
             cal.cells[cell], cal.taus[cell] = _fit_level(cr, start, prior_f, cal.routing, tau0)
             cal.rows[cell] = int(len(cr))
-    cal.drift = drift
+    cal.drift, cal.drift_curves = drift, curves
     # The duty is a fixed-length serving run's: ``train`` holds calibrating rows only, so a run whose source states no
     # ISL/OSL (an agentic trace replay, whose turns spend most of their time in prefill) lends its duty to no cell.
     serving = train[train["serving"] & np.isfinite(train["duty"]) & (train["duty"] > 0)]

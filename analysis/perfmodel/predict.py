@@ -42,7 +42,9 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
     par = st.parallelism(dep)
     prefill = st.prefill_tokens_per_seq(dep.isl, dep.osl, tau, serving=serving, disagg=bool(dep.disagg))
     key = {"mid": "collectives_ms", "low": "collectives_low_ms", "high": "collectives_high_ms"}[collectives]
-    drift, drift_groups, drift_date = cal.date_factor(family, dep.framework, dep.date)
+    factors = [cal.date_factor(family, dep.framework, dep.date, float(c)) for c in conc]
+    drift = np.array([f[0] for f in factors]) if len(factors) else np.ones(0)
+    drift_groups, drift_date = (factors[0][1], factors[0][2]) if factors else (0, "")
     routing = 1.0 if dep.uniform_routing else cal.routing  # a random-weight router spreads tokens uniformly
     share, share_level = cal.prefill_share(family, dep.framework, dep.precision)
 
@@ -52,7 +54,7 @@ def _one(dep: st.Deployment, conc: np.ndarray, cal: cb.Calibration, *, serving: 
                              t["prefill_compute_ms"], float(dep.quant_unfused), share, kv_ms=t["kv_ms"],
                              attention_ms=t["attention_ms"], host_bound=float(st.host_bound(dep)),
                              expert_ms=t["expert_ms"])
-        if drift != 1.0:  # the software of the run's date, measured by the cell's re-runs: every term scales
+        if (drift != 1.0).any():  # the software of the run's date, measured by the cell's re-runs: every term scales
             parts = {k: v * drift if k == "step_ms" or k in st.TERMS else v for k, v in parts.items()}
         return 1000.0 * tau / parts["step_ms"], parts, t
 
@@ -132,7 +134,9 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
                    "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
                    "routing": base["routing"], "bootstrap_draws": len(draws or []),
                    "prefill_share": {"share": base["prefill_share"], "measured_at": base["prefill_level"] or None},
-                   "software_drift": {"date": dep.date or None, "step_time_factor": base["drift"],
+                   "software_drift": {"date": dep.date or None,
+                                      "step_time_factor": float(base["drift"][0]) if len(base["drift"]) else 1.0,
+                                      "step_time_factor_by_concurrency": [float(v) for v in base["drift"]],
                                       "configurations": base["drift_groups"],
                                       "measured_on": base["drift_date"] or None},
                    "collectives": base["status"], "groups": cal.groups,

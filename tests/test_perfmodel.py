@@ -189,6 +189,24 @@ def test_collectives_per_step_follow_the_parallelism():
                                    precision="fp4"), verify=1)
     assert [(c[0], c[1], c[2], c[3]) for c in ep.comm] == [("ep-dispatch", "nvl72-domain", 32, 58),
                                                           ("ep-combine", "nvl72-domain", 32, 58)]
+    # EP under tensor-parallel attention: every rank holds every token, and the engines sum the experts' outputs
+    # with one all-reduce per MoE layer (step.EP_ALL_TO_ALL): B300 SGLang FP4 TP4 EP4 runs no dispatch or combine
+    tp_ep = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="B300", n_gpus=4, tp=4, ep=4, precision="fp4"),
+                        verify=1)
+    assert [(c[0], c[2], c[3]) for c in tp_ep.comm] == [("all-reduce", 4, 61), ("all-reduce", 4, 3),
+                                                        ("all-reduce", 4, 58)]
+    # EP with no TP (InferenceX's MoRI rows recorded TP1 EP8): each rank attends to its own tokens, so all-to-all
+    ep_only = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="MI355X", n_gpus=8, tp=1, ep=8, precision="fp4"),
+                          verify=1)
+    assert [c[0] for c in ep_only.comm] == ["ep-dispatch", "ep-combine"]
+
+
+def test_ep_under_tp_attention_moves_three_validated_groups_to_all_reduces(report):
+    """The validated groups with EP over tensor-parallel attention (DP 1) are the ones the all-to-all rule changed:
+    B300 SGLang FP4 TP4 EP4 (two lengths), H200 Dynamo-TensorRT-LLM TP8 EP8, MI355X MoRI-SGLang TP8 EP8."""
+    moved = sorted(g["group"].split(" | ")[1] + " " + g["framework"] for g in report["groups"]
+                   if (g["config"]["ep"] or 1) > 1 and (g["config"]["dp"] or 1) <= 1 and (g["config"]["tp"] or 1) > 1)
+    assert moved == ["B300 sglang", "B300 sglang", "H200 SXM dynamo-trt", "MI355X mori-sglang"]
 
 
 def test_worker_too_small_for_the_weights_is_widened_and_said():
@@ -251,8 +269,8 @@ def test_validation_report_shape_and_summary(report):
 def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1276, abs=0.005)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1193, abs=0.003)
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1247, abs=0.005)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1028, abs=0.003)
     # the tok/s/GPU target, met by the point estimate and by the median's bootstrap interval over the groups
     lo, hi = report["median_interval_tok_s_per_gpu"]
     assert lo < report["median_error_tok_s_per_gpu"] < hi < 0.15
@@ -260,13 +278,13 @@ def test_validation_numbers_as_measured(report):
     assert report["median_interval_tok_s_per_user"][0] < 0.10 < report["median_error_tok_s_per_user"]
     eg = np.array([g["error_tok_s_per_gpu"] for g in report["groups"] if g["error_tok_s_per_gpu"] is not None])
     assert va._median_interval(eg) == [lo, hi]  # seeded: the same every run
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2822, abs=0.01)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2595, abs=0.01)
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2733, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2645, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
     eu = sorted(g["error_tok_s_per_user"] for g in report["groups"])
     assert report["p90_rank_error_tok_s_per_user"] == eu[int(np.ceil(0.9 * len(eu))) - 1] < 0.35
     assert report["p90_rank_error_tok_s_per_gpu"] < 0.35
-    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (2, 3)
+    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (1, 2)
     # what a left-out group still shares with the calibration: its model (29 of 39 groups are DeepSeek-R1-0528)
     assert report["models"]["DeepSeek-R1-0528"] == 29 and sum(report["models"].values()) == 39
     kinds = report["by_kind"]
@@ -832,7 +850,7 @@ def test_config_intervals_carry_the_models_own_held_out_error(points, report, ca
     # each group weighs the same: the well-predicted 18-point sweeps no longer narrow it (pooled points: 0.79-1.35)
     pooled = np.percentile(ratios, [5, 95])
     assert band["tok_s_per_user"][1] > pooled[1] and band["tok_s_per_user"][0] < pooled[0]
-    assert band["tok_s_per_user"][0] < 0.79 and band["tok_s_per_user"][1] > 1.4  # -22% / +41% on the shipped points
+    assert band["tok_s_per_user"][0] < 0.76 and band["tok_s_per_user"][1] > 1.38  # -25% / +39% on the shipped points
     # equal weights reduce to the Hazen percentile
     assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 50) == pytest.approx(2.5)
     assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 12.5) == pytest.approx(1.0)
@@ -905,7 +923,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
                        f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
                        "concurrencies")
-    assert out[-4].startswith("p90 by nearest rank: 30.1% tok/s/GPU, 26.0% tok/s/user (3 and 2 groups beyond 35%)")
+    assert out[-4].startswith("p90 by nearest rank: 27.8% tok/s/GPU, 26.9% tok/s/user (2 and 1 groups beyond 35%)")
     assert out[-3].startswith("without the measured software drift (8 groups")
     assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
                             "qwen3-30b-a3b 1")
@@ -945,30 +963,33 @@ def test_batch_scaling_validation_section(points, report, section):
     assert rows["p90 error tok/s/GPU %"].isna().all()  # 4 and 9 groups: too few for a p90 (FAMILY_P90_MIN_GROUPS)
 
     # The worst: every group beyond the p90 target in either metric, worst first by the larger of its two errors
-    # (the H100 32-GPU group by its tok/s/GPU, 65.0%, while its tok/s/user is 13.3%).
+    # (the H100 32-GPU group by its tok/s/GPU, 74.8%, while its tok/s/user is 22.4%).
     beyond = groups[np.fmax(groups["error_tok_s_per_user"], groups["error_tok_s_per_gpu"]) > 0.35]
-    assert len(worst) == len(beyond) == 3 and list(worst["#"]) == list(range(1, 4))
+    assert len(worst) == len(beyond) == 2 and list(worst["#"]) == list(range(1, 3))
     assert worst["worst_error"].is_monotonic_decreasing
-    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "DeepSeek-R1-0528",
-                                                           "DeepSeek-R1-0528"]
+    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "DeepSeek-R1-0528"]
+    # the next one, beyond 30%: the H100 48-GPU 1K/8K group (its notes below)
+    worst30 = bs.validation_worst(groups, threshold=0.30)
+    assert len(worst30) == 3 and "48 GPU" in worst30["group"].iloc[2]
     first = worst.iloc[0]
     assert first["error_tok_s_per_gpu"] == pytest.approx(rep["groups"][0]["error_tok_s_per_gpu"])
     assert first["dominant"] == "overhead at 1–8, memory at 16–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(38.4)  # one decimal
-    # signed: the H100 48-GPU group is predicted too slow at every point, the 32-GPU one both ways per GPU
-    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.87–2.8×; 2.6–5.5×", "1–1.4×; 0.99–2.7×",
-                                                                       "0.55–0.7×; 0.55–0.68×"]
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(22.4)  # one decimal
+    # signed: the 32-GPU H100 group is predicted too fast at every point, the 48-GPU one too slow
+    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.82–2.6×; 2.4–5.1×", "1.1–1.5×; 1.1–2.7×"]
+    assert bs.validation_worst_table(worst30)["predicted ÷ measured, per user; per GPU"].iloc[2] == \
+        "0.59–0.8×; 0.59–0.78×"
 
     # The summary: the validation's numbers, each target and its verdict, computed.
     facts = sec["facts"]
     assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    assert "median error of 12.8% in tok/s/user and 11.9% in tok/s/GPU" in summary
+    assert "median error of 12.5% in tok/s/user and 10.3% in tok/s/GPU" in summary
     iv, iu = rep["median_interval_tok_s_per_gpu"], rep["median_interval_tok_s_per_user"]
-    # the per-GPU median's interval lies below its target (8.7-14.8%), the per-user one holds its target
+    # the per-GPU median's interval lies below its target (8.7-14.5%), the per-user one holds its target
     assert iv[1] < 0.15 and "median tok/s/GPU ≤ 15%: met;" in summary
     assert (f"median at {100 * iu[0]:.1f}%–{100 * iu[1]:.1f}% in tok/s/user and {100 * iv[0]:.1f}%–{100 * iv[1]:.1f}% "
             "in tok/s/GPU, the 10% tok/s/user target inside it;") in summary
@@ -982,14 +1003,16 @@ def test_batch_scaling_validation_section(points, report, section):
     assert ("qwen3-30b-a3b's batch-1 step is one of the three the MoE layer's fixed cost (twice a dense layer's) is "
             "inferred from: its error is not a held-out one.") in summary
     # the p90 verdict says which groups it covers, and the page gives the held-out band predictions carry
-    assert "in both metrics: met with the drift; not without it (over these groups; the groups measured at fewer " \
-        "concurrencies" in summary
-    # the headline says its p90 rests on the measured drift, and what it is without: 37.9% per GPU, past 35%
+    assert "in both metrics: met (over these groups; the groups measured at fewer concurrencies" in summary
+    # the headline says what its p90 is without the measured drift: 27.6% and 32.5%, both within 35%
     nd = rep["without_drift"]
-    assert (f"p90 26.0% and 28.2% (with the software drift its cell's re-runs measured applied to the 8 groups run "
+    assert (f"p90 26.4% and 27.3% (with the software drift its cell's re-runs measured applied to the 8 groups run "
             f"on older software; without it, p90 {100 * nd['p90_error_tok_s_per_user']:.1f}% and "
             f"{100 * nd['p90_error_tok_s_per_gpu']:.1f}%)") in summary
-    assert nd["p90_error_tok_s_per_gpu"] > 0.35
+    assert nd["p90_error_tok_s_per_gpu"] < 0.35
+    # a p90 that holds only with the drift says so (37.9% per GPU without it at an earlier step)
+    past = bs.validation_summary_text({**rep, "without_drift": {**nd, "p90_error_tok_s_per_gpu": 0.379}}, groups)
+    assert "in both metrics: met with the drift; not without it (over these groups;" in past
     assert "each group's mean" not in summary and "not over points" in bs.BatchScalingPage.validation_family_caption(
         type("P", (), {"validation": sec})())
     u, g = rep["held_out_ratio"]["tok_s_per_user"], rep["held_out_ratio"]["tok_s_per_gpu"]
@@ -997,10 +1020,10 @@ def test_batch_scaling_validation_section(points, report, section):
             f"from {u[0]:.2f} to {u[1]:.2f} per user and "
             f"{g[0]:.2f} to {g[1]:.2f} per GPU (5th–95th percentile)") in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
-    assert "The p90 interpolates between groups; by nearest rank it is 26.0% and 30.1% (2 and 3 of the 39 groups " \
+    assert "The p90 interpolates between groups; by nearest rank it is 26.9% and 27.8% (1 and 2 of the 39 groups " \
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
-    assert "Serving runs alone (30 groups): median 13.0% / 12.6%" in summary
+    assert "Serving runs alone (30 groups): median 13.0% / 10.5%" in summary
     # what the drift does: the older runs at the newest software instead
     nd = rep["without_drift"]
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
@@ -1008,11 +1031,12 @@ def test_batch_scaling_validation_section(points, report, section):
             f"instead): median {100 * nd['median_error_tok_s_per_user']:.1f}%") in summary
     assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: not met" in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
-    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 17
+    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 18
 
     # The facts behind them: the drift the older runs carry, the AgentX output rate, the disaggregated prefill, and
     # for a group no mechanism explains, what its cell's other groups ran at a concurrency they share.
-    notes = bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False)
+    notes = bs.validation_notes(groups, worst30, sec["points"], pd.DataFrame(), markdown=False)
+    assert bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False) == notes[:3]
     drifted = groups[(groups["software_drift"] - 1).abs() >= 5e-4]
     assert len(drifted) == 8 and drifted["software_drift"].max() == pytest.approx(1.61, abs=0.01)
     assert notes[0].startswith("Predictions of runs from older dates carry the software drift their cell measured: "
@@ -1022,22 +1046,22 @@ def test_batch_scaling_validation_section(points, report, section):
     # after the drift, one note per group, in the table's order
     assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3"]
     assert notes[1].startswith("Group #1 is an AgentX run, and its source states no ISL or OSL, so it is predicted at "
-                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -13% to +178%")
-    assert "its tok/s/GPU is 2.6× to 5.5× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
+                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -18% to +165%")
+    assert "its tok/s/GPU is 2.4× to 5.1× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
     assert ("Group #2 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
-            "rises 1.2×, the prediction 2.4×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
+            "rises 1.2×, the prediction 2.3×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
             "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 2.8% of one GPU's peak, well "
             "under the model's prefill cap of 13% (measured from the TTFT of the shipped aggregated runs, all hardware "
             "together: none of this family): the cap does not bind, so what flattened this run's output is not a rate "
             "the model prices.") in notes[2]
-    # the 48-GPU H100 group: the cell's other groups at concurrency 8 (from the validation's own points)
+    # the 48-GPU H100 group (beyond 30%): the cell's other groups at concurrency 8 (from the validation's own points)
     pts = sec["points"].set_index(["group", "concurrency"])
     sib = "DeepSeek-R1-0528 | H100 SXM | fp8 | dynamo-sglang | 32 GPU | TP16 EP1 DP1 | mtp | ISL 8192 OSL 1024"
     assert 1000 / pts.loc[(sib, 8.0), "measured_tok_s_per_user"] == pytest.approx(16.9, abs=0.05)
     assert notes[3].startswith("Group #3 is predicted from the other 2 validated groups of its cell (H100 · "
                                "dynamo-sglang) and those below three concurrencies. At concurrency 8, the one it "
                                f"shares with them, they took 16.9 ms ({sib}) and 11.5 ms")
-    assert notes[3].endswith("per output token, this group 10.9 ms, its prediction 15.7 ms.")
+    assert notes[3].endswith("per output token, this group 10.9 ms, its prediction 13.7 ms.")
     agentx = next(n for n in notes if "AgentX" in n)
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
 
@@ -1062,8 +1086,8 @@ def test_predicted_against_measured_figure_draws_every_point_and_names_the_worst
     assert len(hollow) == 1 and hollow[0].get_facecolors().size == 0  # H200's, hollow
     assert drawn(right, False) + drawn(right, True) == int((pts["measured_tok_s_per_gpu"] > 0).sum()) == 185
     assert left.get_xscale() == left.get_yscale() == "log" and left.get_xlim() == left.get_ylim()
-    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 4)]
-    assert sorted(t.get_text() for t in right.texts) == [f"#{n}" for n in range(1, 4)]
+    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 3)]
+    assert sorted(t.get_text() for t in right.texts) == [f"#{n}" for n in range(1, 3)]
     labels = [t.get_text() for t in left.figure.legends[0].get_texts()]
     assert labels[:3] == ["±35% (p90 target)", "±10% per user, ±15% per GPU (the median targets, which apply to "
                           "group means, not points)", "predicted = measured"]
@@ -1159,8 +1183,9 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
     t = row["terms"]
     assert t["overhead_ms"] > 0.75 * row["step_ms"] and row["dominant"] == "overhead"
     assert row["tok_s_per_user_without_overhead"] == pytest.approx(1000 / (row["step_ms"] - t["overhead_ms"]))
-    assert row["tok_s_per_user_without_overhead"] > 1000 > row["tok_s_per_user"]  # τ = 1: the fixed cost decides it
-    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.19 here) it is half that:
+    # τ = 1: the fixed cost is most of the step; without it the step gives four times the speed, still short of 1,000
+    assert 1000 > row["tok_s_per_user_without_overhead"] > 4 * row["tok_s_per_user"]
+    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.68 here) it is less again:
     # at one GPU count a per-layer fixed cost and per-layer collectives cannot be told apart
     cal = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["calibration"]
     scale = cal["efficiency"]["comm_scale"]
@@ -1338,7 +1363,7 @@ def test_decode_duty_comes_from_fixed_length_runs_only(points, train, cal):
 
 
 def test_global_routing_and_assumed_tau_as_the_readme_says(cal):
-    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.38, 2.12)
+    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.40, 2.13)
 
 
 def test_points_without_stated_conditions_are_scored_but_never_calibrate(points, train, cal, report):

@@ -15,7 +15,8 @@ over many experts with few tokens each streams its weights slower than one large
 (``flop_share`` × dense peak, each weight component at its own precision's rate), and ``collectives`` the measured
 latency of every collective of the step
 (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch and
-combine, per layer, at the step's message size; ``prefill`` the datasheet FLOP time of the input tokens an aggregated
+combine, per layer, at the step's message size (:data:`EP_ALL_TO_ALL`: dispatch and combine only where a MoE layer's
+ranks hold different tokens); ``prefill`` the datasheet FLOP time of the input tokens an aggregated
 serving worker prefills per decode step (each request's ISL over its OSL ÷ τ steps; zero for a disaggregated decode
 worker, whose prefill GPUs instead cap the request rate). A decode step emits ``τ`` tokens per sequence (speculative
 decoding) and pushes ``verify`` tokens per sequence through the model; with drafts from the model's own MTP layers
@@ -242,7 +243,20 @@ def group_id(keys: dict) -> str:
 MOE_LAYER_FIXED = 1.0
 MOE_LAYER_FIXED_FROM = ("llama-3.1-8b", "llama-3.1-70b-tp8-shard", "qwen3-30b-a3b")  # the sweep models it rests on
 
-HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)  # kernels launched one by one from Python, no CUDA graph
+HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)
+
+# When expert parallelism moves tokens between GPUs (dispatch and combine) rather than summing the experts' outputs
+# with one all-reduce per MoE layer as tensor parallelism does: only where the ranks of a MoE layer hold different
+# tokens, under data-parallel attention (or EP with no TP). Under tensor-parallel attention every rank holds every
+# token after the attention's all-reduce, and the engines run no all-to-all: SGLang's default `--moe-a2a-backend
+# none` "Disables all-to-all for EP. Uses All-Reduce or All-Gather for token dispatch" (docs.sglang.io,
+# advanced_features/expert_parallelism); TensorRT-LLM's WideEPMoE.select_alltoall_method_type returns NotEnabled
+# when `not mapping.enable_attention_dp` (tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py at 01303b38);
+# InferenceX's AMD disaggregated recipes append `--moe-a2a-backend mori` with `--enable-dp-attention` only
+# (benchmarks/multi_node/amd_utils/models.yaml, `dp_flags`, from 2026-02-06; its MoRI runs before then ran recipes not
+# stored here). The shipped groups this moves are B300 SGLang FP4 TP4 EP4, H200 Dynamo-TensorRT-LLM TP8 EP8 and
+# MI355X MoRI-SGLang TP8 EP8, all with DP 1 (tests/test_perfmodel.py).
+EP_ALL_TO_ALL = "attention data-parallel, or EP without TP"  # kernels launched one by one from Python, no CUDA graph
 
 
 def host_bound(dep: Deployment) -> bool:
@@ -357,7 +371,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
             comm.append(("all-reduce", collectives.interconnect_for(hw, tp), tp, m.n_layers, 1))  # after attention
             if dense_layers:
                 comm.append(("all-reduce", collectives.interconnect_for(hw, tp), tp, dense_layers, 1))
-        if m.is_moe and ep > 1:
+        if m.is_moe and ep > 1 and (attention_dp or tp <= 1):  # each rank holds other tokens: all-to-all
             divisor = dp if attention_dp else 1
             comm.append(("ep-dispatch", collectives.interconnect_for(hw, ep), ep, m.n_moe_layers, divisor))
             comm.append(("ep-combine", collectives.interconnect_for(hw, ep), ep, m.n_moe_layers, divisor))

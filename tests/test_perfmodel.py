@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -269,8 +270,8 @@ def test_validation_report_shape_and_summary(report):
 def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1247, abs=0.005)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1028, abs=0.003)
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1211, abs=0.005)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1151, abs=0.003)
     # the tok/s/GPU target, met by the point estimate and by the median's bootstrap interval over the groups
     lo, hi = report["median_interval_tok_s_per_gpu"]
     assert lo < report["median_error_tok_s_per_gpu"] < hi < 0.15
@@ -278,13 +279,13 @@ def test_validation_numbers_as_measured(report):
     assert report["median_interval_tok_s_per_user"][0] < 0.10 < report["median_error_tok_s_per_user"]
     eg = np.array([g["error_tok_s_per_gpu"] for g in report["groups"] if g["error_tok_s_per_gpu"] is not None])
     assert va._median_interval(eg) == [lo, hi]  # seeded: the same every run
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2733, abs=0.01)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2645, abs=0.01)
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2850, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2760, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
     eu = sorted(g["error_tok_s_per_user"] for g in report["groups"])
     assert report["p90_rank_error_tok_s_per_user"] == eu[int(np.ceil(0.9 * len(eu))) - 1] < 0.35
     assert report["p90_rank_error_tok_s_per_gpu"] < 0.35
-    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (1, 2)
+    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (0, 2)
     # what a left-out group still shares with the calibration: its model (29 of 39 groups are DeepSeek-R1-0528)
     assert report["models"]["DeepSeek-R1-0528"] == 29 and sum(report["models"].values()) == 39
     kinds = report["by_kind"]
@@ -599,6 +600,69 @@ def test_prefill_share_is_measured_from_ttft_of_two_prompt_lengths(points, train
     assert cb.Calibration(global_=cal.global_, tau_spec=1.0).prefill_share("H200", "sglang") == (st.PREFILL_MFU, "")
 
 
+def test_mtp_draft_counts_are_read_from_the_recipes_the_runs_ran():
+    """data/specs/mtp-recipes.csv: each row's count against the verbatim lines of the script or recipe it names
+    (tests/data/published/inferencex-mtp-drafts.source.md, read from the repositories at the commits named)."""
+    source = (Path(__file__).parent / "data" / "published" / "inferencex-mtp-drafts.source.md").read_text()
+    blocks = dict(re.findall(r"### ([^\n]+)\n```\n(.*?)```", source, flags=re.S))
+
+    def block(label):
+        found = [body for head, body in blocks.items() if head.startswith(label)]
+        assert found, label
+        return "\n".join(found)
+
+    for hw in ("B200 SGLang FP8", "B200 SGLang FP4", "B300 SGLang FP8", "H200 SGLang FP8"):
+        assert "SPECULATIVE_NUM_STEPS=2" in block(hw) and "SPECULATIVE_EAGLE_TOPK=1" in block(hw)
+    for hw in ("MI325X SGLang FP8", "MI355X SGLang FP8", "MI355X SGLang FP4"):
+        assert "--speculative-num-steps 3" in block(hw) and "--speculative-eagle-topk 1" in block(hw)
+    assert "--num-speculative-tokens" not in block("MI355X ATOM FP8 until") + block("MI355X ATOM FP4")
+    assert "--num-speculative-tokens 3" in block("MI355X ATOM FP8 from 2026-04-01")
+    assert "default=1," in block("ATOM's default")
+    for hw in ("H200 TensorRT-LLM FP8", "B200 TensorRT-LLM FP8", "B200 TensorRT-LLM FP4"):
+        assert "MTP=3" in block(hw) and "MTP=1" in block(hw) and "num_nextn_predict_layers: ${MTP}" in block(hw)
+    srt = [body for head, body in blocks.items() if "Dynamo-SGLang" in head]
+    assert len(srt) == 14 and all("speculative-num-steps: 2" in b and "speculative-num-steps: 1" not in b for b in srt)
+
+    table = recipes.table(recipes.MTP_RECIPES_FILE)
+    expect = {("B200", "sglang", "fp8"): "2", ("B300", "sglang", "fp8"): "2", ("H200 SXM", "sglang", "fp8"): "2",
+              ("B200", "sglang", "fp4"): "2", ("MI325X", "sglang", "fp8"): "3", ("MI355X", "sglang", "fp8"): "3",
+              ("MI355X", "sglang", "fp4"): "3", ("MI355X", "atom", "fp4"): "1", ("H100 SXM", "dynamo-sglang", "fp8"): "2",
+              ("H200 SXM", "dynamo-sglang", "fp8"): "2"}
+    for (hw, fw, prec), n in expect.items():
+        rows = table[(table["hardware"] == hw) & (table["framework"] == fw) & (table["precision"] == prec)]
+        assert list(rows["draft_tokens"]) == [n], (hw, fw, prec)
+    atom = table[(table["framework"] == "atom") & (table["precision"] == "fp8")].set_index("draft_tokens")
+    assert atom.loc["1", "date_to"] == "2026-03-31" and atom.loc["3", "date_from"] == "2026-04-02"
+    trt = table[table["framework"] == "trt"]
+    assert set(zip(trt["dp_attention"], trt["draft_tokens"])) == {("false", "3"), ("true", "1")}
+    assert set(table["basis"]) == {"read", "inferred"} and (table["source"].str.len() > 40).all()
+    # ATOM's count and the Dynamo-SGLang recipes' are inferred (a default read from source, a revision not recorded)
+    assert set(table.loc[table["basis"] == "inferred", "framework"]) == {"atom", "dynamo-sglang"}
+
+
+def test_inferencex_mtp_rows_are_priced_at_their_recipes_drafts():
+    base = {"model": "DeepSeek-R1-0528", "hardware": "H200 SXM", "framework": "sglang", "precision": "fp8",
+            "spec_method": "mtp", "format": "inferencex-api", "date": "2026-05-20", "tp": 8, "dp": 1, "n_gpus": 8}
+    dep = cb.deployment(base)
+    assert dep.draft_tokens == 2.0 and st.speculation(dep, assumed_tau=2.1)[:2] == (2.1, 3.0)
+    # ATOM FP8 ran ATOM's default of one draft until 2026-04-01 and three after; that day itself is left unsaid
+    atom = {**base, "hardware": "MI355X", "framework": "atom"}
+    assert cb.draft_tokens({**atom, "date": "2026-02-11"}) == 1.0
+    assert cb.draft_tokens({**atom, "date": "2026-06-02"}) == 3.0
+    assert math.isnan(cb.draft_tokens({**atom, "date": "2026-04-01"}))
+    # one draft verifies two tokens: an assumed τ above that is cut to it
+    one = cb.deployment({**atom, "date": "2026-02-11"})
+    assert st.speculation(one, assumed_tau=2.1) == (2.0, 2.0, st.words.tau_assumed(2.0, "mtp"))
+    # TensorRT-LLM drafts one token with attention data parallelism (DP > 1), three without
+    trt = {**base, "hardware": "B200", "framework": "trt", "date": "2026-03-01"}
+    assert (cb.draft_tokens(trt), cb.draft_tokens({**trt, "dp": 8})) == (3.0, 1.0)
+    # a source's own count wins; another tool's rows and a row without speculation keep the assumption
+    assert cb.draft_tokens({**base, "draft_tokens": 4}) == 4.0
+    assert math.isnan(cb.draft_tokens({**base, "format": "published-table"}))
+    assert math.isnan(cb.draft_tokens({**base, "spec_method": "none"}))
+    assert math.isnan(cb.draft_tokens({**base, "hardware": "GB200 NVL72", "framework": "dynamo-trt"}))
+
+
 def test_prefill_share_is_measured_per_precision_within_a_cell(cal):
     """SGLang's DeepSeek-R1 prefill on Blackwell went through at about three times the share of the datasheet
     rate at FP4 as at FP8 (each at its own precision's rate): a configuration takes its own precision's pairs at its
@@ -850,7 +914,7 @@ def test_config_intervals_carry_the_models_own_held_out_error(points, report, ca
     # each group weighs the same: the well-predicted 18-point sweeps no longer narrow it (pooled points: 0.79-1.35)
     pooled = np.percentile(ratios, [5, 95])
     assert band["tok_s_per_user"][1] > pooled[1] and band["tok_s_per_user"][0] < pooled[0]
-    assert band["tok_s_per_user"][0] < 0.76 and band["tok_s_per_user"][1] > 1.38  # -25% / +39% on the shipped points
+    assert band["tok_s_per_user"][0] < 0.76 and band["tok_s_per_user"][1] > 1.36  # -25% / +37% on the shipped points
     # equal weights reduce to the Hazen percentile
     assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 50) == pytest.approx(2.5)
     assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 12.5) == pytest.approx(1.0)
@@ -923,7 +987,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
                        f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
                        "concurrencies")
-    assert out[-4].startswith("p90 by nearest rank: 27.8% tok/s/GPU, 26.9% tok/s/user (2 and 1 groups beyond 35%)")
+    assert out[-4].startswith("p90 by nearest rank: 30.8% tok/s/GPU, 27.6% tok/s/user (2 and 0 groups beyond 35%)")
     assert out[-3].startswith("without the measured software drift (8 groups")
     assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
                             "qwen3-30b-a3b 1")
@@ -963,33 +1027,35 @@ def test_batch_scaling_validation_section(points, report, section):
     assert rows["p90 error tok/s/GPU %"].isna().all()  # 4 and 9 groups: too few for a p90 (FAMILY_P90_MIN_GROUPS)
 
     # The worst: every group beyond the p90 target in either metric, worst first by the larger of its two errors
-    # (the H100 32-GPU group by its tok/s/GPU, 74.8%, while its tok/s/user is 22.4%).
+    # (the H100 32-GPU group by its tok/s/GPU, 81.6%, while its tok/s/user is 27.6%).
     beyond = groups[np.fmax(groups["error_tok_s_per_user"], groups["error_tok_s_per_gpu"]) > 0.35]
     assert len(worst) == len(beyond) == 2 and list(worst["#"]) == list(range(1, 3))
     assert worst["worst_error"].is_monotonic_decreasing
     assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "DeepSeek-R1-0528"]
-    # the next one, beyond 30%: the H100 48-GPU 1K/8K group (its notes below)
+    # the next ones, beyond 30%: H200 SGLang 1K/1K MTP and the H100 48-GPU 1K/8K group (their notes below)
     worst30 = bs.validation_worst(groups, threshold=0.30)
-    assert len(worst30) == 3 and "48 GPU" in worst30["group"].iloc[2]
+    assert len(worst30) == 4 and "| mtp | ISL 1024 OSL 1024" in worst30["group"].iloc[2]
+    assert "48 GPU" in worst30["group"].iloc[3]
+    assert worst30["group"].iloc[2].startswith("DeepSeek-R1-0528 | H200 SXM | fp8 | sglang | 8 GPU")
     first = worst.iloc[0]
     assert first["error_tok_s_per_gpu"] == pytest.approx(rep["groups"][0]["error_tok_s_per_gpu"])
     assert first["dominant"] == "overhead at 1–8, memory at 16–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(22.4)  # one decimal
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(27.6)  # one decimal
     # signed: the 32-GPU H100 group is predicted too fast at every point, the 48-GPU one too slow
-    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.82–2.6×; 2.4–5.1×", "1.1–1.5×; 1.1–2.7×"]
-    assert bs.validation_worst_table(worst30)["predicted ÷ measured, per user; per GPU"].iloc[2] == \
-        "0.59–0.8×; 0.59–0.78×"
+    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.81–2.6×; 2.4–5×", "1.1–1.5×; 1.2–2.8×"]
+    assert list(bs.validation_worst_table(worst30)["predicted ÷ measured, per user; per GPU"].iloc[2:]) == \
+        ["1.3–1.4×; 1.3–1.4×", "0.61–0.81×; 0.61–0.79×"]
 
     # The summary: the validation's numbers, each target and its verdict, computed.
     facts = sec["facts"]
     assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    assert "median error of 12.5% in tok/s/user and 10.3% in tok/s/GPU" in summary
+    assert "median error of 12.1% in tok/s/user and 11.5% in tok/s/GPU" in summary
     iv, iu = rep["median_interval_tok_s_per_gpu"], rep["median_interval_tok_s_per_user"]
-    # the per-GPU median's interval lies below its target (8.7-14.5%), the per-user one holds its target
+    # the per-GPU median's interval lies below its target (9.1-14.5%), the per-user one holds its target
     assert iv[1] < 0.15 and "median tok/s/GPU ≤ 15%: met;" in summary
     assert (f"median at {100 * iu[0]:.1f}%–{100 * iu[1]:.1f}% in tok/s/user and {100 * iv[0]:.1f}%–{100 * iv[1]:.1f}% "
             "in tok/s/GPU, the 10% tok/s/user target inside it;") in summary
@@ -1004,9 +1070,9 @@ def test_batch_scaling_validation_section(points, report, section):
             "inferred from: its error is not a held-out one.") in summary
     # the p90 verdict says which groups it covers, and the page gives the held-out band predictions carry
     assert "in both metrics: met (over these groups; the groups measured at fewer concurrencies" in summary
-    # the headline says what its p90 is without the measured drift: 27.6% and 32.5%, both within 35%
+    # the headline says what its p90 is without the measured drift: 30.5% and 32.8%, both within 35%
     nd = rep["without_drift"]
-    assert (f"p90 26.4% and 27.3% (with the software drift its cell's re-runs measured applied to the 8 groups run "
+    assert (f"p90 27.6% and 28.5% (with the software drift its cell's re-runs measured applied to the 8 groups run "
             f"on older software; without it, p90 {100 * nd['p90_error_tok_s_per_user']:.1f}% and "
             f"{100 * nd['p90_error_tok_s_per_gpu']:.1f}%)") in summary
     assert nd["p90_error_tok_s_per_gpu"] < 0.35
@@ -1020,10 +1086,10 @@ def test_batch_scaling_validation_section(points, report, section):
             f"from {u[0]:.2f} to {u[1]:.2f} per user and "
             f"{g[0]:.2f} to {g[1]:.2f} per GPU (5th–95th percentile)") in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
-    assert "The p90 interpolates between groups; by nearest rank it is 26.9% and 27.8% (1 and 2 of the 39 groups " \
+    assert "The p90 interpolates between groups; by nearest rank it is 27.6% and 30.8% (0 and 2 of the 39 groups " \
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
-    assert "Serving runs alone (30 groups): median 13.0% / 10.5%" in summary
+    assert "Serving runs alone (30 groups): median 12.4% / 12.0%" in summary
     # what the drift does: the older runs at the newest software instead
     nd = rep["without_drift"]
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
@@ -1031,7 +1097,7 @@ def test_batch_scaling_validation_section(points, report, section):
             f"instead): median {100 * nd['median_error_tok_s_per_user']:.1f}%") in summary
     assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: not met" in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
-    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 18
+    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 15
 
     # The facts behind them: the drift the older runs carry, the AgentX output rate, the disaggregated prefill, and
     # for a group no mechanism explains, what its cell's other groups ran at a concurrency they share.
@@ -1044,12 +1110,12 @@ def test_batch_scaling_validation_section(points, report, section):
     assert "DeepSeek-R1-0528 | MI325X | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | none | ISL 1024 OSL 8192, 2026-02-27, " \
            "×1.61" in notes[0]
     # after the drift, one note per group, in the table's order
-    assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3"]
+    assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3", "#4"]
     assert notes[1].startswith("Group #1 is an AgentX run, and its source states no ISL or OSL, so it is predicted at "
-                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -18% to +165%")
-    assert "its tok/s/GPU is 2.4× to 5.1× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
+                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -19% to +158%")
+    assert "its tok/s/GPU is 2.4× to 5.0× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
     assert ("Group #2 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
-            "rises 1.2×, the prediction 2.3×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
+            "rises 1.2×, the prediction 2.2×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
             "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 2.8% of one GPU's peak, well "
             "under the model's prefill cap of 13% (measured from the TTFT of the shipped aggregated runs, all hardware "
             "together: none of this family): the cap does not bind, so what flattened this run's output is not a rate "
@@ -1058,10 +1124,13 @@ def test_batch_scaling_validation_section(points, report, section):
     pts = sec["points"].set_index(["group", "concurrency"])
     sib = "DeepSeek-R1-0528 | H100 SXM | fp8 | dynamo-sglang | 32 GPU | TP16 EP1 DP1 | mtp | ISL 8192 OSL 1024"
     assert 1000 / pts.loc[(sib, 8.0), "measured_tok_s_per_user"] == pytest.approx(16.9, abs=0.05)
-    assert notes[3].startswith("Group #3 is predicted from the other 2 validated groups of its cell (H100 · "
+    assert notes[4].startswith("Group #4 is predicted from the other 2 validated groups of its cell (H100 · "
                                "dynamo-sglang) and those below three concurrencies. At concurrency 8, the one it "
                                f"shares with them, they took 16.9 ms ({sib}) and 11.5 ms")
-    assert notes[3].endswith("per output token, this group 10.9 ms, its prediction 13.7 ms.")
+    assert notes[4].endswith("per output token, this group 10.9 ms, its prediction 13.5 ms.")
+    # H200 SGLang 1K/1K MTP: its cell's other groups at 16 users took 15.9 and 18.7 ms, it 16.4 ms, predicted 12.3 ms
+    assert notes[3].startswith("Group #3 is predicted from the other 2 validated groups of its cell (H200 · sglang)")
+    assert notes[3].endswith("this group 16.4 ms, its prediction 12.3 ms.")
     agentx = next(n for n in notes if "AgentX" in n)
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
 
@@ -1363,7 +1432,7 @@ def test_decode_duty_comes_from_fixed_length_runs_only(points, train, cal):
 
 
 def test_global_routing_and_assumed_tau_as_the_readme_says(cal):
-    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.40, 2.13)
+    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.39, 2.11)
 
 
 def test_points_without_stated_conditions_are_scored_but_never_calibrate(points, train, cal, report):

@@ -111,6 +111,23 @@ def kv_dtype(row: dict) -> str:
     return found[0] if found else ""
 
 
+def draft_tokens(row: dict) -> float:
+    """The tokens the row's speculative decoding drafted per step: its own ``draft_tokens`` where the source gave
+    them, else, for an MTP row of InferenceX's client (:data:`INFERENCEX_CLIENT_FORMATS`), the count its launch script
+    or recipe set on that date (:func:`analysis.perfmodel.recipes.served_draft_tokens`; attention data-parallel when
+    the row's DP is above 1, as the InferenceX reader records it); NaN otherwise (the step model's labelled
+    assumption applies)."""
+    own = _num(row.get("draft_tokens"))
+    if own == own or str(row.get("format") or "") not in INFERENCEX_CLIENT_FORMATS:
+        return own
+    if str(row.get("spec_method") or "").lower() not in st.MTP_METHODS:
+        return math.nan
+    found = recipes.served_draft_tokens(str(row.get("model")), str(row.get("hardware")), str(row.get("framework")),
+                                        str(row.get("precision") or ""), _num(row.get("dp"), 1.0) > 1,
+                                        _day(row.get("date")))
+    return found[0] if found else math.nan
+
+
 def deployment(row: dict) -> st.Deployment:
     """A :class:`~analysis.perfmodel.step.Deployment` from a points row (its own column names)."""
     flags = str(row.get("flags") or "")
@@ -119,7 +136,7 @@ def deployment(row: dict) -> st.Deployment:
         model=str(row["model"]), hardware=str(row["hardware"]), n_gpus=int(n), tp=int(_num(row.get("tp"), 0)),
         ep=int(_num(row.get("ep"), 1)), dp=int(_num(row.get("dp"), 1)), precision=str(row.get("precision") or "native"),
         spec_method=str(row.get("spec_method") or "none"), acceptance_length=_num(row.get("acceptance_length")),
-        draft_tokens=_num(row.get("draft_tokens")), isl=_num(row.get("isl"), 1024.0), osl=_num(row.get("osl"), 1024.0),
+        draft_tokens=draft_tokens(row), isl=_num(row.get("isl"), 1024.0), osl=_num(row.get("osl"), 1024.0),
         context_len=_num(row.get("context_len")), framework=str(row.get("framework") or "unknown"),
         disagg=bool(row.get("disagg") is True), n_prefill_gpus=_num(row.get("n_prefill_gpus")),
         n_decode_gpus=_num(row.get("n_decode_gpus")), n_workers=_num(row.get("n_workers")),
@@ -300,7 +317,9 @@ class _Arrays(dict):
 
 
 def _tau(rows, tau_spec: float) -> np.ndarray:
-    tau = np.where(rows["spec"].astype(bool), tau_spec, 1.0)
+    """Each row's τ: its measured acceptance, else the assumed ``tau_spec`` for a speculative row, at most the
+    tokens it verifies (a step cannot accept more than its drafts and the bonus token: 2 with one draft)."""
+    tau = np.where(rows["spec"].astype(bool), np.minimum(tau_spec, rows["verify"].astype(float)), 1.0)
     measured = rows["tau_measured"].astype(float)
     return np.where(measured == measured, measured, tau)
 

@@ -102,21 +102,48 @@ def served_kv_dtype(model_name: str, hardware: str, framework: str, precision: s
 @lru_cache(maxsize=4096)
 def _served_kv_dtype(model_name: str, hardware: str, framework: str, precision: str, day: str,
                      path: str) -> tuple[str, str, str] | None:
+    best = _served_row(path, _KV_KEYS, model_name, (hardware, framework, precision), day)
+    return None if best is None else (best["kv_dtype"], best["basis"], best["source"])
+
+
+def _served_row(path: str, keys: tuple, model_name: str, values: tuple, day: str) -> dict | None:
+    """The row of a served-recipe table (``keys`` columns matched against ``values``, a blank cell matching
+    anything, and a date range) for ``model_name`` that names the most of them; None when no row matches. A dated row
+    says nothing of a run whose date is unknown."""
     t = _rows(path)
     name = specs.normalize_name(specs.match_model_name(model_name) or str(model_name))
-    want = {"hardware": hardware, "framework": framework, "precision": precision}
+    want = dict(zip(keys, values))
     best, rank = None, -1
     for r in t.to_dict(orient="records"):
         if specs.normalize_name(r["model"]) != name:
             continue
-        if any(r[k] and r[k] != want[k] for k in _KV_KEYS):
+        if any(r[k] and r[k] != want[k] for k in keys):
             continue
         if (r["date_from"] or r["date_to"]) and not day:
-            continue  # a dated row says nothing of a run whose date is unknown
+            continue
         if (r["date_from"] and day < r["date_from"]) or (r["date_to"] and day > r["date_to"]):
             continue
-        n = sum(bool(r[k]) for k in _KV_KEYS) + bool(r["date_from"] or r["date_to"])
+        n = sum(bool(r[k]) for k in keys) + bool(r["date_from"] or r["date_to"])
         if n > rank:
             best, rank = r, n
-    return None if best is None else (best["kv_dtype"], best["basis"], best["source"])
+    return best
+
+
+MTP_RECIPES_FILE = config.SPECS_DIR / "mtp-recipes.csv"
+_MTP_KEYS = ("hardware", "framework", "precision", "dp_attention")
+
+
+def served_draft_tokens(model_name: str, hardware: str, framework: str, precision: str, dp_attention: bool,
+                        date: str = "", *, path: Path | None = None) -> tuple[float, str, str] | None:
+    """(tokens drafted per decode step, basis, source) of the MTP recipe a benchmark served ``model_name`` with on
+    ``hardware`` under ``framework`` at ``precision``, with or without attention data parallelism, on ``date``, from
+    ``data/specs/mtp-recipes.csv`` (InferenceX's DeepSeek-R1 launch scripts and the recipes they name, each row with
+    the file and commit read; verbatim lines in tests/data/published/inferencex-mtp-drafts.source.md); None when no row
+    matches (the step model's labelled assumption, :data:`analysis.perfmodel.step.DEFAULT_DRAFT_TOKENS`, applies)."""
+    day = str(date or "")[:10]
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        day = ""
+    best = _served_row(str(path or MTP_RECIPES_FILE), _MTP_KEYS, str(model_name),
+                       (str(hardware), str(framework), str(precision).lower(), "true" if dp_attention else "false"), day)
+    return None if best is None else (float(best["draft_tokens"]), best["basis"], best["source"])
 

@@ -54,7 +54,7 @@ TERMS = ("overhead_ms", "memory_ms", "compute_ms", "collectives_ms")
 # sequential pass of those layers and the shared output head over the batch (SGLang's and vLLM's EAGLE worker with
 # DeepSeek's NextN layer). Other drafters (EAGLE-3 heads, DSpark, n-gram) are not priced: no spec row describes them.
 MTP_METHODS = ("mtp", "nextn", "eagle")
-DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts when the points table gives none (an assumption, labelled as such)
+DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts where neither the row nor data/specs/mtp-recipes.csv says (an assumption)
 # Share of each request's input that is prefilled (not served from a prefix cache): an assumption, none of the
 # shipped sources records its cache hit rate; the random-prompt InferenceX sweeps share no prefix.
 PREFILL_UNCACHED = 1.0
@@ -278,7 +278,9 @@ def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, s
     drafts = dep.draft_tokens if dep.draft_tokens == dep.draft_tokens else DEFAULT_DRAFT_TOKENS
     if dep.acceptance_length == dep.acceptance_length and dep.acceptance_length >= 1:
         return float(dep.acceptance_length), float(drafts) + 1.0, words.TAU_MEASURED
-    return float(assumed_tau), float(drafts) + 1.0, words.tau_assumed(assumed_tau, method)
+    # an assumed τ is at most the tokens a step verifies: its drafts and the bonus token
+    tau = min(float(assumed_tau), float(drafts) + 1.0)
+    return tau, float(drafts) + 1.0, words.tau_assumed(tau, method)
 
 
 # --- the physical terms ---------------------------------------------------------------------------

@@ -191,23 +191,35 @@ def test_collectives_per_step_follow_the_parallelism():
     assert [(c[0], c[1], c[2], c[3]) for c in ep.comm] == [("ep-dispatch", "nvl72-domain", 32, 58),
                                                           ("ep-combine", "nvl72-domain", 32, 58)]
     # EP under tensor-parallel attention: every rank holds every token, and the engines sum the experts' outputs
-    # with one all-reduce per MoE layer (step.EP_ALL_TO_ALL): B300 SGLang FP4 TP4 EP4 runs no dispatch or combine
+    # with one all-reduce per MoE layer (step.attention_data_parallel): B300 SGLang FP4 TP4 EP4 runs no dispatch or combine
     tp_ep = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="B300", n_gpus=4, tp=4, ep=4, precision="fp4"),
                         verify=1)
     assert [(c[0], c[2], c[3]) for c in tp_ep.comm] == [("all-reduce", 4, 61), ("all-reduce", 4, 3),
                                                         ("all-reduce", 4, 58)]
-    # EP with no TP (InferenceX's MoRI rows recorded TP1 EP8): each rank attends to its own tokens, so all-to-all
+    # EP with no TP (InferenceX's MoRI rows recorded TP1 EP8): each rank attends to its own tokens, so all-to-all of
+    # its own eighth of the batch, and every rank holds the whole attention, as under attention DP
     ep_only = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="MI355X", n_gpus=8, tp=1, ep=8, precision="fp4"),
                           verify=1)
-    assert [c[0] for c in ep_only.comm] == ["ep-dispatch", "ep-combine"]
+    assert [(c[0], c[4]) for c in ep_only.comm] == [("ep-dispatch", 8), ("ep-combine", 8)]
+    dp8 = st.geometry(st.Deployment(model="DeepSeek-R1", hardware="MI355X", n_gpus=8, tp=1, ep=8, dp=8,
+                                    precision="fp4"), verify=1)
+    assert ep_only.fixed_bytes == dp8.fixed_bytes and ep_only.kv_bytes_per_seq == dp8.kv_bytes_per_seq
+    assert st.attention_data_parallel(1, 8, 1) and not st.attention_data_parallel(4, 4, 1)
 
 
-def test_ep_under_tp_attention_moves_three_validated_groups_to_all_reduces(report):
+def test_ep_under_tp_attention_moves_four_validated_groups_to_all_reduces(report):
     """The validated groups with EP over tensor-parallel attention (DP 1) are the ones the all-to-all rule changed:
-    B300 SGLang FP4 TP4 EP4 (two lengths), H200 Dynamo-TensorRT-LLM TP8 EP8, MI355X MoRI-SGLang TP8 EP8."""
-    moved = sorted(g["group"].split(" | ")[1] + " " + g["framework"] for g in report["groups"]
-                   if (g["config"]["ep"] or 1) > 1 and (g["config"]["dp"] or 1) <= 1 and (g["config"]["tp"] or 1) > 1)
-    assert moved == ["B300 sglang", "B300 sglang", "H200 SXM dynamo-trt", "MI355X mori-sglang"]
+    B300 SGLang FP4 TP4 EP4 (two lengths), H200 Dynamo-TensorRT-LLM TP8 EP8, MI355X MoRI-SGLang TP8 EP8; each now
+    pays an all-reduce per MoE layer over its TP group and no dispatch or combine."""
+    moved = [g for g in report["groups"]
+             if (g["config"]["ep"] or 1) > 1 and (g["config"]["dp"] or 1) <= 1 and (g["config"]["tp"] or 1) > 1]
+    assert sorted(g["group"].split(" | ")[1] + " " + g["framework"] for g in moved) == \
+        ["B300 sglang", "B300 sglang", "H200 SXM dynamo-trt", "MI355X mori-sglang"]
+    for g in moved:
+        dep = cb.deployment({**g["config"], "flags": ""})
+        geo = st.geometry(dep, verify=1.0)
+        names = [c[0] for c in geo.comm]
+        assert "ep-dispatch" not in names and names.count("all-reduce") == 3, g["group"]
 
 
 def test_worker_too_small_for_the_weights_is_widened_and_said():
@@ -270,8 +282,8 @@ def test_validation_report_shape_and_summary(report):
 def test_validation_numbers_as_measured(report):
     # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
     # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1211, abs=0.005)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1151, abs=0.003)
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1171, abs=0.005)
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1173, abs=0.003)
     # the tok/s/GPU target, met by the point estimate and by the median's bootstrap interval over the groups
     lo, hi = report["median_interval_tok_s_per_gpu"]
     assert lo < report["median_error_tok_s_per_gpu"] < hi < 0.15
@@ -279,13 +291,13 @@ def test_validation_numbers_as_measured(report):
     assert report["median_interval_tok_s_per_user"][0] < 0.10 < report["median_error_tok_s_per_user"]
     eg = np.array([g["error_tok_s_per_gpu"] for g in report["groups"] if g["error_tok_s_per_gpu"] is not None])
     assert va._median_interval(eg) == [lo, hi]  # seeded: the same every run
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2850, abs=0.01)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2760, abs=0.01)
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2853, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2843, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
     eu = sorted(g["error_tok_s_per_user"] for g in report["groups"])
     assert report["p90_rank_error_tok_s_per_user"] == eu[int(np.ceil(0.9 * len(eu))) - 1] < 0.35
     assert report["p90_rank_error_tok_s_per_gpu"] < 0.35
-    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (0, 2)
+    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (2, 2)
     # what a left-out group still shares with the calibration: its model (29 of 39 groups are DeepSeek-R1-0528)
     assert report["models"]["DeepSeek-R1-0528"] == 29 and sum(report["models"].values()) == 39
     kinds = report["by_kind"]
@@ -388,20 +400,23 @@ def test_calibrating_points_are_put_on_their_cells_newest_software(train):
 
 
 def test_software_drift_is_larger_at_few_users(train):
-    """Why the drift is read at a point's concurrency: of the configurations re-run on a date at concurrencies at
-    least 8× apart, nearly all ran relatively faster on their newest software at few users than at many (the drift
-    falls with concurrency); where the older software was slower, by 0.08 in log step time per doubling."""
-    slopes, slower = [], []
+    """Why the drift is read at a point's concurrency: of the 55 configuration-dates re-run at three or more
+    concurrencies at least 8× apart, the log step-time ratio against the newest run falls with concurrency in 51; of
+    the 40 whose older software was slower on average, 37 were slower by less at many users than at few, by a median
+    0.083 in log step time per doubling where they were slower by 0.1 or more."""
+    slopes, means = [], []
     for cell in cb.drift_curves(train).values():
         for dates in cell.values():
             for curve in dates.values():
                 c, v = np.log2([p[0] for p in curve]), np.array([p[1] for p in curve])
                 if len(c) >= 3 and c.max() - c.min() >= 3:
                     slopes.append(np.polyfit(c, v, 1)[0])
-                    slower.append(v.mean() > 0.1)
-    slopes, slower = np.array(slopes), np.array(slower)
-    assert len(slopes) == 55 and (slopes < 0).mean() > 0.9
-    assert np.median(slopes[slower]) == pytest.approx(-0.083, abs=0.001) and (slopes[slower] < 0).mean() > 0.95
+                    means.append(v.mean())
+    slopes, means = np.array(slopes), np.array(means)
+    assert len(slopes) == 55 and int((slopes < 0).sum()) == 51
+    slower = means > 0
+    assert int(slower.sum()) == 40 and int((slopes[slower] < 0).sum()) == 37
+    assert np.median(slopes[means > 0.1]) == pytest.approx(-0.083, abs=0.001)
 
 
 def test_points_whose_layout_cannot_hold_their_gpus_never_calibrate(train):
@@ -640,19 +655,41 @@ def test_mtp_draft_counts_are_read_from_the_recipes_the_runs_ran():
     assert set(table.loc[table["basis"] == "inferred", "framework"]) == {"atom", "dynamo-sglang"}
 
 
+def test_assumed_tau_at_other_draft_counts_keeps_the_first_drafts_measured_acceptance():
+    """τ is fitted at 3 drafts; another count keeps the first draft's acceptance (DeepSeek-V3's report: 85-90% for
+    its MTP module, the midpoint) and the later drafts' rate that τ implies; never above the tokens a step verifies,
+    continuous in τ, and τ itself at 3 drafts."""
+    assert st.FIRST_DRAFT_ACCEPTANCE == 0.875
+    at = lambda tau, k: float(st.tau_at_drafts(tau, k))  # noqa: E731
+    assert [round(at(2.11, k), 3) for k in (0, 1, 2, 3, 4)] == [1.0, 1.875, 2.068, 2.11, 2.119]
+    for tau in (1.0, 1.3, 1.875, 1.9, 2.5, 3.625, 3.7, 4.0):
+        assert at(tau, 3) == pytest.approx(tau, abs=1e-9)
+        assert all(at(tau, k) <= k + 1 + 1e-12 for k in range(6))
+        assert at(tau, 1) <= at(tau, 2) <= at(tau, 3) <= at(tau, 4)
+    # continuous where the rule changes (τ at 1 + a1 and 1 + 3·a1)
+    for edge in (1.875, 3.625):
+        assert at(edge - 1e-6, 1) == pytest.approx(at(edge + 1e-6, 1), abs=1e-4)
+    # the training rows read the same τ (calibrate._tau): a 1-draft row verifies 2 tokens and gets 1.875 at τ 2.11
+    rows = {"spec": np.array([True, True, False]), "tau_measured": np.array([np.nan, np.nan, np.nan]),
+            "verify": np.array([2.0, 4.0, 1.0])}
+    assert cb._tau(rows, 2.11) == pytest.approx([1.875, 2.11, 1.0])
+
+
 def test_inferencex_mtp_rows_are_priced_at_their_recipes_drafts():
     base = {"model": "DeepSeek-R1-0528", "hardware": "H200 SXM", "framework": "sglang", "precision": "fp8",
             "spec_method": "mtp", "format": "inferencex-api", "date": "2026-05-20", "tp": 8, "dp": 1, "n_gpus": 8}
     dep = cb.deployment(base)
-    assert dep.draft_tokens == 2.0 and st.speculation(dep, assumed_tau=2.1)[:2] == (2.1, 3.0)
+    assert dep.draft_tokens == 2.0 and st.speculation(dep, assumed_tau=2.1)[1] == 3.0
+    # the assumed τ is fitted at 3 drafts; at 2 it keeps the first draft's acceptance and loses the third's share
+    assert st.speculation(dep, assumed_tau=2.1)[0] == pytest.approx(float(st.tau_at_drafts(2.1, 2)))
     # ATOM FP8 ran ATOM's default of one draft until 2026-04-01 and three after; that day itself is left unsaid
     atom = {**base, "hardware": "MI355X", "framework": "atom"}
     assert cb.draft_tokens({**atom, "date": "2026-02-11"}) == 1.0
     assert cb.draft_tokens({**atom, "date": "2026-06-02"}) == 3.0
     assert math.isnan(cb.draft_tokens({**atom, "date": "2026-04-01"}))
-    # one draft verifies two tokens: an assumed τ above that is cut to it
+    # one draft verifies two tokens: the first draft's measured acceptance, 1 + 0.875
     one = cb.deployment({**atom, "date": "2026-02-11"})
-    assert st.speculation(one, assumed_tau=2.1) == (2.0, 2.0, st.words.tau_assumed(2.0, "mtp"))
+    assert st.speculation(one, assumed_tau=2.1) == (pytest.approx(1.875), 2.0, st.words.tau_assumed(1.875, "mtp"))
     # TensorRT-LLM drafts one token with attention data parallelism (DP > 1), three without
     trt = {**base, "hardware": "B200", "framework": "trt", "date": "2026-03-01"}
     assert (cb.draft_tokens(trt), cb.draft_tokens({**trt, "dp": 8})) == (3.0, 1.0)
@@ -914,7 +951,7 @@ def test_config_intervals_carry_the_models_own_held_out_error(points, report, ca
     # each group weighs the same: the well-predicted 18-point sweeps no longer narrow it (pooled points: 0.79-1.35)
     pooled = np.percentile(ratios, [5, 95])
     assert band["tok_s_per_user"][1] > pooled[1] and band["tok_s_per_user"][0] < pooled[0]
-    assert band["tok_s_per_user"][0] < 0.76 and band["tok_s_per_user"][1] > 1.36  # -25% / +37% on the shipped points
+    assert band["tok_s_per_user"][0] < 0.76 and band["tok_s_per_user"][1] > 1.36  # -26% / +40% on the shipped points
     # equal weights reduce to the Hazen percentile
     assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 50) == pytest.approx(2.5)
     assert validate.weighted_percentile([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1], 12.5) == pytest.approx(1.0)
@@ -987,7 +1024,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
                        f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
                        "concurrencies")
-    assert out[-4].startswith("p90 by nearest rank: 30.8% tok/s/GPU, 27.6% tok/s/user (2 and 0 groups beyond 35%)")
+    assert out[-4].startswith("p90 by nearest rank: 30.2% tok/s/GPU, 29.2% tok/s/user (2 and 2 groups beyond 35%)")
     assert out[-3].startswith("without the measured software drift (8 groups")
     assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
                             "qwen3-30b-a3b 1")
@@ -1027,35 +1064,37 @@ def test_batch_scaling_validation_section(points, report, section):
     assert rows["p90 error tok/s/GPU %"].isna().all()  # 4 and 9 groups: too few for a p90 (FAMILY_P90_MIN_GROUPS)
 
     # The worst: every group beyond the p90 target in either metric, worst first by the larger of its two errors
-    # (the H100 32-GPU group by its tok/s/GPU, 81.6%, while its tok/s/user is 27.6%).
+    # (the H100 32-GPU group by its tok/s/GPU, 82.6%, while its tok/s/user is 28.2%).
     beyond = groups[np.fmax(groups["error_tok_s_per_user"], groups["error_tok_s_per_gpu"]) > 0.35]
-    assert len(worst) == len(beyond) == 2 and list(worst["#"]) == list(range(1, 3))
+    assert len(worst) == len(beyond) == 3 and list(worst["#"]) == list(range(1, 4))
     assert worst["worst_error"].is_monotonic_decreasing
-    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "DeepSeek-R1-0528"]
-    # the next ones, beyond 30%: H200 SGLang 1K/1K MTP and the H100 48-GPU 1K/8K group (their notes below)
+    assert [g.split(" | ")[0] for g in worst["group"]] == ["DeepSeek-V4.1-Flash", "DeepSeek-R1-0528",
+                                                           "DeepSeek-R1-0528"]
+    assert "H200 SXM | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | mtp | ISL 1024 OSL 1024" in worst["group"].iloc[2]
+    # the next ones, beyond 30%: MI355X MoRI-SGLang and the H100 48-GPU 1K/8K group (the latter's note below)
     worst30 = bs.validation_worst(groups, threshold=0.30)
-    assert len(worst30) == 4 and "| mtp | ISL 1024 OSL 1024" in worst30["group"].iloc[2]
-    assert "48 GPU" in worst30["group"].iloc[3]
+    assert len(worst30) == 5 and "mori-sglang" in worst30["group"].iloc[3] and "48 GPU" in worst30["group"].iloc[4]
     assert worst30["group"].iloc[2].startswith("DeepSeek-R1-0528 | H200 SXM | fp8 | sglang | 8 GPU")
     first = worst.iloc[0]
     assert first["error_tok_s_per_gpu"] == pytest.approx(rep["groups"][0]["error_tok_s_per_gpu"])
     assert first["dominant"] == "overhead at 1–8, memory at 16–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(27.6)  # one decimal
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(35.0)  # one decimal
     # signed: the 32-GPU H100 group is predicted too fast at every point, the 48-GPU one too slow
-    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.81–2.6×; 2.4–5×", "1.1–1.5×; 1.2–2.8×"]
-    assert list(bs.validation_worst_table(worst30)["predicted ÷ measured, per user; per GPU"].iloc[2:]) == \
-        ["1.3–1.4×; 1.3–1.4×", "0.61–0.81×; 0.61–0.79×"]
+    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.83–2.7×; 2.4–5.2×", "1.1–1.5×; 1.2–2.8×",
+                                                                       "1.3–1.4×; 1.3–1.4×"]
+    assert bs.validation_worst_table(worst30)["predicted ÷ measured, per user; per GPU"].iloc[4] == \
+        "0.61–0.81×; 0.61–0.79×"
 
     # The summary: the validation's numbers, each target and its verdict, computed.
     facts = sec["facts"]
     assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    assert "median error of 12.1% in tok/s/user and 11.5% in tok/s/GPU" in summary
+    assert "median error of 11.7% in tok/s/user and 11.7% in tok/s/GPU" in summary
     iv, iu = rep["median_interval_tok_s_per_gpu"], rep["median_interval_tok_s_per_user"]
-    # the per-GPU median's interval lies below its target (9.1-14.5%), the per-user one holds its target
+    # the per-GPU median's interval lies below its target (8.3-14.4%), the per-user one holds its target
     assert iv[1] < 0.15 and "median tok/s/GPU ≤ 15%: met;" in summary
     assert (f"median at {100 * iu[0]:.1f}%–{100 * iu[1]:.1f}% in tok/s/user and {100 * iv[0]:.1f}%–{100 * iv[1]:.1f}% "
             "in tok/s/GPU, the 10% tok/s/user target inside it;") in summary
@@ -1070,9 +1109,9 @@ def test_batch_scaling_validation_section(points, report, section):
             "inferred from: its error is not a held-out one.") in summary
     # the p90 verdict says which groups it covers, and the page gives the held-out band predictions carry
     assert "in both metrics: met (over these groups; the groups measured at fewer concurrencies" in summary
-    # the headline says what its p90 is without the measured drift: 30.5% and 32.8%, both within 35%
+    # the headline says what its p90 is without the measured drift: 31.4% and 33.6%, both within 35%
     nd = rep["without_drift"]
-    assert (f"p90 27.6% and 28.5% (with the software drift its cell's re-runs measured applied to the 8 groups run "
+    assert (f"p90 28.4% and 28.5% (with the software drift its cell's re-runs measured applied to the 8 groups run "
             f"on older software; without it, p90 {100 * nd['p90_error_tok_s_per_user']:.1f}% and "
             f"{100 * nd['p90_error_tok_s_per_gpu']:.1f}%)") in summary
     assert nd["p90_error_tok_s_per_gpu"] < 0.35
@@ -1086,10 +1125,10 @@ def test_batch_scaling_validation_section(points, report, section):
             f"from {u[0]:.2f} to {u[1]:.2f} per user and "
             f"{g[0]:.2f} to {g[1]:.2f} per GPU (5th–95th percentile)") in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
-    assert "The p90 interpolates between groups; by nearest rank it is 27.6% and 30.8% (0 and 2 of the 39 groups " \
+    assert "The p90 interpolates between groups; by nearest rank it is 29.2% and 30.2% (2 and 2 of the 39 groups " \
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
-    assert "Serving runs alone (30 groups): median 12.4% / 12.0%" in summary
+    assert "Serving runs alone (30 groups): median 12.0% / 12.1%" in summary
     # what the drift does: the older runs at the newest software instead
     nd = rep["without_drift"]
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
@@ -1097,12 +1136,12 @@ def test_batch_scaling_validation_section(points, report, section):
             f"instead): median {100 * nd['median_error_tok_s_per_user']:.1f}%") in summary
     assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: not met" in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
-    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 15
+    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 16
 
     # The facts behind them: the drift the older runs carry, the AgentX output rate, the disaggregated prefill, and
     # for a group no mechanism explains, what its cell's other groups ran at a concurrency they share.
     notes = bs.validation_notes(groups, worst30, sec["points"], pd.DataFrame(), markdown=False)
-    assert bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False) == notes[:3]
+    assert bs.validation_notes(groups, worst, sec["points"], pd.DataFrame(), markdown=False) == notes[:4]
     drifted = groups[(groups["software_drift"] - 1).abs() >= 5e-4]
     assert len(drifted) == 8 and drifted["software_drift"].max() == pytest.approx(1.61, abs=0.01)
     assert notes[0].startswith("Predictions of runs from older dates carry the software drift their cell measured: "
@@ -1110,10 +1149,10 @@ def test_batch_scaling_validation_section(points, report, section):
     assert "DeepSeek-R1-0528 | MI325X | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | none | ISL 1024 OSL 8192, 2026-02-27, " \
            "×1.61" in notes[0]
     # after the drift, one note per group, in the table's order
-    assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3", "#4"]
+    assert [n.split(" ")[1] for n in notes[1:]] == ["#1", "#2", "#3", "#5"]  # no cell sibling to name for #4
     assert notes[1].startswith("Group #1 is an AgentX run, and its source states no ISL or OSL, so it is predicted at "
-                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -19% to +158%")
-    assert "its tok/s/GPU is 2.4× to 5.0× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
+                               "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -17% to +169%")
+    assert "its tok/s/GPU is 2.4× to 5.2× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
     assert ("Group #2 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
             "rises 1.2×, the prediction 2.2×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
             "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 2.8% of one GPU's peak, well "
@@ -1124,13 +1163,13 @@ def test_batch_scaling_validation_section(points, report, section):
     pts = sec["points"].set_index(["group", "concurrency"])
     sib = "DeepSeek-R1-0528 | H100 SXM | fp8 | dynamo-sglang | 32 GPU | TP16 EP1 DP1 | mtp | ISL 8192 OSL 1024"
     assert 1000 / pts.loc[(sib, 8.0), "measured_tok_s_per_user"] == pytest.approx(16.9, abs=0.05)
-    assert notes[4].startswith("Group #4 is predicted from the other 2 validated groups of its cell (H100 · "
+    assert notes[4].startswith("Group #5 is predicted from the other 2 validated groups of its cell (H100 · "
                                "dynamo-sglang) and those below three concurrencies. At concurrency 8, the one it "
                                f"shares with them, they took 16.9 ms ({sib}) and 11.5 ms")
-    assert notes[4].endswith("per output token, this group 10.9 ms, its prediction 13.5 ms.")
-    # H200 SGLang 1K/1K MTP: its cell's other groups at 16 users took 15.9 and 18.7 ms, it 16.4 ms, predicted 12.3 ms
+    assert notes[4].endswith("per output token, this group 10.9 ms, its prediction 13.4 ms.")
+    # H200 SGLang 1K/1K MTP: its cell's other groups at 16 users took 15.9 and 18.7 ms, it 16.4 ms, predicted 12.2 ms
     assert notes[3].startswith("Group #3 is predicted from the other 2 validated groups of its cell (H200 · sglang)")
-    assert notes[3].endswith("this group 16.4 ms, its prediction 12.3 ms.")
+    assert notes[3].endswith("this group 16.4 ms, its prediction 12.2 ms.")
     agentx = next(n for n in notes if "AgentX" in n)
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
 
@@ -1155,8 +1194,8 @@ def test_predicted_against_measured_figure_draws_every_point_and_names_the_worst
     assert len(hollow) == 1 and hollow[0].get_facecolors().size == 0  # H200's, hollow
     assert drawn(right, False) + drawn(right, True) == int((pts["measured_tok_s_per_gpu"] > 0).sum()) == 185
     assert left.get_xscale() == left.get_yscale() == "log" and left.get_xlim() == left.get_ylim()
-    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 3)]
-    assert sorted(t.get_text() for t in right.texts) == [f"#{n}" for n in range(1, 3)]
+    assert sorted(t.get_text() for t in left.texts) == [f"#{n}" for n in range(1, 4)]
+    assert sorted(t.get_text() for t in right.texts) == [f"#{n}" for n in range(1, 4)]
     labels = [t.get_text() for t in left.figure.legends[0].get_texts()]
     assert labels[:3] == ["±35% (p90 target)", "±10% per user, ±15% per GPU (the median targets, which apply to "
                           "group means, not points)", "predicted = measured"]
@@ -1250,11 +1289,11 @@ def test_config_says_how_much_of_the_step_is_the_calibrated_fixed_cost(points, c
     path = "data/specs/model-configs/deepseek-v4.1-flash-gb300-4gpu.yaml"
     row = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["rows"][0]
     t = row["terms"]
-    assert t["overhead_ms"] > 0.75 * row["step_ms"] and row["dominant"] == "overhead"
+    assert t["overhead_ms"] > 0.7 * row["step_ms"] and row["dominant"] == "overhead"
     assert row["tok_s_per_user_without_overhead"] == pytest.approx(1000 / (row["step_ms"] - t["overhead_ms"]))
-    # τ = 1: the fixed cost is most of the step; without it the step gives four times the speed, still short of 1,000
-    assert 1000 > row["tok_s_per_user_without_overhead"] > 4 * row["tok_s_per_user"]
-    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.68 here) it is less again:
+    # τ = 1: the fixed cost is most of the step; without it the step gives about 4× the speed, still short of 1,000
+    assert 1000 > row["tok_s_per_user_without_overhead"] > 3.5 * row["tok_s_per_user"]
+    # at the collectives' measured latency (the calibration scales them by comm_scale, 0.72 here) it is less again:
     # at one GPU count a per-layer fixed cost and per-layer collectives cannot be told apart
     cal = run.model_report(configfile.load(Path(path)), points, concurrency=[1], n_boot=0)["calibration"]
     scale = cal["efficiency"]["comm_scale"]
@@ -1432,7 +1471,7 @@ def test_decode_duty_comes_from_fixed_length_runs_only(points, train, cal):
 
 
 def test_global_routing_and_assumed_tau_as_the_readme_says(cal):
-    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.39, 2.11)
+    assert (round(cal.routing, 2), round(cal.tau_spec, 2)) == (0.42, 2.20)
 
 
 def test_points_without_stated_conditions_are_scored_but_never_calibrate(points, train, cal, report):

@@ -1173,7 +1173,8 @@ def validation_notes(groups: pd.DataFrame, worst: pd.DataFrame, points: pd.DataF
             f"Predictions of runs from older dates carry the software drift their cell measured: {len(drifted)} of "
             f"the {len(groups)} groups were measured on a date on which their cell's other configurations, re-run on "
             "several dates, ran at another speed than on their newest runs, and their predicted step time is scaled "
-            f"by that drift, ×{text.fixed(drifted['software_drift'].min(), 2)} to "
+            "by that drift, read at each point's concurrency; each group's largest factor runs from "
+            f"×{text.fixed(drifted['software_drift'].min(), 2)} to "
             f"×{text.fixed(drifted['software_drift'].max(), 2)} (largest: {e(top['group'])}, "
             f"{e(text.plain(top['date']))}, ×{text.fixed(top['software_drift'], 2)}). The other groups are predicted "
             "at the newest runs' software.")

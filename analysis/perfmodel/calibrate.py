@@ -317,9 +317,12 @@ class _Arrays(dict):
 
 
 def _tau(rows, tau_spec: float) -> np.ndarray:
-    """Each row's τ: its measured acceptance, else the assumed ``tau_spec`` for a speculative row, at most the
-    tokens it verifies (a step cannot accept more than its drafts and the bonus token: 2 with one draft)."""
-    tau = np.where(rows["spec"].astype(bool), np.minimum(tau_spec, rows["verify"].astype(float)), 1.0)
+    """Each row's τ: its measured acceptance, else, for a speculative row, the assumed ``tau_spec`` (τ at
+    :data:`analysis.perfmodel.step.DEFAULT_DRAFT_TOKENS` drafts) at the row's own drafts
+    (:func:`analysis.perfmodel.step.tau_at_drafts`: the same per-draft acceptance, so never more than the tokens a
+    step verifies)."""
+    drafts = np.maximum(rows["verify"].astype(float) - 1.0, 0.0)
+    tau = np.where(rows["spec"].astype(bool), st.tau_at_drafts(tau_spec, drafts), 1.0)
     measured = rows["tau_measured"].astype(float)
     return np.where(measured == measured, measured, tau)
 
@@ -471,8 +474,9 @@ def software_factor(drift: dict, family: str, framework: str, date: str, concurr
     configuration whose newest run is that day counts 0: that software is its reference). Without a re-run that day,
     the last re-run date before it (software changes with an image, not in between); without the cell, the family's
     cells. With ``concurrency`` and the drift's ``curves`` (:func:`drift_curves`), each configuration's drift is read
-    at that concurrency (:func:`_curve_at`) instead of its mean over concurrencies: of the 55 configuration-dates
-    re-run at concurrencies at least 8× apart, 51 drifted less at many users than at few (tests/test_perfmodel.py).
+    at that concurrency (:func:`_curve_at`) instead of its mean over concurrencies: of the 40 configuration-dates
+    re-run at three or more concurrencies at least 8× apart whose older software was slower, 37 were slower by less at
+    many users than at few (tests/test_perfmodel.py).
     (factor, configurations, the date used); (1, 0, "") when nothing applies."""
     date = _day(date)
     if not date:

@@ -132,6 +132,7 @@ def predict(dep: st.Deployment, concurrencies, cal: cb.Calibration, draws: list 
               "parallelism_note": par.note}
     calibration = {"level": base["level"], "efficiency": base["eff"].to_dict(), "decode_duty": base["duty"],
                    "tau_spec_assumed": cal.tau_for(specs.hardware(dep.hardware).family, dep.framework),
+                   "tau_spec_assumed_at_drafts": st.DEFAULT_DRAFT_TOKENS,  # the count it is fitted at; config.tau: own
                    "routing": base["routing"], "bootstrap_draws": len(draws or []),
                    "prefill_share": {"share": base["prefill_share"], "measured_at": base["prefill_level"] or None},
                    "software_drift": {"date": dep.date or None,

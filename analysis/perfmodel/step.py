@@ -15,7 +15,7 @@ over many experts with few tokens each streams its weights slower than one large
 (``flop_share`` × dense peak, each weight component at its own precision's rate), and ``collectives`` the measured
 latency of every collective of the step
 (``data/specs/collectives.csv`` through :mod:`analysis.perfmodel.collectives`): TP all-reduces, EP dispatch and
-combine, per layer, at the step's message size (:data:`EP_ALL_TO_ALL`: dispatch and combine only where a MoE layer's
+combine, per layer, at the step's message size (:func:`attention_data_parallel`: dispatch and combine only where a MoE layer's
 ranks hold different tokens); ``prefill`` the datasheet FLOP time of the input tokens an aggregated
 serving worker prefills per decode step (each request's ISL over its OSL ÷ τ steps; zero for a disaggregated decode
 worker, whose prefill GPUs instead cap the request rate). A decode step emits ``τ`` tokens per sequence (speculative
@@ -243,20 +243,24 @@ def group_id(keys: dict) -> str:
 MOE_LAYER_FIXED = 1.0
 MOE_LAYER_FIXED_FROM = ("llama-3.1-8b", "llama-3.1-70b-tp8-shard", "qwen3-30b-a3b")  # the sweep models it rests on
 
-HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)
+HOST_BOUND_FRAMEWORKS = ("pytorch-eager",)  # kernels launched one by one from Python, no CUDA graph
 
-# When expert parallelism moves tokens between GPUs (dispatch and combine) rather than summing the experts' outputs
-# with one all-reduce per MoE layer as tensor parallelism does: only where the ranks of a MoE layer hold different
-# tokens, under data-parallel attention (or EP with no TP). Under tensor-parallel attention every rank holds every
-# token after the attention's all-reduce, and the engines run no all-to-all: SGLang's default `--moe-a2a-backend
-# none` "Disables all-to-all for EP. Uses All-Reduce or All-Gather for token dispatch" (docs.sglang.io,
-# advanced_features/expert_parallelism); TensorRT-LLM's WideEPMoE.select_alltoall_method_type returns NotEnabled
-# when `not mapping.enable_attention_dp` (tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py at 01303b38);
-# InferenceX's AMD disaggregated recipes append `--moe-a2a-backend mori` with `--enable-dp-attention` only
-# (benchmarks/multi_node/amd_utils/models.yaml, `dp_flags`, from 2026-02-06; its MoRI runs before then ran recipes not
-# stored here). The shipped groups this moves are B300 SGLang FP4 TP4 EP4, H200 Dynamo-TensorRT-LLM TP8 EP8 and
-# MI355X MoRI-SGLang TP8 EP8, all with DP 1 (tests/test_perfmodel.py).
-EP_ALL_TO_ALL = "attention data-parallel, or EP without TP"  # kernels launched one by one from Python, no CUDA graph
+
+def attention_data_parallel(tp: int, ep: int, dp: int) -> bool:
+    """Whether each GPU of a worker attends to its own sequences (and holds the whole attention): attention DP
+    (DP > 1), or EP with no TP (InferenceX records some MoRI runs as TP1 EP8 DP1: eight ranks that do not split the
+    attention each hold their own tokens).
+
+    It decides how expert parallelism moves tokens. Only where a MoE layer's ranks hold different tokens does it
+    dispatch them to their experts and combine them back (all-to-all); under tensor-parallel attention every rank
+    holds every token after the attention's all-reduce, and the experts' outputs are summed with one all-reduce per
+    MoE layer, as tensor parallelism does: SGLang's default `--moe-a2a-backend none` "Disables all-to-all for EP. Uses
+    All-Reduce or All-Gather for token dispatch" (docs.sglang.io, advanced_features/expert_parallelism);
+    TensorRT-LLM's WideEPMoE.select_alltoall_method_type returns NotEnabled when `not mapping.enable_attention_dp`
+    (tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py at 01303b38); InferenceX's AMD disaggregated recipes
+    append `--moe-a2a-backend mori` with `--enable-dp-attention` only (benchmarks/multi_node/amd_utils/models.yaml,
+    `dp_flags`, from 2026-02-06; its MoRI runs before then ran recipes not stored here)."""
+    return dp > 1 or (tp <= 1 and ep > 1)
 
 
 def host_bound(dep: Deployment) -> bool:
@@ -278,9 +282,53 @@ def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, s
     drafts = dep.draft_tokens if dep.draft_tokens == dep.draft_tokens else DEFAULT_DRAFT_TOKENS
     if dep.acceptance_length == dep.acceptance_length and dep.acceptance_length >= 1:
         return float(dep.acceptance_length), float(drafts) + 1.0, words.TAU_MEASURED
-    # an assumed τ is at most the tokens a step verifies: its drafts and the bonus token
-    tau = min(float(assumed_tau), float(drafts) + 1.0)
+    tau = float(tau_at_drafts(assumed_tau, drafts))
     return tau, float(drafts) + 1.0, words.tau_assumed(tau, method)
+
+
+# The share of first drafts the target model accepts, from DeepSeek's own measurement of its MTP module: "the
+# acceptance rate of the second token prediction ranges between 85% and 90% across various generation topics"
+# (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 5.4.3; read here in a quotation of that sentence, not in
+# the PDF). The midpoint. Drafts after the first are accepted at a rate the calibration's τ sets.
+FIRST_DRAFT_ACCEPTANCE = 0.875
+
+
+def draft_acceptance(tau: float, drafts: float = DEFAULT_DRAFT_TOKENS) -> tuple[float, float]:
+    """(first-draft acceptance a1, later drafts' acceptance α) at which ``drafts`` (a whole number k) drafted tokens
+    give ``tau`` tokens per step, ``1 + a1·(1 + α + … + α^(k − 1)) = tau``: a1 = :data:`FIRST_DRAFT_ACCEPTANCE` and α
+    by bisection on [0, 1]; a τ the first draft alone exceeds (below 1 + a1) puts all of it on the first draft
+    (α = 0), a τ above 1 + k·a1 accepts every later draft (α = 1) and raises a1 to match, so that τ(k) is ``tau`` and
+    continuous in it. ``tau`` outside [1, k + 1] is held at the nearer end."""
+    k = max(int(round(float(drafts))), 0)
+    rest = min(max(float(tau), 1.0), k + 1.0) - 1.0
+    first = FIRST_DRAFT_ACCEPTANCE
+    if k == 0:
+        return 0.0, 0.0
+    if rest <= first:
+        return rest, 0.0
+    if rest >= first * k:
+        return rest / k, 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        a = 0.5 * (lo + hi)
+        if first * sum(a ** i for i in range(k)) < rest:
+            lo = a
+        else:
+            hi = a
+    return first, 0.5 * (lo + hi)
+
+
+def tau_at_drafts(tau: float, drafts):
+    """τ at ``drafts`` drafted tokens per step for a speculation whose τ at :data:`DEFAULT_DRAFT_TOKENS` drafts is
+    ``tau`` (the calibration's assumed τ is fitted at that count): the first draft accepted at
+    :data:`FIRST_DRAFT_ACCEPTANCE`, each later one at the rate that gives ``tau`` (:func:`draft_acceptance`), so never
+    more than the tokens a step verifies. τ = 2.11 at three drafts is 1.88 at one and 2.06 at two. The rates'
+    independence of the prompt and of the draft count is an assumption, labelled with every assumed τ."""
+    first, a = draft_acceptance(tau)
+    k = np.maximum(np.asarray(drafts, dtype=float), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        later = np.where(np.abs(1.0 - a) < 1e-12, k, (1.0 - a ** k) / (1.0 - a))  # 1 + α + … + α^(k−1)
+    return 1.0 + first * later
 
 
 # --- the physical terms ---------------------------------------------------------------------------
@@ -330,7 +378,7 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     m, hw = specs.model(model), specs.hardware(hardware)
     r = roofline.parse_precision(recipe_text, model=m, kv_dtype=kv_dtype or "bf16")
     b = {c: roofline.bytes_per_weight(p) for c, p in r.parts.items()}
-    attention_dp = dp > 1
+    attention_dp = attention_data_parallel(tp, ep, dp)
     fixed = sum(m.params_b[c] * 1e9 * b[c] for c in specs.COMPONENTS if c != "routed_experts")
     attn = m.params_b["attention"] * 1e9 * b["attention"]
     # attention DP: every rank holds the whole attention; attention TP: every rank holds MLA's down-projections
@@ -367,18 +415,18 @@ def _geometry(model: str, hardware: str, recipe_text: str, kv_dtype: str, g: int
     moe_layers = (m.n_moe_layers + passes * m.mtp_layers) if m.is_moe else 0.0
     comm = []
     if comm_timed and g > 1:
-        where = collectives.interconnect_for(hw, g)
         dense_layers = m.n_layers - m.n_moe_layers
         if tp > 1 and not attention_dp:
             comm.append(("all-reduce", collectives.interconnect_for(hw, tp), tp, m.n_layers, 1))  # after attention
             if dense_layers:
                 comm.append(("all-reduce", collectives.interconnect_for(hw, tp), tp, dense_layers, 1))
-        if m.is_moe and ep > 1 and (attention_dp or tp <= 1):  # each rank holds other tokens: all-to-all
-            divisor = dp if attention_dp else 1
+        if m.is_moe and ep > 1 and attention_dp:  # each rank holds its own tokens: all-to-all
+            divisor = max(dp, ep if tp <= 1 else 1)
             comm.append(("ep-dispatch", collectives.interconnect_for(hw, ep), ep, m.n_moe_layers, divisor))
             comm.append(("ep-combine", collectives.interconnect_for(hw, ep), ep, m.n_moe_layers, divisor))
-        elif m.is_moe and tp > 1 and not attention_dp:
-            comm.append(("all-reduce", where, tp, m.n_moe_layers, 1))
+        elif m.is_moe and tp > 1 and not attention_dp:  # every rank holds every token: the experts' sum
+            group = max(tp, ep)
+            comm.append(("all-reduce", collectives.interconnect_for(hw, group), group, m.n_moe_layers, 1))
     notes = []
     if not comm_timed:
         notes.append(words.SHARD_NOTE)

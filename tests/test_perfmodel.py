@@ -689,7 +689,10 @@ def test_inferencex_mtp_rows_are_priced_at_their_recipes_drafts():
     assert math.isnan(cb.draft_tokens({**atom, "date": "2026-04-01"}))
     # one draft verifies two tokens: the first draft's measured acceptance, 1 + 0.875
     one = cb.deployment({**atom, "date": "2026-02-11"})
-    assert st.speculation(one, assumed_tau=2.1) == (pytest.approx(1.875), 2.0, st.words.tau_assumed(1.875, "mtp"))
+    assert st.speculation(one, assumed_tau=2.1) == (pytest.approx(1.875), 2.0, "assumed τ = 1.88 (mtp, no acceptance "
+                                                     "length; 1 drafted, from the calibration's 2.10 at 3)")
+    assert st.speculation(cb.deployment({**atom, "date": "2026-06-02"}), assumed_tau=2.1)[2] == \
+        "assumed τ = 2.10 (mtp, no acceptance length)"  # at the count it is fitted at, no more said
     # TensorRT-LLM drafts one token with attention data parallelism (DP > 1), three without
     trt = {**base, "hardware": "B200", "framework": "trt", "date": "2026-03-01"}
     assert (cb.draft_tokens(trt), cb.draft_tokens({**trt, "dp": 8})) == (3.0, 1.0)

@@ -283,7 +283,8 @@ def speculation(dep: Deployment, *, assumed_tau: float) -> tuple[float, float, s
     if dep.acceptance_length == dep.acceptance_length and dep.acceptance_length >= 1:
         return float(dep.acceptance_length), float(drafts) + 1.0, words.TAU_MEASURED
     tau = float(tau_at_drafts(assumed_tau, drafts))
-    return tau, float(drafts) + 1.0, words.tau_assumed(tau, method)
+    return tau, float(drafts) + 1.0, words.tau_assumed(tau, method, float(drafts), float(assumed_tau),
+                                                       float(DEFAULT_DRAFT_TOKENS))
 
 
 # The share of first drafts the target model accepts, from DeepSeek's own measurement of its MTP module: "the

@@ -28,8 +28,14 @@ def verdict(key: str, *, overhead: bool) -> str:
 READING_CALIBRATED = "calibrated"
 
 
-def tau_assumed(tau: float, method: str) -> str:
-    return f"assumed τ = {tau:.2f} ({method}, no acceptance length)"
+def tau_assumed(tau: float, method: str, drafts: float | None = None, fitted: float | None = None,
+                fitted_drafts: float | None = None) -> str:
+    """The assumed τ's label; at a draft count other than the one the calibration's τ is fitted at, which count and
+    from which fitted τ (the first draft at its measured acceptance, step.tau_at_drafts)."""
+    text = f"assumed τ = {tau:.2f} ({method}, no acceptance length"
+    if drafts is not None and fitted is not None and fitted_drafts is not None and drafts != fitted_drafts:
+        text += f"; {drafts:g} drafted, from the calibration's {fitted:.2f} at {fitted_drafts:g}"
+    return text + ")"
 
 
 def widened(tp: int, ep: int, dp: int, need: int) -> str:

@@ -582,13 +582,12 @@ def _fit_level(rows, start, prior, routing, tau_start):
     return _eff(x), float(x[NP]) if spec else float(prior[NP])
 
 
-def drift_table(train: pd.DataFrame) -> dict:
-    """Software drift measured by re-runs: for each configuration group with dated re-runs, per date, the mean over
-    the concurrencies the re-run shares with the group's newest points of log(time per token that date ÷ the newest
-    point's at that concurrency); 0 on the dates of the newest points where no re-run says otherwise.
-    ``{cell: {group_id: {date: log ratio}}}``; only the same configuration measured twice enters it, no model."""
+def _reruns(train: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The dated re-runs beside their configuration's newest points: (per group, date and concurrency both share,
+    the cell, the log time per token that date ``l`` and the newest one's ``l_newest``; each group's newest dates), or
+    None where ``train`` holds no re-run."""
     if "history" not in train.columns or not train["history"].astype(bool).any():
-        return {}
+        return None
     t = pd.DataFrame({"g": train["group_id"].astype(str).to_numpy(), "cell": train["cell"].astype(str).to_numpy(),
                       "d": train["date"].map(_day).to_numpy(), "c": train["concurrency_nominal"].round(3).to_numpy(),
                       "l": np.log(train["measured_ms_per_token"].astype(float)).to_numpy(),
@@ -596,17 +595,26 @@ def drift_table(train: pd.DataFrame) -> dict:
     both = t.groupby("g")["h"].agg(["any", "all"])
     t = t[t["g"].isin(both.index[both["any"] & ~both["all"]]) & (t["d"] != "")]
     newest = t[~t["h"]].groupby(["g", "c"], as_index=False)["l"].mean()  # each concurrency's newest measurement
-    newest_dates = t.loc[~t["h"], ["g", "d"]].drop_duplicates()
-    then = t[t["h"]].groupby(["g", "d", "c"], as_index=False)["l"].mean().merge(
+    then = t[t["h"]].groupby(["cell", "g", "d", "c"], as_index=False)["l"].mean().merge(
         newest, on=["g", "c"], suffixes=("", "_newest"))  # the concurrencies both share
-    then["drift"] = then["l"] - then["l_newest"]
-    per_date = then.groupby(["g", "d"])["drift"].mean()
-    cell_of = dict(zip(t["g"], t["cell"]))
+    return then, t.loc[~t["h"], ["cell", "g", "d"]].drop_duplicates()
+
+
+def drift_table(train: pd.DataFrame) -> dict:
+    """Software drift measured by re-runs: for each configuration group with dated re-runs, per date, the mean over
+    the concurrencies the re-run shares with the group's newest points of log(time per token that date ÷ the newest
+    point's at that concurrency); 0 on the dates of the newest points where no re-run says otherwise.
+    ``{cell: {group_id: {date: log ratio}}}``; only the same configuration measured twice enters it, no model."""
+    found = _reruns(train)
+    if found is None:
+        return {}
+    then, newest_dates = found
+    per_date = (then["l"] - then["l_newest"]).groupby([then["cell"], then["g"], then["d"]]).mean()
     out: dict = {}
-    for g, d in newest_dates.itertuples(index=False, name=None):  # the newest runs' own dates: the reference
-        out.setdefault(cell_of[g], {}).setdefault(g, {})[d] = 0.0
-    for (g, d), v in per_date.items():
-        out.setdefault(cell_of[g], {}).setdefault(g, {})[d] = float(v)
+    for cell, g, d in newest_dates.itertuples(index=False, name=None):  # the newest runs' own dates: the reference
+        out.setdefault(cell, {}).setdefault(g, {})[d] = 0.0
+    for (cell, g, d), v in per_date.items():
+        out.setdefault(cell, {}).setdefault(g, {})[d] = float(v)
     return out
 
 
@@ -614,18 +622,11 @@ def drift_curves(train: pd.DataFrame) -> dict:
     """The drift of :func:`drift_table` at each concurrency a re-run shares with its configuration's newest points:
     ``{cell: {group_id: {date: [[concurrency, log ratio], ...]}}}`` (ascending concurrency; the newest runs' own
     dates, 0 everywhere, are not listed)."""
-    if "history" not in train.columns or not train["history"].astype(bool).any():
+    found = _reruns(train)
+    if found is None:
         return {}
-    t = pd.DataFrame({"g": train["group_id"].astype(str).to_numpy(), "cell": train["cell"].astype(str).to_numpy(),
-                      "d": train["date"].map(_day).to_numpy(), "c": train["concurrency_nominal"].round(3).to_numpy(),
-                      "l": np.log(train["measured_ms_per_token"].astype(float)).to_numpy(),
-                      "h": train["history"].astype(bool).to_numpy()})
-    t = t[t["d"] != ""]
-    newest = t[~t["h"]].groupby(["g", "c"], as_index=False)["l"].mean()
-    then = t[t["h"]].groupby(["cell", "g", "d", "c"], as_index=False)["l"].mean().merge(
-        newest, on=["g", "c"], suffixes=("", "_newest"))
     out: dict = {}
-    for (cell, g, d), x in then.sort_values("c").groupby(["cell", "g", "d"], sort=False):
+    for (cell, g, d), x in found[0].sort_values("c").groupby(["cell", "g", "d"], sort=False):
         out.setdefault(cell, {}).setdefault(g, {})[d] = [[float(c), float(a - b)] for c, a, b in
                                                          zip(x["c"], x["l"], x["l_newest"])]
     return out

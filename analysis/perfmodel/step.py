@@ -309,6 +309,8 @@ def draft_acceptance(tau: float, drafts: float = DEFAULT_DRAFT_TOKENS) -> tuple[
         return rest, 0.0
     if rest >= first * k:
         return rest / k, 1.0
+    if k == 3:  # 1 + α + α² = rest / a1, the count the calibration fits at: the quadratic's root in [0, 1]
+        return first, min(max((math.sqrt(4.0 * rest / first - 3.0) - 1.0) / 2.0, 0.0), 1.0)
     lo, hi = 0.0, 1.0
     for _ in range(50):
         a = 0.5 * (lo + hi)

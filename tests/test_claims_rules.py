@@ -73,11 +73,14 @@ def test_the_claim_figure_draws_every_scope_without_hiding_a_bound(cards):
     xlabel = ax.get_xlabel()
     plt.close(ax.figure)
     # the lines are at τ = 1; evidence run with speculative decoding passes them without passing its bound: the
-    # caption gives the same bounds at the SOL table's largest τ (4.07, the golden curve's), from that table
+    # caption gives the same bounds at the SOL table's largest τ (4.07, the golden curve's), read as the lines are
+    # drawn (collectives paid after each layer's read), and says the table's overlapped column is higher
     top = cards["C00"].sol[(cards["C00"].sol["tokens_per_step"] == 4.07) & cards["C00"].sol["fits"]]
     lo, hi = top["sol_tok_s_per_user_paid"].min(), top["sol_tok_s_per_user_paid"].max()
-    assert (f"at τ = 4.07 the same bounds read {lo:,.0f}–{hi:,.0f} tok/s/user (SOL table)" in xlabel
+    assert (f"at τ = 4.07 the same bounds read {lo:,.0f}–{hi:,.0f} tok/s/user (collectives paid after each layer's "
+            "read, as drawn here; the SOL table's overlapped column is higher)" in " ".join(xlabel.split())
             and round(lo) == 753 and round(hi) == 2981)
+    assert top["sol_tok_s_per_user_comm"].max() > hi  # the overlapped bound the table shows
     assert any("72 GPUs, one instance" in t for t in labels)         # the claim's own NVLink domain, one instance
     sol = cards["C00"].sol
     base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]
@@ -246,3 +249,18 @@ def test_the_speed_of_light_tau_follows_what_each_claim_states(cards, points, tm
     assert set(card.sol["tokens_per_step"]) == {1.0}
     scopes = card.answers["scope"].fact["model_scopes"]
     assert scopes and not any("reaches_from" in sc for sc in scopes) and "golden curve" not in card.verdict
+
+
+def test_a_points_share_of_its_own_bound_names_the_tau_it_is_read_at(cards):
+    """C00's nearest evidence ran DSpark with no recorded acceptance: its own bound is read at the documented assumed
+    τ 2.5, and the card says so beside the share instead of calling it a batch-1 bound at one token per step."""
+    from analysis.pages.claim_card import ClaimCardPage
+
+    card = cards["C00"]
+    top = card.checks[card.checks["kind"] == "per-user"].iloc[0]
+    assert (top["own_sol_tau"], top["own_sol_tau_source"]) == (2.5, "assumed")
+    assert top["own_sol_comm_tok_s_per_user"] == pytest.approx(2667, abs=1)
+    assert "(2,667 tok/s/user with the communication floor, at τ 2.50: assumed" in card.verdict
+    shown = ClaimCardPage(card).comparisons_table()["share of own SOL (at its τ)"]
+    assert shown.iloc[0] == f"{round(100 * top['share_of_own_sol_comm'])}% (τ 2.50 assumed)"
+    assert ClaimCardPage(card).evidence_table()["share of own SOL (at its τ)"].str.contains("τ 2.50 assumed").any()

@@ -287,6 +287,8 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
     named), both at the same lengths, and the fastest point's share of its own model's batch-1 SOL on its GPUs."""
     if evidence.empty:
         return pd.DataFrame()
+    from analysis.specdecode import tau_for
+
     out = []
     keys = ["model", "hardware", "precision", "isl", "osl"]
     for key, g in evidence.groupby(keys, dropna=False, sort=False):
@@ -294,6 +296,7 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
         gpu = g["tok_s_per_gpu"]
         cap = g.loc[gpu.idxmax()] if gpu.notna().any() else None
         sol_bw, sol_comm = own_sol(fast)
+        tau = tau_for(fast)  # the τ own_sol reads the bound at
         out.append({
             "model": key[0], "hardware": key[1], "precision": key[2], "isl": key[3], "osl": key[4],
             "lengths": lengths_text(key[3], key[4]), "n_points": len(g),
@@ -308,6 +311,8 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
             "fastest_share_of_own_sol": fast["tok_s_per_user"] / sol_bw,
             "fastest_own_sol_comm_tok_s_per_user": sol_comm,
             "fastest_share_of_own_sol_comm": fast["tok_s_per_user"] / sol_comm,
+            "fastest_own_sol_tau": tau.tokens_per_step if tau.speculative else 1.0,
+            "fastest_own_sol_tau_source": tau.source if tau.speculative else "none",
             "match": g["match"].max(),
         })
     return pd.DataFrame(out).sort_values(["match", "fastest_tok_s_per_user"], ascending=False).reset_index(drop=True)

@@ -12,6 +12,7 @@ from analysis.claims.conditions import per_user_value
 from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at
+from analysis.specdecode_words import source_words
 from analysis.text import fixed, times, whole
 
 
@@ -343,10 +344,14 @@ def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd
             if pd.notna(top["share_of_own_sol_comm"]):
                 share_claim = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]]["fraction_of_sol_comm"].min() \
                     if len(sol) else math.nan
+                tau = top.get("own_sol_tau")
+                at_tau = (f", at τ {fixed(tau, 2)}: {source_words(str(top.get('own_sol_tau_source')))}"
+                          if tau is not None and pd.notna(tau) and tau > 1 else "")
                 parts.append(f"For efficiency rather than raw speed: that evidence ({top['model']}, {top['group']}, "
                              f"{top['lengths']}) runs at {share(top['share_of_own_sol_comm'])} of its own model's "
                              f"batch-1 bound on its {fmt_num(top['n_gpus'])} GPUs "
-                             f"({top['own_sol_comm_tok_s_per_user']:,.0f} tok/s/user with the communication floor)"
+                             f"({top['own_sol_comm_tok_s_per_user']:,.0f} tok/s/user with the communication floor"
+                             f"{at_tau})"
                              + (f"; the claim needs at least {share(share_claim)} of {claim.model_table}'s bound in "
                                 "the most favourable setting above" if not math.isnan(share_claim) else "") + ".")
             if ("per-GPU" not in kinds and "per-system" not in kinds and _name(top.get("group"))

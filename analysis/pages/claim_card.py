@@ -97,7 +97,11 @@ class ClaimCardPage:
             "measured": [("~" if rough else "") + num(v) for v, rough in zip(c["measured_all"], c["rough"])],
             "decode GPUs only": c["measured_decode"].map(num),
             "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else share(f)),
-            "share of own SOL": c["share_of_own_sol_comm"].map(lambda f: "–" if pd.isna(f) else share(f)),
+            "share of own SOL (at its τ)": [
+                "–" if pd.isna(f) else share(f) + (f" (τ {t:.2f} {src})" if pd.notna(t) and t > 1 else "")
+                for f, t, src in zip(c["share_of_own_sol_comm"],
+                                     c.get("own_sol_tau", pd.Series(float("nan"), index=c.index)),
+                                     c.get("own_sol_tau_source", pd.Series("", index=c.index)))],
             "TTFT p99 s": c["ttft_ms_p99"].map(lambda v: "–" if pd.isna(v) else f"{v / 1000:,.1f}"),
         })
 
@@ -211,7 +215,11 @@ class ClaimCardPage:
             "precision": e["precision"].str.upper(), "ISL/OSL": e["lengths"].str.replace("ISL ", "").str.replace(
                 " / OSL ", "/"), "points": e["n_points"],
             "fastest tok/s/user": e["fastest_tok_s_per_user"].map(num),
-            "share of own SOL": e["fastest_share_of_own_sol_comm"].map(lambda f: "–" if pd.isna(f) else share(f)),
+            "share of own SOL (at its τ)": [
+                "–" if pd.isna(f) else share(f) + (f" (τ {t:.2f} {src})" if pd.notna(t) and t > 1 else "")
+                for f, t, src in zip(e["fastest_share_of_own_sol_comm"],
+                                     e.get("fastest_own_sol_tau", pd.Series(float("nan"), index=e.index)),
+                                     e.get("fastest_own_sol_tau_source", pd.Series("", index=e.index)))],
             "max tok/s/GPU": e["max_tok_s_per_gpu"].map(num),
             "at tok/s/user": e["tok_s_per_user_at_max"].map(num),
         })

@@ -196,5 +196,6 @@ def _speculative_bounds_note(sol) -> str:
     if top <= 1.0 or not len(at):
         return ""
     return (f";\nwith speculative decoding they move with τ: at τ = {fixed(top, 2)} the same bounds read "
-            f"{whole(at.min())}–{whole(at.max())} tok/s/user (SOL table)")
+            f"{whole(at.min())}–{whole(at.max())} tok/s/user (collectives paid after each layer's read, as drawn here; "
+            "the SOL table's overlapped column is higher)")
 

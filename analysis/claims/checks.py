@@ -29,6 +29,7 @@ from analysis.claims.evidence import (
     hw_keys,
     model_key,
     own_sol,
+    own_sol_tau,
     row_id,
     same_checkpoint,
 )
@@ -37,7 +38,6 @@ from analysis.claims.registry import Claim, ClaimPart, is_stated
 from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
 from analysis.schema import scope_for
-from analysis.specdecode import tau_for
 from analysis.text import plain
 
 CHECK_BY = ["hardware", "precision", "scope", "isl", "osl"]
@@ -416,13 +416,12 @@ def _per_user_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
         cap = front.loc[front["tok_s_per_gpu"].idxmax()] if front is not None and len(front) else None
         src = ctx.row(end)
         sol_bw, sol_comm = own_sol(src)
-        tau = tau_for(src)  # the τ that bound is read at (own_sol's): measured, forced, golden or the assumption
+        tau, tau_source = own_sol_tau(src)
         label = group_key_label(key) + ("" if same_checkpoint(ctx.claim.model, end["model"]) else f" ({end['model']})")
         rows.append({**ctx.base(group=label, lengths=lengths_label(key[3], key[4], ctx.row(end).get("workload"))),
                      "model": src.get("model"), "n_gpus": end.get("n_gpus"), "own_sol_tok_s_per_user": sol_bw,
                      "own_sol_comm_tok_s_per_user": sol_comm, "share_of_own_sol_comm": end["tok_s_per_user"] / sol_comm,
-                     "own_sol_tau": tau.tokens_per_step if tau.speculative else 1.0,
-                     "own_sol_tau_source": tau.source if tau.speculative else "none",
+                     "own_sol_tau": tau, "own_sol_tau_source": tau_source,
                      "capacity_tok_s_per_gpu": cap["tok_s_per_gpu"] if cap is not None else math.nan,
                      "capacity_tok_s_per_user": cap["tok_s_per_user"] if cap is not None else math.nan,
                      "capacity_row": ctx.rid(cap) if cap is not None else "",

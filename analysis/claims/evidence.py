@@ -244,6 +244,14 @@ def stand_ins(evidence: pd.DataFrame) -> pd.DataFrame:
     return evidence[evidence["model_match"] >= 1]
 
 
+def own_sol_tau(row) -> tuple[float, str]:
+    """(τ, its source) the bound of :func:`own_sol` is read at for ``row``: 1 and ``none`` without speculation."""
+    from analysis.specdecode import tau_for
+
+    t = tau_for(row)
+    return (t.tokens_per_step, t.source) if t.speculative else (1.0, "none")
+
+
 def own_sol(row) -> tuple[float, float]:
     """Batch-1 SOL tok/s/user of a measured point's own model, hardware, precision and GPUs (context ISL + OSL/2):
     bandwidth only, and with the communication floor. NaN when not in the spec tables.
@@ -287,8 +295,6 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
     named), both at the same lengths, and the fastest point's share of its own model's batch-1 SOL on its GPUs."""
     if evidence.empty:
         return pd.DataFrame()
-    from analysis.specdecode import tau_for
-
     out = []
     keys = ["model", "hardware", "precision", "isl", "osl"]
     for key, g in evidence.groupby(keys, dropna=False, sort=False):
@@ -296,7 +302,7 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
         gpu = g["tok_s_per_gpu"]
         cap = g.loc[gpu.idxmax()] if gpu.notna().any() else None
         sol_bw, sol_comm = own_sol(fast)
-        tau = tau_for(fast)  # the τ own_sol reads the bound at
+        tau, tau_source = own_sol_tau(fast)
         out.append({
             "model": key[0], "hardware": key[1], "precision": key[2], "isl": key[3], "osl": key[4],
             "lengths": lengths_text(key[3], key[4]), "n_points": len(g),
@@ -311,8 +317,7 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
             "fastest_share_of_own_sol": fast["tok_s_per_user"] / sol_bw,
             "fastest_own_sol_comm_tok_s_per_user": sol_comm,
             "fastest_share_of_own_sol_comm": fast["tok_s_per_user"] / sol_comm,
-            "fastest_own_sol_tau": tau.tokens_per_step if tau.speculative else 1.0,
-            "fastest_own_sol_tau_source": tau.source if tau.speculative else "none",
+            "fastest_own_sol_tau": tau, "fastest_own_sol_tau_source": tau_source,
             "match": g["match"].max(),
         })
     return pd.DataFrame(out).sort_values(["match", "fastest_tok_s_per_user"], ascending=False).reset_index(drop=True)

@@ -39,6 +39,15 @@ def _context_short(context: str) -> str:
     return " and ".join(kinds) + " (below)" if kinds else "see below"
 
 
+def _share_at_tau(t: pd.DataFrame, prefix: str) -> list[str]:
+    """A point's share of its own model's bound, with the τ that bound is read at where it is above 1
+    (``{prefix}share_of_own_sol_comm``, ``{prefix}own_sol_tau``, ``{prefix}own_sol_tau_source``)."""
+    none = pd.Series(float("nan"), index=t.index)
+    return ["–" if pd.isna(f) else share(f) + (f" (τ {tau:.2f} {src})" if pd.notna(tau) and tau > 1 else "")
+            for f, tau, src in zip(t[f"{prefix}share_of_own_sol_comm"], t.get(f"{prefix}own_sol_tau", none),
+                                   t.get(f"{prefix}own_sol_tau_source", none))]
+
+
 @dataclass
 class ClaimCardPage:
     """Everything ``notebooks/50-claim-card.ipynb`` shows, built from one :class:`analysis.claims.ClaimCard`."""
@@ -97,11 +106,7 @@ class ClaimCardPage:
             "measured": [("~" if rough else "") + num(v) for v, rough in zip(c["measured_all"], c["rough"])],
             "decode GPUs only": c["measured_decode"].map(num),
             "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else share(f)),
-            "share of own SOL (at its τ)": [
-                "–" if pd.isna(f) else share(f) + (f" (τ {t:.2f} {src})" if pd.notna(t) and t > 1 else "")
-                for f, t, src in zip(c["share_of_own_sol_comm"],
-                                     c.get("own_sol_tau", pd.Series(float("nan"), index=c.index)),
-                                     c.get("own_sol_tau_source", pd.Series("", index=c.index)))],
+            "share of own SOL (at its τ)": _share_at_tau(c, ""),
             "TTFT p99 s": c["ttft_ms_p99"].map(lambda v: "–" if pd.isna(v) else f"{v / 1000:,.1f}"),
         })
 
@@ -215,11 +220,7 @@ class ClaimCardPage:
             "precision": e["precision"].str.upper(), "ISL/OSL": e["lengths"].str.replace("ISL ", "").str.replace(
                 " / OSL ", "/"), "points": e["n_points"],
             "fastest tok/s/user": e["fastest_tok_s_per_user"].map(num),
-            "share of own SOL (at its τ)": [
-                "–" if pd.isna(f) else share(f) + (f" (τ {t:.2f} {src})" if pd.notna(t) and t > 1 else "")
-                for f, t, src in zip(e["fastest_share_of_own_sol_comm"],
-                                     e.get("fastest_own_sol_tau", pd.Series(float("nan"), index=e.index)),
-                                     e.get("fastest_own_sol_tau_source", pd.Series("", index=e.index)))],
+            "share of own SOL (at its τ)": _share_at_tau(e, "fastest_"),
             "max tok/s/GPU": e["max_tok_s_per_gpu"].map(num),
             "at tok/s/user": e["tok_s_per_user_at_max"].map(num),
         })

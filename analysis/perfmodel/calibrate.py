@@ -600,15 +600,21 @@ def _reruns(train: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     return then, t.loc[~t["h"], ["cell", "g", "d"]].drop_duplicates()
 
 
+def drift_tables(train: pd.DataFrame) -> tuple[dict, dict]:
+    """(:func:`drift_table`, :func:`drift_curves`) from one pass over the re-runs (what a calibration reads)."""
+    found = _reruns(train)
+    return (_drift_means(*found), _drift_curves(found[0])) if found is not None else ({}, {})
+
+
 def drift_table(train: pd.DataFrame) -> dict:
     """Software drift measured by re-runs: for each configuration group with dated re-runs, per date, the mean over
     the concurrencies the re-run shares with the group's newest points of log(time per token that date ÷ the newest
     point's at that concurrency); 0 on the dates of the newest points where no re-run says otherwise.
     ``{cell: {group_id: {date: log ratio}}}``; only the same configuration measured twice enters it, no model."""
-    found = _reruns(train)
-    if found is None:
-        return {}
-    then, newest_dates = found
+    return drift_tables(train)[0]
+
+
+def _drift_means(then: pd.DataFrame, newest_dates: pd.DataFrame) -> dict:
     per_date = (then["l"] - then["l_newest"]).groupby([then["cell"], then["g"], then["d"]]).mean()
     out: dict = {}
     for cell, g, d in newest_dates.itertuples(index=False, name=None):  # the newest runs' own dates: the reference
@@ -622,11 +628,12 @@ def drift_curves(train: pd.DataFrame) -> dict:
     """The drift of :func:`drift_table` at each concurrency a re-run shares with its configuration's newest points:
     ``{cell: {group_id: {date: [[concurrency, log ratio], ...]}}}`` (ascending concurrency; the newest runs' own
     dates, 0 everywhere, are not listed)."""
-    found = _reruns(train)
-    if found is None:
-        return {}
+    return drift_tables(train)[1]
+
+
+def _drift_curves(then: pd.DataFrame) -> dict:
     out: dict = {}
-    for (cell, g, d), x in found[0].sort_values("c").groupby(["cell", "g", "d"], sort=False):
+    for (cell, g, d), x in then.sort_values("c").groupby(["cell", "g", "d"], sort=False):
         out.setdefault(cell, {}).setdefault(g, {})[d] = [[float(c), float(a - b)] for c, a, b in
                                                          zip(x["c"], x["l"], x["l_newest"])]
     return out
@@ -673,7 +680,8 @@ def prefill_shares(train: pd.DataFrame) -> dict:
 
 
 def _with_prefill_share(train: pd.DataFrame, shares: dict) -> pd.DataFrame:
-    """``train`` with each row's measured prefill share (``shares`` from :func:`prefill_shares`, at its cell)."""
+    """``train`` with each row's measured prefill share (``shares`` from :func:`prefill_shares`, at its cell and
+    precision: :func:`_prefill_share`)."""
     keys = list(zip(train["family"].astype(str), train["framework"].astype(str), train["precision"].astype(str)))
     found = {k: _prefill_share(shares, *k)[0] for k in set(keys)}
     return train.assign(prefill_share=np.array([found[k] for k in keys], dtype=float))
@@ -684,7 +692,7 @@ def calibrate(train: pd.DataFrame, *, warm: Calibration | None = None, only: tup
     """Fit :class:`Calibration` on ``train`` (:func:`training_table` rows). ``only`` = (family, framework): fit just
     that cell and family below the global level (what a left-out group's prediction needs); ``warm`` starts from
     an earlier calibration's parameters (the minimum found does not depend on it beyond the solver's tolerance)."""
-    drift, curves = drift_table(train), drift_curves(train)
+    drift, curves = drift_tables(train)
     train = at_newest_software(train[calibrating(train)], drift, curves)
     prefill = prefill_shares(train)
     train = _with_prefill_share(train, prefill)

@@ -297,9 +297,9 @@ FIRST_DRAFT_ACCEPTANCE = 0.875
 def draft_acceptance(tau: float, drafts: float = DEFAULT_DRAFT_TOKENS) -> tuple[float, float]:
     """(first-draft acceptance a1, later drafts' acceptance α) at which ``drafts`` (a whole number k) drafted tokens
     give ``tau`` tokens per step, ``1 + a1·(1 + α + … + α^(k − 1)) = tau``: a1 = :data:`FIRST_DRAFT_ACCEPTANCE` and α
-    by bisection on [0, 1]; a τ the first draft alone exceeds (below 1 + a1) puts all of it on the first draft
-    (α = 0), a τ above 1 + k·a1 accepts every later draft (α = 1) and raises a1 to match, so that τ(k) is ``tau`` and
-    continuous in it. ``tau`` outside [1, k + 1] is held at the nearer end."""
+    on [0, 1] (a quadratic's root at k = 3, bisection otherwise); a τ the first draft alone exceeds (below 1 + a1)
+    puts all of it on the first draft (α = 0), a τ above 1 + k·a1 accepts every later draft (α = 1) and raises a1 to
+    match, so that τ(k) is ``tau`` and continuous in it. ``tau`` outside [1, k + 1] is held at the nearer end."""
     k = max(int(round(float(drafts))), 0)
     rest = min(max(float(tau), 1.0), k + 1.0) - 1.0
     first = FIRST_DRAFT_ACCEPTANCE
@@ -325,7 +325,7 @@ def tau_at_drafts(tau: float, drafts):
     """τ at ``drafts`` drafted tokens per step for a speculation whose τ at :data:`DEFAULT_DRAFT_TOKENS` drafts is
     ``tau`` (the calibration's assumed τ is fitted at that count): the first draft accepted at
     :data:`FIRST_DRAFT_ACCEPTANCE`, each later one at the rate that gives ``tau`` (:func:`draft_acceptance`), so never
-    more than the tokens a step verifies. τ = 2.11 at three drafts is 1.88 at one and 2.06 at two. The rates'
+    more than the tokens a step verifies. τ = 2.11 at three drafts is 1.88 at one and 2.07 at two. The rates'
     independence of the prompt and of the draft count is an assumption, labelled with every assumed τ."""
     first, a = draft_acceptance(tau)
     k = np.maximum(np.asarray(drafts, dtype=float), 0.0)

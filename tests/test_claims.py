@@ -115,9 +115,19 @@ def test_c00_card(points):
     assert set(card.evidence["tier"]) == {"same-model"}
     assert card.evidence["tok_s_per_user"].max() < 1000
     assert "V4-Flash" in card.model_note and "V4.1" in card.model_note
-    # The bound's verdict says it hides every collective; the step-time model's, beside it, pays them and names
-    # the latency that decides it (the 8-GPU node's all-reduces need <= 9.7 us each; 10.9 us measured)
-    assert "C00" in card.verdict and "With every collective hidden under a weight read" in card.verdict
+    # The bound hides every collective under a weight read; on the 4-GPU tray at tau 1 the interconnect table's
+    # range (fused MNNVL all-reduce 10.9 us, measured on GB200 at 8 GPUs, to an unfused NCCL one at 260 us) spans
+    # the claim, so the reading is undecided and names the latency that decides: 1 ms a step over its 86
+    # collectives, 11.6 us each. The step-time model's, beside it, pays them after the weight reads and names its
+    # own (the 8-GPU node's all-reduces need <= 9.7 us each; 10.9 us measured)
+    tray = card.sol[(card.sol["gpus"] == 4) & (card.sol["tokens_per_step"] == 1.0) & (card.sol["precision"] == "fp8")]
+    tray = tray.iloc[0]
+    assert round(tray["comm_floor_ms"] * 1000 / tray["collective_latency_us"]) == 86
+    assert tray["sol_tok_s_per_user_comm_low"] < 1000 <= tray["sol_tok_s_per_user_comm_high"]
+    assert tray["reading"].startswith("undecided: the collective latency decides; the claim needs ≤ 11.6 µs per "
+                                      "collective, the table gives 10.9 µs (extrapolated)")
+    assert "C00" in card.verdict and "4-GPU tray at FP8 is undecided" in card.verdict
+    assert "With every collective hidden under a weight read" not in card.verdict  # no scope is 'possible' at tau 1
     assert "at τ 1.00 no scope reaches it" in card.verdict and "≤ 9.7 µs each, against 10.9 µs measured" in card.verdict
     # each scope's deciding τ, read at the acceptance lengths V4.1-Flash's DSpark curve measured: the 72-GPU domain
     # first reaches the claim at 3.26 (4 drafted, thinking on) and not at the next lower row, 2.90 (3 drafted)
@@ -278,11 +288,11 @@ def test_c08_is_checked_at_its_stated_interactivity(points):
     gb200 = c[c["part"].str.startswith("4,130")].iloc[0]
     b200 = c[c["part"].str.startswith("941")].iloc[0]
     ratio = c[c["kind"] == "ratio"].iloc[0]
-    assert gb200["group"] == "GB200 NVL72 · FP4 · rack" and gb200["lengths"] == "ISL 1,024 / OSL 1,024"
+    assert gb200["group"] == "GB200 NVL72 · FP4 · rack (12–36 GPUs)" and gb200["lengths"] == "ISL 1,024 / OSL 1,024"
     assert gb200["tok_s_per_user"] == 125
     assert gb200["measured_all"] == pytest.approx(97.5, abs=0.1)
     assert gb200["measured_decode"] == pytest.approx(114.5, abs=0.1)   # decode GPUs only
-    assert b200["group"] == "B200 · FP4 · multi-node" and b200["measured_all"] == pytest.approx(71.7, abs=0.1)
+    assert b200["group"] == "B200 · FP4 · multi-node (44–52 GPUs)" and b200["measured_all"] == pytest.approx(71.7, abs=0.1)
     assert ratio["measured_all"] == pytest.approx(97.51 / 71.73, rel=1e-3)
     # Provenance is a JSON pointer into the snapshot's array (record 152 is index 151), not a line number.
     assert "interpolated between" in gb200["how"] and "benchmarks.json#/151" in gb200["how"]
@@ -296,7 +306,7 @@ def test_c01_checks_both_numbers(points):
     parts = claims.claim_parts(card.claim)
     assert [(p.kind, p.value) for p in parts] == [("per-user", 253), ("per-system", 30000)]
     cap = card.checks[card.checks["kind"] == "per-system"].iloc[0]
-    assert cap["claimed"] == 3750 and cap["group"] == "B200 · FP4 · node"
+    assert cap["claimed"] == 3750 and cap["group"] == "B200 · FP4 · node (4 GPUs)"
     assert cap["measured_all"] == pytest.approx(2643, abs=1) and cap["tok_s_per_user"] == pytest.approx(44.5, abs=0.1)
     user = card.checks[card.checks["kind"] == "per-user"].iloc[0]
     assert user["measured_all"] == pytest.approx(170.3, abs=0.1)
@@ -339,10 +349,13 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     assert spec72.loc["fp4", "sol_tok_s_per_user_comm"] == pytest.approx(4.07 * 1000 / spec72.loc["fp4",
                                                                                                    "comm_floor_ms"])
     assert sol_mod._over(1000 / 963) == "1.04×" and sol_mod._over(1.3) == "1.3×"
-    # 8 GPUs at τ 1: possible at the overlapped bound (1,067), not with the collectives paid after the reads (910)
+    # 8 GPUs at τ 1: the overlapped bound at the table's latency (1,067) allows it, not with the collectives paid
+    # after the reads (910), and the table's range of latencies (45-1,067) spans it: undecided, naming the latency
     node = sol.loc[("fp4", 8)]
-    assert node["reading"] == ("possible (94% of SOL, 94% of achievable; only if every collective hides under a weight "
-                               "read: paid after them, the bound is 910)")
+    assert node["reading"] == ("undecided: the collective latency decides; the claim needs ≤ 11.6 µs per collective, "
+                               "the table gives 10.9 µs (extrapolated) and its range of latencies bounds the speed "
+                               "anywhere from 45 to 1,067 tok/s/user; only if every collective hides under a weight "
+                               "read: paid after them, the bound is 910")
     assert 1000 / (1000 / node["sol_tok_s_per_user"] + node["comm_floor_ms"]) == pytest.approx(910, abs=0.5)
     rack_line = next(x for x in card.sol_statements if x.startswith("On 72 GPUs, one instance at FP4"))
     assert "the bound is 1,567 (enough)" in rack_line
@@ -379,7 +392,8 @@ def test_c00_sol_uses_the_achievable_line_and_a_communication_floor(points):
     # The range comes from the measured latency's low and high ends (the extrapolation carries every measured reading).
     low = 1000 / (43 * 2 * (d.high_us + c.high_us) / 2e3)
     high = 1000 / (43 * 2 * (d.low_us + c.low_us) / 2e3)
-    assert shown.loc[("FP4", "72 GPUs, one instance", 1.0), "range"] == f"{low:,.0f}–{min(high, rack['sol_tok_s_per_user']):,.0f}"
+    fp4_rack = ("FP4 experts (attention FP8)", "72 GPUs, one instance", 1.0)  # the shipped recipe, named as one
+    assert shown.loc[fp4_rack, "range"] == f"{low:,.0f}–{min(high, rack['sol_tok_s_per_user']):,.0f}"
     import html
 
     md = html.unescape(page.sol_md)
@@ -517,7 +531,8 @@ def test_interconnect_table_feeds_the_scope_answer(points):
         scope.context.index("would not be needed")
     sol = card_of("C00", points).sol.set_index(["precision", "gpus", "tokens_per_step"])
     rack = sol.loc[("fp4", 72, 1.0)]
-    assert (f"72 GPUs, one instance at FP4: {rack['sol_tok_s_per_user_comm']:,.0f} tok/s/user, "
+    # the shipped FP4 recipe is named as one (FP4 experts, FP8 attention), never "FP4" throughout
+    assert (f"72 GPUs, one instance at FP4 experts (attention FP8): {rack['sol_tok_s_per_user_comm']:,.0f} tok/s/user, "
             f"{rack['sol_tok_s_per_user_comm_low']:,.0f}–{rack['sol_tok_s_per_user_comm_high']:,.0f}") in scope.context
     assert "(extrapolated latency, data/specs/collectives.csv)" in scope.context and "assumed" not in scope.context
     assert "NVL72 not needed" not in scope.answer and "none spans a whole rack-scale NVLink domain" in scope.answer
@@ -749,7 +764,7 @@ def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
     assert "software date" in ck.INFORMATIVE and ck.SOFTWARE_DAYS == 7
     assert "(differs: NVLink domain, framework, software date)" in c.bottom_line
     # the SOL weighs the 4-GPU tray every V4.1-Flash point ran on, and says the rack as one instance lowers the bound
-    assert "the smallest setting whose bound allows it below the achievable line is 4-GPU tray" in c.verdict
+    assert "Without speculative decoding, 4-GPU tray at FP8 is undecided: the collective latency decides" in c.verdict
     assert c.answers["scope"].context.endswith("every layer waits for its collectives, and 72 GPUs, one instance "
                                                "lower it to 385.")
     # the capacity read on a mean-only source names the statistic in its fact too, and the point is the sweep's end
@@ -760,6 +775,9 @@ def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
     # the fastest same-architecture point names its statistic (a median) as the speed point does (a mean)
     assert "the fastest is 763.4 tok/s/user (1000 / median TPOT;" in c.bottom_line
     assert "456.6 tok/s/user (1000 / mean TPOT;" in c.bottom_line
+    # ... and says the two are not the same statistic, so their shares of the claim (46%, 76%) are not on one scale
+    assert ("1000 / median TPOT, where the point above is 1000 / mean TPOT: not the same statistic, so the two shares "
+            "of the claim are not on one scale") in c.bottom_line
 
 
 def test_claim_json_carries_the_speed_of_light_table_and_the_verdict(points):

@@ -29,11 +29,11 @@ def test_lengths_far_from_the_claim_give_no_number_in_the_bottom_line(cards):
 def test_what_differs_names_scope_gpu_count_and_disaggregation(cards):
     # C02: an 8-GPU B200 node claim; a 44-GPU multi-node disaggregated point differed in more than lengths
     c = cards["C02"].checks
-    multi = c[c["group"] == "B200 · FP4 · multi-node"].iloc[0]
+    multi = c[c["group"] == "B200 · FP4 · multi-node (44 GPUs)"].iloc[0]
     assert {"GPU count: 44 measured, 8 claimed", "scope: multi-node measured, node claimed"} <= set(multi["differs"])
     assert any(d.startswith("disaggregation") for d in multi["differs"])
     # the headline reading is the one with the fewest differing conditions: the 8-GPU node
-    assert c.iloc[0]["group"] == "B200 · FP4 · node"
+    assert c.iloc[0]["group"] == "B200 · FP4 · node (8 GPUs)"
     # the claim's MTP is read from its text although its acceptance is "not stated"
     assert "speculative decoding: none measured, mtp claimed" in c.iloc[0]["differs"]
 

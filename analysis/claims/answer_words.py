@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from analysis.claims.evidence import PROXY_RULE
-from analysis.claims.labels import PER_USER_DEFS, fmt_num, lengths_text, precision_label
+from analysis.claims.labels import PER_USER_DEFS, fmt_num, lengths_text, precision_label, sol_precision
 from analysis.claims.pairs import DATE_WINDOW_DAYS
 from analysis.claims.point_words import point_notes
 from analysis.claims.registry import Claim
@@ -184,7 +184,7 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
                f", {b['low']:,.0f}–{b['high']:,.0f} over the collective latency's range ("
                + ("assumed: no measurement for this interconnect" if b["comm_basis"] == "assumption" else
                   f"{b['comm_basis']} latency, data/specs/collectives.csv") + ")")
-        parts.append(f"{b['scope']} at {precision_label(b['precision'])}: {b['bound']:,.0f} tok/s/user{rng}")
+        parts.append(f"{b['scope']} at {sol_precision(b)}: {b['bound']:,.0f} tok/s/user{rng}")
     rule = v["rule"]
     small = max((b["bound"] for b in bounds if b["gpus"] <= 8), default=math.nan)
     lower = [b for b in bounds if b["gpus"] > 8 and b["bound"] < small]

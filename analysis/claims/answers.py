@@ -210,6 +210,7 @@ def scope_bounds(claim: Claim, sol: pd.DataFrame) -> list[dict]:
     for g in sorted(base["gpus"].unique()):
         r = base[base["gpus"] == g].sort_values(["sol_tok_s_per_user_comm", "sol_tok_s_per_user"]).iloc[-1]
         out.append({"gpus": int(g), "scope": r["scope"], "precision": r["precision"],
+                    "precision_label": r.get("precision_label", ""),
                     "bound": r["sol_tok_s_per_user_comm"], "low": r["sol_tok_s_per_user_comm_low"],
                     "high": r["sol_tok_s_per_user_comm_high"], "comm_where": r["comm_where"],
                     "comm_basis": r["comm_basis"], "reaches": bool(r["sol_tok_s_per_user_comm"] >= user),

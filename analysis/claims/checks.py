@@ -33,7 +33,7 @@ from analysis.claims.evidence import (
     row_id,
     same_checkpoint,
 )
-from analysis.claims.labels import lengths_text
+from analysis.claims.labels import lengths_label, lengths_text
 from analysis.claims.registry import Claim, ClaimPart, is_stated
 from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
@@ -97,16 +97,6 @@ def _at_lengths(points: pd.DataFrame, pairs, claim: Claim | None = None) -> pd.D
     return points[keep]
 
 
-def lengths_label(isl, osl, workload=None) -> str:
-    """``ISL 1,024 / OSL 1,024``, or the workload where a point has no fixed lengths (``agentx workload``), or caps
-    where its lengths are random up to them (``ISL ≤ 8,192 / OSL ≤ 1,024 (random-capped)``)."""
-    if (isl is None or pd.isna(isl)) and workload and str(workload) not in ("unknown", "nan"):
-        return f"{workload} workload (no fixed ISL/OSL)"
-    if str(workload) == "random-capped":
-        return lengths_text(isl, osl).replace("ISL ", "ISL ≤ ").replace("OSL ", "OSL ≤ ") + " (random-capped)"
-    return lengths_text(isl, osl)
-
-
 def _nan_free(key) -> tuple:
     """A group key with NaN made None, so two groupings of one table look each other's groups up."""
     return tuple(None if isinstance(x, float) and math.isnan(x) else x for x in key)
@@ -118,10 +108,17 @@ def _groups_of(front: pd.DataFrame, by=CHECK_BY):
     return list(front.groupby(by, dropna=False, sort=True))
 
 
-def group_key_label(key) -> str:
-    """``GB300 NVL72 · FP4 · rack`` for a (hardware, precision, scope, …) group key."""
+def group_key_label(key, gpus=()) -> str:
+    """``GB300 NVL72 · FP4 · rack`` for a (hardware, precision, scope, …) group key; with the GPU counts of the
+    points it names (``gpus``), the scope says them: ``node (4 GPUs)``, since a node of an NVL72 rack is a 4-GPU
+    tray where a reader pictures an 8-GPU node."""
     hw, prec, scope = key[0], key[1], key[2]
-    return f"{hw} · {str(prec).upper()} · {scope}"
+    counts = sorted({int(n) for n in gpus if n is not None and n == n and n > 0})
+    if counts:
+        scope = f"{scope} ({counts[0]} GPU{'s' if counts[0] > 1 else ''})" if len(counts) == 1 else \
+            f"{scope} ({counts[0]}–{counts[-1]} GPUs)"
+    prec = "precision not stated" if str(prec).lower() in ("unknown", "nan", "none", "") else str(prec).upper()
+    return f"{hw} · {prec} · {scope}"
 
 
 def _neighbours(front: pd.DataFrame, target: float) -> tuple:
@@ -345,7 +342,9 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
     rows = []
     for key, g in _groups_of(fronts["all"]):
         gd = decode_groups.get(key, g.iloc[0:0])
-        base = ctx.base(group=group_key_label(key), lengths=lengths_text(key[3], key[4]))
+        base = ctx.base(group=group_key_label(key, g["n_gpus"] if "n_gpus" in g else ()),
+                        lengths=lengths_text(key[3], key[4]))
+        gpus_of = lambda used, k=key: group_key_label(k, [r.get("n_gpus") for r in used])  # noqa: E731  points read
         if not math.isnan(at):
             m_all, m_dec = capacity_at(g, [at])[0], capacity_at(gd, [at])[0] if len(gd) else math.nan
             lo, hi = _neighbours(g, at)
@@ -362,7 +361,8 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
                 used = [r]
                 reading = {"rule": "measured", "points": [_point(ctx, r)]}
             match, differs, ratio_ok = ctx.tier(key, used)
-            rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": at, "measured_all": m_all,
+            rows.append({**base, **({"group": gpus_of(used)} if used else {}), "match": match, "differs": differs,
+                         "tok_s_per_user": at, "measured_all": m_all,
                          "measured_decode": m_dec,
                          "measured_over_claimed": m_all / claimed if ratio_ok else math.nan, "reading": reading,
                          "rows": [ctx.rid(r) for r in used], "evidence": [evidence_object(ctx.row(r)) for r in used],
@@ -387,7 +387,8 @@ def _capacity_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
                 capd = gdl.loc[gdl["tok_s_per_gpu"].idxmax()]["tok_s_per_gpu"] if len(gdl) else math.nan
             match, differs, ratio_ok = ctx.tier(key, [cap])
             same = ctx.rid(cap) == ctx.rid(free)
-            rows.append({**base, "match": match, "differs": differs, "tok_s_per_user": cap["tok_s_per_user"],
+            rows.append({**base, "group": gpus_of([cap]), "match": match, "differs": differs,
+                         "tok_s_per_user": cap["tok_s_per_user"],
                          "measured_all": cap["tok_s_per_gpu"], "measured_decode": capd,
                          "measured_over_claimed": cap["tok_s_per_gpu"] / claimed if ratio_ok else math.nan,
                          "reading": {"rule": "capacity", "points": [_point(ctx, cap)], **limited,
@@ -417,7 +418,8 @@ def _per_user_rows(ctx: _Context, sel: pd.DataFrame) -> list[dict]:
         src = ctx.row(end)
         sol_bw, sol_comm = own_sol(src)
         tau, tau_source = own_sol_tau(src)
-        label = group_key_label(key) + ("" if same_checkpoint(ctx.claim.model, end["model"]) else f" ({end['model']})")
+        label = group_key_label(key, [end.get("n_gpus")]) + ("" if same_checkpoint(ctx.claim.model, end["model"])
+                                                             else f" · {end['model']}")
         rows.append({**ctx.base(group=label, lengths=lengths_label(key[3], key[4], ctx.row(end).get("workload"))),
                      "model": src.get("model"), "n_gpus": end.get("n_gpus"), "own_sol_tok_s_per_user": sol_bw,
                      "own_sol_comm_tok_s_per_user": sol_comm, "share_of_own_sol_comm": end["tok_s_per_user"] / sol_comm,
@@ -451,7 +453,7 @@ def _best_side(front: pd.DataFrame, pair, axis: str, at: float):
             lo, hi = _neighbours(g, at)
             used = [r for r in (lo, hi) if r is not None]
         if not math.isnan(v) and (math.isnan(best[0]) or v > best[0]):
-            best = (v, group_key_label(key), used)
+            best = (v, group_key_label(key, [r.get("n_gpus") for r in used]), used)
     return best
 
 
@@ -568,7 +570,8 @@ def _cost_ratio_rows(ctx: _Context, pts: pd.DataFrame) -> list[dict]:
         differs = list(ctx.differs)
         if want is None or tuple(want) != pair:
             differs.append(Difference("lengths", lengths_text(*pair), str(claim.isl_osl)))
-        ga, gb = group_key_label(tuple(ra[c] for c in CHECK_BY)), group_key_label(tuple(rb[c] for c in CHECK_BY))
+        ga = group_key_label(tuple(ra[c] for c in CHECK_BY), [ra.get("n_gpus")])
+        gb = group_key_label(tuple(rb[c] for c in CHECK_BY), [rb.get("n_gpus")])
         rough = [g for g, r in ((ga, ra), (gb, rb)) if r.get(frontier.reading_column(at)) == "wide gap"]
         side = lambda r, g: {"usd_per_mtok": r[col], "group": g, "usd_per_gpu_hour": r["usd_per_gpu_hour"],  # noqa: E731
                              "hardware": r["hardware"], "price_source": r["price_source"]}

@@ -12,7 +12,7 @@ import pandas as pd
 from analysis import roofline, specs
 from analysis.claims.conditions import DEFAULT_CONTEXT
 from analysis.claims.jsonform import plain
-from analysis.claims.labels import lengths_text
+from analysis.claims.labels import lengths_label
 from analysis.claims.registry import Claim
 from analysis.schema import trusted
 from analysis.text import plain as plain_text
@@ -297,7 +297,10 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     out = []
     keys = ["model", "hardware", "precision", "isl", "osl"]
-    for key, g in evidence.groupby(keys, dropna=False, sort=False):
+    # fixed lengths and lengths drawn up to caps are apart: a row never pools the two under one label
+    evidence = evidence.assign(workload=evidence["workload"].astype(object).where(evidence["workload"].notna(), "")
+                               if "workload" in evidence.columns else "")
+    for key, g in evidence.groupby(keys + ["workload"], dropna=False, sort=False):
         fast = g.loc[g["tok_s_per_user"].idxmax()]
         gpu = g["tok_s_per_gpu"]
         cap = g.loc[gpu.idxmax()] if gpu.notna().any() else None
@@ -305,7 +308,7 @@ def evidence_summary(evidence: pd.DataFrame) -> pd.DataFrame:
         tau, tau_source = own_sol_tau(fast)
         out.append({
             "model": key[0], "hardware": key[1], "precision": key[2], "isl": key[3], "osl": key[4],
-            "lengths": lengths_text(key[3], key[4]), "n_points": len(g),
+            "lengths": lengths_label(key[3], key[4], key[5] or None), "n_points": len(g),
             "fastest_tok_s_per_user": fast["tok_s_per_user"], "fastest_concurrency": fast.get("concurrency"),
             "fastest_n_gpus": fast.get("n_gpus"), "fastest_spec_decode": fast.get("spec_decode"),
             "fastest_row": fast["row"],

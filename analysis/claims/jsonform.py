@@ -87,7 +87,7 @@ def card_json(card) -> dict:
     })
 
 
-SOL_COLUMNS = ["precision", "gpus", "scope", "tokens_per_step", "sol_tok_s_per_user", "comm_floor_ms",
+SOL_COLUMNS = ["precision", "precision_label", "gpus", "scope", "tokens_per_step", "sol_tok_s_per_user", "comm_floor_ms",
                "collective_latency_us", "sol_tok_s_per_user_comm", "sol_tok_s_per_user_comm_low",
                "sol_tok_s_per_user_comm_high", "sol_tok_s_per_user_paid", "sol_tok_s_per_user_achievable_comm",
                "hbm_needed_gb",

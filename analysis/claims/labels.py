@@ -18,6 +18,33 @@ def precision_label(precision: str) -> str:
     return label.replace(label.split()[0], label.split()[0].upper(), 1)
 
 
+EXPERTS = {"routed_experts", "shared_experts"}
+
+
+def recipe_label(asked: str, recipe_text: str, model=None) -> str:
+    """A precision label that says when the weights at that label are a mixed recipe: ``FP4 experts (attention
+    FP8)`` for DeepSeek-V4-Flash's FP4 checkpoint (FP4 experts, FP8 attention, BF16 router and head), where ``FP4``
+    alone reads as FP4 weights throughout. ``asked`` alone, upper-cased, where the recipe is that precision
+    everywhere (or cannot be read)."""
+    asked = str(asked)
+    try:
+        parts = roofline.parse_precision(recipe_text, model=model).parts
+    except (KeyError, ValueError):
+        return asked.upper()
+    at = [c for c, p in parts.items() if p == asked and c != "embedding"]
+    if not at or all(p == asked for c, p in parts.items() if c not in ("embedding", "router", "lm_head")):
+        return asked.upper()
+    names = "experts" if set(at) == EXPERTS else ", ".join(c.replace("_", " ") for c in at)
+    att = parts.get("attention")
+    return f"{asked.upper()} {names}" + (f" (attention {att.upper()})" if att and att != asked else "")
+
+
+def sol_precision(row) -> str:
+    """The SOL row's precision as its ``precision_label`` column says it (a mixed recipe named), else the label."""
+    label = row.get("precision_label") if hasattr(row, "get") else None
+    return str(label) if isinstance(label, str) and label else precision_label(row["precision"])
+
+
 def num_text(v: float) -> str:
     return num(v)
 
@@ -37,6 +64,17 @@ def lengths_text(isl, osl) -> str:
     if isl is None or osl is None or pd.isna(isl) or pd.isna(osl):
         return "ISL/OSL n/a"
     return f"ISL {whole(isl)} / OSL {whole(osl)}"
+
+
+def lengths_label(isl, osl, workload=None) -> str:
+    """``ISL 1,024 / OSL 1,024``, or the workload where a point has no fixed lengths (``agentx workload``), or caps
+    where its lengths are random up to them (``ISL ≤ 8,192 / OSL ≤ 1,024 (random-capped)``): one wording for every
+    table and sentence of a card."""
+    if (isl is None or pd.isna(isl)) and workload and str(workload) not in ("unknown", "nan", "None"):
+        return f"{workload} workload (no fixed ISL/OSL)"
+    if str(workload) == "random-capped":
+        return lengths_text(isl, osl).replace("ISL ", "ISL ≤ ").replace("OSL ", "OSL ≤ ") + " (random-capped)"
+    return lengths_text(isl, osl)
 
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis import roofline, specs
 from analysis.claims.conditions import context_for, per_user_value
-from analysis.claims.labels import share
+from analysis.claims.labels import recipe_label, share
 from analysis.claims.registry import NOT_STATED, Claim
 from analysis.specdecode import ASSUMED_DRAFT_TOKENS, ASSUMED_TAU  # the one documented assumption
 from analysis.text import fixed, pct, plain, times, whole
@@ -104,7 +104,8 @@ def _over(x: float) -> str:
 
 def reading_for(row: pd.Series) -> str:
     """Plain words for one SOL row, from the datasheet bound, the achievable line and the communication floor:
-    possible, possible only at near-peak bandwidth, impossible (by bandwidth or by communication), or no fit."""
+    possible, possible only at near-peak bandwidth, undecided (the collectives' latency range spans the claim),
+    impossible (by bandwidth or by communication), or no fit."""
     user = row["claim_tok_s_per_user"]
     if not row["fits"]:
         return "does not fit in HBM"
@@ -115,22 +116,57 @@ def reading_for(row: pd.Series) -> str:
     bw, comm, ach = row["sol_tok_s_per_user"], row["sol_tok_s_per_user_comm"], row["sol_tok_s_per_user_achievable_comm"]
     if user > bw:
         return f"impossible ({_over(user / bw)} the bandwidth bound){suffix}"
-    if user > comm:
-        return (f"impossible with communication ({_over(user / comm)} the bound with the communication floor; "
-                f"bandwidth alone would allow it){suffix}")
     paid = row.get("sol_tok_s_per_user_paid", bw)
     hidden = (f"; only if every collective hides under a weight read: paid after them, the bound is {whole(paid)}"
               if user > paid else "")
+    if possible_at(row) == "undecided":
+        return f"undecided: {undecided_text(row)}{hidden}{suffix}"
+    if user > comm:
+        return (f"impossible with communication ({_over(user / comm)} the bound with the communication floor; "
+                f"bandwidth alone would allow it){suffix}")
     if user > ach:
         return (f"above the achievable line: possible only at near-peak bandwidth ({share(user / comm)} of SOL, "
                 f"{share(user / ach)} of achievable{hidden}){suffix}")
     return f"possible ({share(user / comm)} of SOL, {share(user / ach)} of achievable{hidden}){suffix}"
 
 
+def needed_latency_us(row) -> float:
+    """The per-collective latency at which the row's communication floor allows exactly the claimed speed (every
+    collective hidden under a weight read, as the bound assumes); NaN without collectives or a claimed speed."""
+    user, floor, lat = row["claim_tok_s_per_user"], row["comm_floor_ms"], row["collective_latency_us"]
+    if not (floor > 0 and lat > 0 and user > 0):
+        return math.nan
+    collectives = floor * 1000.0 / lat
+    return 1000.0 * row["tokens_per_step"] / user * 1000.0 / collectives
+
+
+def undecided_text(row) -> str:
+    """Why a row is undecided: the per-collective latency the claim needs against the table's value and range."""
+    basis = _text(row.get("comm_basis"))
+    need = needed_latency_us(row)
+    lo, hi = row["sol_tok_s_per_user_comm_low"], row["sol_tok_s_per_user_comm_high"]
+    return (f"the collective latency decides; the claim needs ≤ {fixed(need, 1)} µs per collective, the table gives "
+            f"{fixed(row['collective_latency_us'], 1)} µs" + (f" ({basis})" if basis else "")
+            + f" and its range of latencies bounds the speed anywhere from {whole(lo)} to {whole(hi)} tok/s/user")
+
+
+def _text(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
 def possible_at(row) -> str:
-    """"possible", "near-peak" or "impossible" for one SOL row (for the verdict)."""
+    """"possible", "near-peak", "undecided" or "impossible" for one SOL row (for the verdict). Undecided: the
+    bandwidth allows the claim and it lies inside the range the communication floor takes over the interconnect
+    table's low and high latencies, so which latency the deployment pays decides; a reading at the table's one
+    value would be a verdict resting on it."""
     user = row["claim_tok_s_per_user"]
-    if not row["fits"] or math.isnan(user) or user > row["sol_tok_s_per_user_comm"]:
+    if not row["fits"] or math.isnan(user) or user > row["sol_tok_s_per_user"]:
+        return "impossible"
+    lo = row.get("sol_tok_s_per_user_comm_low", row["sol_tok_s_per_user_comm"])
+    hi = row.get("sol_tok_s_per_user_comm_high", row["sol_tok_s_per_user_comm"])
+    if row["comm_floor_ms"] > 0 and lo == lo and hi == hi and lo < user <= hi:
+        return "undecided"
+    if user > row["sol_tok_s_per_user_comm"]:
         return "impossible"
     return "near-peak" if user > row["sol_tok_s_per_user_achievable_comm"] else "possible"
 
@@ -207,6 +243,8 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     out["comm_layout"] = out["gpus"].map(lambda g: floors[g].layout)
     out["comm_measured_on"] = out["gpus"].map(lambda g: "; ".join(f"{h} at {n} GPUs" for h, n in floors[g].measured_on))
     out["reading"] = out.apply(reading_for, axis=1)
+    out["precision_label"] = [recipe_label(p, texts[p], model) if texts.get(p, p) != p else str(p).upper()
+                              for p in out["precision"]]
     out = out.sort_values(["precision", "gpus", "tokens_per_step"],
                           key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)
                           if s.name == "precision" else s).reset_index(drop=True)

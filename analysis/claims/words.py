@@ -9,9 +9,9 @@ import pandas as pd
 from analysis import specs
 from analysis.claims.checks import GAP_FACTOR, INFORMATIVE, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
-from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share
+from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share, sol_precision
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
-from analysis.claims.sol import possible_at
+from analysis.claims.sol import possible_at, undecided_text
 from analysis.specdecode_words import source_words
 from analysis.text import fixed, times, whole
 
@@ -33,13 +33,16 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     base = sol[sol["tokens_per_step"] == 1.0]
     spec = sol[sol["tokens_per_step"] > 1.0]
     for _, r in base.iterrows():
-        where = f"{r['scope']} at {precision_label(r['precision'])}"
+        where = f"{r['scope']} at {sol_precision(r)}"
         if not r["fits"]:
             out.append(f"On {where} the weights do not fit ({r['hbm_needed_gb']:,.0f} GB needed, "
                        f"{r['hbm_available_gb']:,.0f} GB of HBM).")
             continue
         state = possible_at(r)
         if state == "possible":
+            continue
+        if state == "undecided":
+            out.append(f"On {where} {user:,.0f} tok/s/user is undecided: {undecided_text(r)}.")
             continue
         if state == "near-peak":
             out.append(f"On {where} {user:,.0f} tok/s/user is above the achievable line "
@@ -75,9 +78,11 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     return out
 
 
-def _unreached(claim: Claim, checks: pd.DataFrame) -> str:
+def _unreached(claim: Claim, checks: pd.DataFrame, against: dict | None = None) -> str:
     """For a per-user claim no measured point reaches: the fastest point of the claim's model or architecture, with
-    its conditions and source."""
+    its conditions and source. ``against``: the reading point the sentence before quoted; where the two points'
+    per-user statistics differ (a median TPOT against a mean), the sentence says so, since their shares of the
+    claim are then not read on one scale."""
     users = checks[(checks["kind"] == "per-user") & checks["measured_all"].notna()
                    & checks["match"].isin(["direct", "same-model"])] if len(checks) else checks
     if users.empty or users["measured_all"].max() >= users["claimed"].max():
@@ -86,10 +91,14 @@ def _unreached(claim: Claim, checks: pd.DataFrame) -> str:
     p = (top.get("reading") or {}).get("points", [{}])[0]
     where = p.get("source_url") if p.get("source_url") not in (None, "unknown") else p.get("row")
     stat = PER_USER_DEFS.get(str(p.get("per_user_def")), "")
+    other = PER_USER_DEFS.get(str((against or {}).get("per_user_def")), "")
+    unlike = (f"; {stat}, where the point above is {other}: not the same statistic, so the two shares of the claim "
+              "are not on one scale" if stat and other and stat != other and p.get("row") != (against or {}).get("row")
+              else "")
     return (f"; no measured point of this model or its architecture at the lengths compared here reaches the claimed "
             f"speed: the fastest is "
             f"{top['measured_all']:,.1f} tok/s/user ({stat + '; ' if stat else ''}{top['group']}, {top['lengths']}, concurrency "
-            f"{fmt_num(p.get('concurrency'))}; {where})")
+            f"{fmt_num(p.get('concurrency'))}; {where}{unlike})")
 
 
 def decode_counted(claim: Claim, row) -> bool:
@@ -291,10 +300,15 @@ def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
     states = base.apply(possible_at, axis=1) if len(base) else pd.Series(dtype=str)
     ok = base[states == "possible"]
     near = base[states == "near-peak"]
+    open_ = base[states == "undecided"]
     parts = []
+    if len(open_) and (ok.empty or open_.iloc[0]["gpus"] < ok.iloc[0]["gpus"]):
+        r = open_.iloc[0]
+        parts.append(f"Without speculative decoding, {r['scope']} at {sol_precision(r)} is undecided: "
+                     f"{undecided_text(r)}.")
     if len(near) and (ok.empty or near.iloc[0]["gpus"] < ok.iloc[0]["gpus"]):
         r = near.iloc[0]
-        parts.append(f"Without speculative decoding, {r['scope']} at {precision_label(r['precision'])} is above the "
+        parts.append(f"Without speculative decoding, {r['scope']} at {sol_precision(r)} is above the "
                      f"achievable line: possible only at near-peak bandwidth ({user:,.0f} is "
                      f"{share(user / r['sol_tok_s_per_user_comm'])} of the datasheet bound "
                      f"{r['sol_tok_s_per_user_comm']:,.0f} and {share(user / r['sol_tok_s_per_user_achievable_comm'])}"
@@ -305,7 +319,7 @@ def _sol_sentence(claim: Claim, sol: pd.DataFrame) -> str:
         parts.append(("With every collective hidden under a weight read (the speed-of-light bound), the smallest "
                       if comm else "The smallest ")
                      + f"setting whose bound allows it below the achievable line is {r['scope']} at "
-                     f"{precision_label(r['precision'])} (claim = {share(user / r['sol_tok_s_per_user_comm'])} of "
+                     f"{sol_precision(r)} (claim = {share(user / r['sol_tok_s_per_user_comm'])} of "
                      f"{r['sol_tok_s_per_user_comm']:,.0f}"
                      + (f", a bound set by the communication floor of {r['comm_floor_ms'] * 1000:,.0f} µs per step, "
                         f"not by bandwidth ({r['sol_tok_s_per_user']:,.0f})" if comm and
@@ -416,7 +430,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         else:
             found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
                      f"{v}{unit} there ({where}), not a percentage of the claim")
-        found += gap_text(r, claim) + _unreached(claim, checks)
+        found += gap_text(r, claim) + _unreached(claim, checks, p)
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
     return head + found + (tail[1:] if found.endswith("?") else tail)

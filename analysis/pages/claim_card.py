@@ -18,7 +18,7 @@ import pandas as pd
 from analysis import claims, data, specs
 from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.evidence import same_architecture
-from analysis.claims.labels import precision_label, share
+from analysis.claims.labels import precision_label, share, sol_precision
 from analysis.claims.words import match_label
 from analysis.text import esc, links, num
 
@@ -149,7 +149,7 @@ class ClaimCardPage:
         if s.empty:
             return s
         return pd.DataFrame({
-            "precision": s["precision"].map(precision_label), "scope": s["scope"], "τ": s["tokens_per_step"],
+            "precision": [sol_precision(r) for _, r in s.iterrows()], "scope": s["scope"], "τ": s["tokens_per_step"],
             "bandwidth only": s["sol_tok_s_per_user"].map(num),
             "comm floor µs": (s["comm_floor_ms"] * 1000).map(lambda v: f"{v:,.0f}"),
             "with comm (overlapped)": s["sol_tok_s_per_user_comm"].map(num),
@@ -217,8 +217,9 @@ class ClaimCardPage:
         tiers = dict(zip(self.card.evidence["model"], self.card.evidence["tier"]))
         return pd.DataFrame({
             "tier": e["model"].map(lambda m: tiers.get(m, "proxy")), "model": e["model"], "hardware": e["hardware"],
-            "precision": e["precision"].str.upper(), "ISL/OSL": e["lengths"].str.replace("ISL ", "").str.replace(
-                " / OSL ", "/"), "points": e["n_points"],
+            "precision": e["precision"].map(lambda p: "not stated" if str(p).lower() in ("unknown", "nan", "")
+                                            else str(p).upper()),
+            "ISL/OSL": e["lengths"], "points": e["n_points"],
             "fastest tok/s/user": e["fastest_tok_s_per_user"].map(num),
             "share of own SOL (at its τ)": _share_at_tau(e, "fastest_"),
             "max tok/s/GPU": e["max_tok_s_per_gpu"].map(num),

@@ -202,6 +202,9 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
             note = (f"no overlapping tok/s/user range: {low} {row[f'tok_s_per_user_range_{low}']}, "
                     f"{high} {row[f'tok_s_per_user_range_{high}']}")
         names, detail = confounders(used_a, used_b)
+        # the measured frontier points each side's levels are read between (inside the shared range and the
+        # neighbours just outside it): 25 levels over a narrow range may rest on two or three points a side
+        row[f"n_frontier_points_used_{low}"], row[f"n_frontier_points_used_{high}"] = len(used_a), len(used_b)
         # Date and image may differ in a clean pair only within the shared rule (one image, or dates in a window).
         apart = pairing.apart_in_time(used_a.get("date", ()), used_b.get("date", ()),
                                       used_a.get("tool_version", ()), used_b.get("tool_version", ()))
@@ -579,9 +582,25 @@ def drop_unmeasured(bars: pd.DataFrame, *, x: str, targets: Sequence[float]) -> 
     return bars[bars[x].isin(drawn)], dropped
 
 
+def setup_tag(row) -> str:
+    """A bar's serving setup in a few words, from its reading's ``setup_*`` columns: ``dyn-trt · disagg · mtp``
+    (framework, aggregated or disaggregated, speculative decoding where any ran); '' for a bar with no reading."""
+    fw = str(row.get("setup_framework") or "")
+    if not fw:
+        return ""
+    disagg = str(row.get("setup_disagg") or "")
+    how = "disagg" if disagg == "disaggregated" else "agg" if disagg == "aggregated" else \
+        "agg + disagg" if disagg else ""
+    spec = str(row.get("setup_spec_decode") or "")
+    parts = [fw.replace("dynamo-", "dyn-"), how] + ([spec] if spec and spec != "none" else [])
+    return " · ".join(p for p in parts if p)
+
+
 def scope_bars_table(capacity: pd.DataFrame, *, families: Sequence[str]) -> pd.DataFrame:
-    """Rows of ``scope_capacity`` for some families, labelled ``hardware · scope`` and ordered family, scope."""
+    """Rows of ``scope_capacity`` for some families, labelled ``hardware · scope`` and ordered family, scope, each
+    with its serving setup's tag (:func:`setup_tag`): the bars differ in it as well as in scope."""
     rows = capacity[capacity["gpu_family"].isin(families) & (capacity["hardware"] != "")].copy()
     rows["where"] = rows["hardware"] + " · " + rows["scope"]
+    rows["setup"] = [setup_tag(r) for r in rows.to_dict("records")]
     rows["scope_rank"] = rows["scope"].map({s: i for i, s in enumerate(SCOPE_ORDER)})
     return rows.sort_values(["gpu_family", "scope_rank", "hardware", "precision"], ignore_index=True)

@@ -36,10 +36,11 @@ def test_headline_is_the_clean_pair_ratio_and_a_confounded_pair_stays_out():
     headline = results["headline"]
     # the synthetic rows have InferenceX's default request count but no percentiles: the ratio is given, with why
     # it has no interval, and never called higher
-    assert ("fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user, not shown to be beyond noise (no interval: "
-            "neither the fp4 nor the fp8 reading has one: their points give a mean or median but no percentiles to "
-            "read a spread from), the median over one clean pair's shared tok/s/user range (B200 · sglang · node · "
-            "none; single levels 1.60× to 1.60×, 25 without an interval)") in headline
+    assert ("one clean pair only, B200 · sglang · node · none, one hardware and engine, so no general fp4 ÷ fp8 "
+            "factor: on it fp4 delivers 1.60× the tok/s/GPU of fp8 at equal tok/s/user, not shown to be beyond noise "
+            "(no interval: neither the fp4 nor the fp8 reading has one: their points give a mean or median but no "
+            "percentiles to read a spread from), the median of 25 levels over") in headline
+    assert "(single levels 1.60× to 1.60×, 25 without an interval)" in headline
     assert page.tables["clean"]["median 95% interval"].iloc[0] == "none (fp4, fp8: no spread)"
     assert "higher" not in headline
     assert headline.endswith("A clean pair holds everything equal but run date and container image, and its two "

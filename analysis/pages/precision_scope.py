@@ -72,9 +72,10 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
     pooled = f"{pooled} {spec}".strip()
     if s["n_clean"] == 1:
         r = clean.iloc[0]
-        return (f"{where}: {compare_words.headline_ratio(r, 'ratio_median', low=LOW, high=HIGH)}, the median over "
-                f"one clean pair's shared tok/s/user range ({e(compare.pair_label(r, PAIR_BY))}; {levels}). "
-                f"{pooled}")
+        return (f"{where}: one clean pair only, {e(compare.pair_label(r, PAIR_BY))}, one hardware and engine, so no "
+                f"general {LOW} ÷ {HIGH} factor: on it {compare_words.headline_ratio(r, 'ratio_median', low=LOW, high=HIGH)}, "
+                f"the median of {int(r['n_levels'])} levels over {r['overlap_tok_s_per_user_lo']:.0f}–"
+                f"{r['overlap_tok_s_per_user_hi']:.0f} tok/s/user{_points_used_text(r)} ({levels}). {pooled}")
     if s["n_clean"] <= 3:  # few enough to name: the range is the estimate (a median of two or three says no more)
         return (f"{where}: {LOW} delivers {times(s['clean_min'])} to {times(s['clean_max'])} the tok/s/GPU of {HIGH} at "
                 f"equal tok/s/user (the medians of {s['n_clean']} clean pairs over their shared tok/s/user ranges, "
@@ -82,6 +83,14 @@ def precision_headline(summary: dict, clean: pd.DataFrame, *, model: str, isl: f
     return (f"{where}: {LOW} delivers {times(s['clean_median'])} the tok/s/GPU of {HIGH} at equal tok/s/user (median "
             f"of {s['n_clean']} clean pairs' medians, range {times(s['clean_min'])} to {times(s['clean_max'])}; the "
             f"median of medians has no interval of its own, each pair's is: {names}; {levels}). {pooled}")
+
+
+def _points_used_text(r) -> str:
+    """', read between 3 measured fp4 and 4 measured fp8 frontier points' ('' where the table does not say)."""
+    a, b = r.get(f"n_frontier_points_used_{LOW}"), r.get(f"n_frontier_points_used_{HIGH}")
+    if a is None or b is None or pd.isna(a) or pd.isna(b):
+        return ""
+    return f", read between {int(a)} measured {LOW} and {int(b)} measured {HIGH} frontier points"
 
 
 def _levels_noise(pairs: pd.DataFrame) -> str:

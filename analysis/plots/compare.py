@@ -69,15 +69,16 @@ def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low:
 def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "precision",
                   hue_order: Sequence[str] = ("fp8", "fp4"), ratio: tuple[str, str] | None = ("fp4", "fp8"),
                   ratio_label: str | None = None, targets: Sequence[float] = (50, 100, 200),
-                  denominator: str = "all", title: str | None = None):
+                  denominator: str = "all", title: str | None = None, setup: str | None = None):
     """Grouped bars of tok/s/GPU at each target tok/s/user (one panel per target), ``ratio[0]/ratio[1]`` written
     over every group where both bars exist (in grey italics: ``ratio_label`` names what the ratio is, e.g. a
     confounded envelope ratio, in the legend). A group only measured faster than the target gets a hatched bar at
     its lower bound marked "≥" (when ``capacity`` has ``reading``/``lower_bound_tok_s_per_gpu``); one faster than
     anything measured gets no bar and "n/m". Ratios read across a wide gap between frontier points get a "~".
 
-    ``capacity`` is long: columns ``x``, ``hue``, ``target_tok_s_per_user``, ``tok_s_per_gpu``.
-    Returns the array of Axes.
+    ``capacity`` is long: columns ``x``, ``hue``, ``target_tok_s_per_user``, ``tok_s_per_gpu``. ``setup``: a column
+    of short texts written up the foot of each bar (the serving setup its reading comes from), for bars that differ
+    in more than ``x`` and ``hue``. Returns the array of Axes.
     """
     targets = list(targets)
     labels = list(dict.fromkeys(capacity[x]))
@@ -94,6 +95,8 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
             floor = at.pivot_table(index=x, columns=hue, values="lower_bound_tok_s_per_gpu",
                                    aggfunc="first").reindex(labels)
         pos = np.arange(len(labels))
+        tags = at.pivot_table(index=x, columns=hue, values=setup, aggfunc="first").reindex(labels) \
+            if setup and setup in at.columns else None
         for i, h in enumerate(hue_order):
             values = table[h].to_numpy(float) if h in table else np.full(len(labels), np.nan)
             color = PRECISION_COLORS.get(h, f"C{i}")
@@ -101,8 +104,13 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
                           color=color, label=h)
             lows = floor[h].to_numpy(float) if has_reading and h in floor else np.full(len(labels), np.nan)
             reads = reading[h].to_numpy(object) if has_reading and h in reading else np.full(len(labels), None)
-            for bar, v, lb, how in zip(bars, values, lows, reads):
+            tag = tags[h].to_numpy(object) if tags is not None and h in tags else np.full(len(labels), None)
+            for bar, v, lb, how, tg in zip(bars, values, lows, reads, tag):
                 xc = bar.get_x() + bar.get_width() / 2
+                if isinstance(tg, str) and tg and (np.isfinite(v) or np.isfinite(lb)):
+                    ax.text(xc, 0.015, tg, transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                            fontsize=6, rotation=90, color="#222222",
+                            bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.75, "linewidth": 0})
                 if np.isfinite(v) and how == "wide gap":  # rough: read across a wide gap between frontier points
                     ax.annotate("~", (xc, v), textcoords="offset points", xytext=(0, 1), ha="center", fontsize=8,
                                 color=color)
@@ -136,6 +144,9 @@ def capacity_bars(capacity: pd.DataFrame, *, x: str = "label", hue: str = "preci
         texts.append("≥: lower bound\n(only measured faster)")
         handles.append(Line2D([], [], linestyle=""))
         texts.append("~ over a bar: read across a\nwide gap (rough)")
+    if setup:
+        handles.append(Line2D([], [], linestyle=""))
+        texts.append("text up a bar: the serving\nsetup its reading comes from\n(framework · agg/disagg ·\nspec decoding)")
     if ratio is not None:
         handles.append(Line2D([], [], linestyle=""))
         texts.append(textwrap.fill(f"n.n×: {ratio_label or f'{ratio[0]}/{ratio[1]} ratio'}; ~ read across a "

@@ -197,6 +197,14 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
         verdict = (f"{HIDDEN}, the NVL72 domain would not be needed for single-user speed: {_gpus(g)} already "
                    f"allow{s} {user:,.0f} tok/s/user at batch 1" + more)
         short = f"NVL72 not needed: {_gpus(g)} suffice{s} at batch 1"
+    elif rule == "node-undecided":
+        g, b = v["gpus"], v["bound"]
+        verdict = (f"{HIDDEN}, {_gpus(g)} would allow {user:,.0f} tok/s/user at batch 1 only at the table's fastest "
+                   f"collective latency: the claim needs ≤ {b['needed_us']:,.1f} µs per collective there, the table "
+                   f"gives {b['latency_us']:,.1f} µs ({b['comm_basis'] or 'assumed'}), and over its range of "
+                   f"latencies the bound runs from {b['low']:,.0f} to {b['high']:,.0f} tok/s/user, so the collective "
+                   "latency decides whether the NVL72 domain is needed" + more)
+        short = f"undecided: {_gpus(g)} only at ≤ {b['needed_us']:,.1f} µs per collective"
     elif rule == "node-near-peak":
         g, gc = v["gpus"], v["comfortable_gpus"]
         s = "s" if g == 1 else ""
@@ -338,7 +346,7 @@ def model_scopes_verdict(scopes: list[dict]) -> str:
             and pd.notna(sc["measured_us_per_collective"])]
     if near:
         sc = max(near, key=lambda s: s["needs_us_per_collective"][0] / s["measured_us_per_collective"])
-        text += (f"; what decides it at τ {lo:.2f} is the collective latency: the {sc['scope']}'s "
+        text += (f"; what decides it at τ {lo:.2f} is the collective latency: on {sc['scope']} the "
                  f"{sc['collectives_per_step']} collectives per step may take ≤ {_us(sc['needs_us_per_collective'][0])}"
                  f" each, against {_us(sc['measured_us_per_collective'])} measured"
                  + (f" ({', '.join(sc['status'])}: {', '.join(sc['libraries'])}, "

@@ -122,7 +122,8 @@ def card_from_evidence(ev: ClaimEvidence) -> ClaimCard:
                      sol_statements=sol_statements(c, sol), evidence=ev.near, evidence_summary=summary,
                      frontier=evidence_frontier(ev.near),
                      verdict=verdict(c, restated, sol, summary, checks, info.get("reason", ""),
-                                     answers["scope"].fact.get("model_scopes")),
+                                     answers["scope"].fact.get("model_scopes"),
+                                     (answers["precision"].fact or {}).get("model")),
                      model_note=model_note_for(c), checks=checks, checked_on=checked_on_text(ev),
                      evidence_lengths=[tuple(p) for p in ev.lengths], evidence_lengths_note=ev.lengths_note,
                      pairs=pairs, basis=ev, check_facts=facts)

@@ -296,8 +296,10 @@ class _Context:
         gpus = sorted({float(r["n_gpus"]) for r in rows if pd.notna(r.get("n_gpus"))})
         inside = any(str(r.get("scope")) in ("rack", "multi-node") for r in rows)
         if gpus and max(gpus) < domain and not inside:
-            return [Difference("NVLink domain", f"{', '.join(plain(g) for g in gpus)} GPUs",
-                               f"the {plain(domain)}-GPU domain the claim names (GPU count not stated)")]
+            return [Difference("NVLink domain", f"{', '.join(plain(g) for g in gpus)} of its GPUs (a part of the domain "
+                               "the claim's hardware names)",
+                               f"all {plain(domain)}, as far as the claim says (it names the {plain(domain)}-GPU "
+                               "product and states no GPU count)")]
         return []
 
     def deployment_differs(self, used) -> list[Difference]:

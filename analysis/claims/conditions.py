@@ -89,7 +89,8 @@ def matched_lengths(claim: Claim, points: pd.DataFrame) -> tuple[list[tuple[floa
         return pairs, (f"lengths stated as {claim.isl_osl}, which no measured ISL/OSL pair matches: every "
                        "comparison stays within one measured pair and none is a percentage of the claim")
     if want is None:
-        return pairs, "lengths not stated: every comparison stays within one ISL/OSL pair"
+        return pairs, ("the claim states no lengths: each comparison reads one evidence group at that group's own "
+                       "lengths, named beside it, never one group's lengths against another's")
     if want in pairs:
         return [want], f"at the stated {lengths_text(*want)}"
     if not pairs:

@@ -11,6 +11,7 @@ from analysis import roofline, specs
 from analysis.claims.conditions import context_for, per_user_value
 from analysis.claims.labels import recipe_label, share
 from analysis.claims.registry import NOT_STATED, Claim
+from analysis.perfmodel.words import scope_name
 from analysis.specdecode import ASSUMED_DRAFT_TOKENS, ASSUMED_TAU  # the one documented assumption
 from analysis.text import fixed, pct, plain, times, whole
 
@@ -145,9 +146,22 @@ def undecided_text(row) -> str:
     basis = _text(row.get("comm_basis"))
     need = needed_latency_us(row)
     lo, hi = row["sol_tok_s_per_user_comm_low"], row["sol_tok_s_per_user_comm_high"]
+    slow, fast = _latency_at(row, lo), _latency_at(row, hi)
     return (f"the collective latency decides; the claim needs ≤ {fixed(need, 1)} µs per collective, the table gives "
             f"{fixed(row['collective_latency_us'], 1)} µs" + (f" ({basis})" if basis else "")
-            + f" and its range of latencies bounds the speed anywhere from {whole(lo)} to {whole(hi)} tok/s/user")
+            + f" and its range of latencies bounds the speed anywhere from {whole(lo)} tok/s/user"
+            + (f" ({fixed(slow, 1)} µs each, its slowest library)" if slow == slow else "")
+            + f" to {whole(hi)}" + (f" ({fixed(fast, 1)} µs each, its fastest)" if fast == fast else ""))
+
+
+def _latency_at(row, bound: float) -> float:
+    """The per-collective latency at which the row's communication floor gives ``bound`` tok/s/user (NaN where the
+    bound is the bandwidth's, not the collectives')."""
+    floor, lat = row["comm_floor_ms"], row["collective_latency_us"]
+    if not (floor > 0 and lat > 0 and bound > 0) or bound >= row["sol_tok_s_per_user"] * (1 - 1e-9):
+        return math.nan
+    collectives = floor * 1000.0 / lat
+    return 1000.0 * row["tokens_per_step"] / bound * 1000.0 / collectives
 
 
 def _text(value) -> str:
@@ -205,7 +219,7 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     ds = table[table["ceiling"] == "datasheet"].set_index(["precision_asked", "gpus", "tokens_per_step"])
     out = pd.DataFrame({
         "precision": wide["precision_asked"], "gpus": wide["gpus"].astype(int),
-        "scope": wide["gpus"].map(lambda g: SCOPES.get(int(g), f"{int(g)} GPUs")),
+        "scope": wide["gpus"].map(lambda g: scope_name(int(g), SCOPES, hw)),
         "tokens_per_step": wide["tokens_per_step"],
         "sol_tok_s_per_user": wide["datasheet"], "sol_tok_s_per_user_achievable": wide["achievable"],
     })

@@ -18,7 +18,7 @@ import pandas as pd
 from analysis import claims, data, specs
 from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.evidence import same_architecture
-from analysis.claims.labels import precision_label, share, sol_precision
+from analysis.claims.labels import PER_USER_DEFS, precision_label, share, sol_precision
 from analysis.claims.words import match_label
 from analysis.text import esc, links, num
 
@@ -102,8 +102,9 @@ class ClaimCardPage:
             "claimed": [f"{num(v)} {u}" for v, u in zip(c["claimed"], c["unit"])],
             "match": [match_label(r) for r in c.to_dict("records")],
             "measured group": c["group"], "ISL/OSL": c["lengths"],
-            "at tok/s/user": c["tok_s_per_user"].map(num),
+            **({} if (c["kind"] == "per-user").all() else {"at tok/s/user": c["tok_s_per_user"].map(num)}),
             "measured": [("~" if rough else "") + num(v) for v, rough in zip(c["measured_all"], c["rough"])],
+            "per user from": [_statistic(r) for r in c.to_dict("records")],
             "decode GPUs only": c["measured_decode"].map(num),
             "measured / claimed": c["measured_over_claimed"].map(lambda f: "–" if pd.isna(f) else share(f)),
             "share of own SOL (at its τ)": _share_at_tau(c, ""),
@@ -234,6 +235,16 @@ class ClaimCardPage:
 
     def results(self) -> dict:
         return self.card.results()
+
+
+def _statistic(row: dict) -> str:
+    """Which per-user statistic a reading's point was read at (``1000 / median TPOT``, ``1000 / mean TPOT``), so a
+    column of measured values says where its numbers are not alike; '–' where the point does not say."""
+    points = (row.get("reading") or {}).get("points") or [{}]
+    if not isinstance(points[0], dict):
+        return "–"
+    return PER_USER_DEFS.get(str(points[0].get("per_user_def")), "–").replace("1000 / ", "").replace(
+        "the tool's own per-user figure", "tool's own")
 
 
 def rows_read(points: pd.DataFrame, *, claim: str | None = None, claim_file: str | None = None) -> pd.DataFrame:

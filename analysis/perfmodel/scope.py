@@ -95,7 +95,8 @@ def scope_facts(model: str, hardware: str, *, claim_tok_s_per_user: float, tau: 
         fits = st.min_worker_gpus(specs.match_model_name(model) or model, hardware,
                                   st.recipes.recipe(model, precision).text) <= g
         out.append({
-            "gpus": g, "scope": words.scope_name(g, SCOPES), "fits": bool(fits), "step_budget_ms": budget_ms,
+            "gpus": g, "scope": words.scope_name(g, SCOPES, specs.hardware(hardware)), "fits": bool(fits),
+            "step_budget_ms": budget_ms,
             "layout": layout, "tp_limit": int(m.n_heads) if m.is_moe else None,
             **{k: v for k, v in best.items() if k != "step_ms"},
             "other": [{"layout": n, **{k: v for k, v in o.items() if k != "step_ms"}} for n, o in others],

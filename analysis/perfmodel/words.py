@@ -46,7 +46,12 @@ def collective_status(collective: str, where: str, group: int, status: str) -> s
     return f"{collective} {where} ×{group}: {status}"
 
 
-def scope_name(gpus: int, names: dict) -> str:
+def scope_name(gpus: int, names: dict, hardware=None) -> str:
+    """The scope's name; on hardware whose NVLink domain spans racks of 4-GPU trays (``scale_up_domain_gpus`` above
+    8: GB200 and GB300 NVL72) 8 GPUs are two trays, not the 8-GPU node of an HGX system."""
+    domain = getattr(hardware, "scale_up_domain_gpus", 0) or 0
+    if int(gpus) == 8 and domain > 8:
+        return "8 GPUs (2 trays)"
     return names.get(gpus, f"{gpus} GPUs")
 
 

@@ -105,8 +105,12 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
             if not same_checkpoint(card.claim.model, model) and tier == "same-model":
                 who += f" ({model}, another checkpoint)"
             work = workloads.get((model, hw, prec, _lkey(isl, osl)))
+            # the speculative decoding its points ran: a point that drafted may pass a bound drawn at one token a step
+            spec = ", ".join(sorted({str(v) for v in (g["spec_decode"] if "spec_decode" in g else [])
+                                     if str(v) not in ("", "nan", "None")})) or "spec decoding not stated"
             ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[_lkey(isl, osl)], marker="o", ms=3, lw=1.4,
-                    color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl, work)}")
+                    color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl, work)}"
+                                              f" · {spec}")
     # Points of the claim's model that give a per-user speed but no output tok/s/GPU (a published row with total
     # tokens only): ticks along the bottom, so the fastest measured speed is never missing from the picture.
     like = card.basis.stand_ins if card.basis is not None else ev.iloc[0:0]
@@ -143,6 +147,8 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         base = sol[(sol["tokens_per_step"] == 1.0) & sol["fits"]].copy()
         base["bound"] = base["sol_tok_s_per_user_paid"]
         base = base.sort_values(["bound", "gpus"])
+        if len(base):  # one entry for all of them: a point that drafted tokens can pass a one-token-a-step bound
+            ax.plot([], [], " ", label="bounds (lines): τ 1, no speculation;\na point that drafted may pass them")
         styles = {1: ":", 4: (0, (6, 2, 1, 2, 1, 2)), 8: "-."}  # 72 GPUs: dashed
         groups: list[list] = []
         for _, r in base.iterrows():

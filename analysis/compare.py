@@ -432,12 +432,15 @@ def scope_comparison(capacity: pd.DataFrame, *, reference_scope: str = "node",
                     "reference_tok_s_per_gpu": ref["tok_s_per_gpu"],
                     "reference_over_scope": ref["tok_s_per_gpu"] / other["tok_s_per_gpu"] if both else np.nan,
                     "status": status,
+                    # how each side served (aggregated or disaggregated): the readings' own settings
+                    "reference_setup_disagg": ref.get("setup_disagg", ""), "setup_disagg": other.get("setup_disagg", ""),
                     **_scope_confounders(ref, other, measured=both),
                 })
     columns = keys + ["scope", "hardware", "tok_s_per_gpu", "n_gpus", "reference", "reference_n_gpus",
                       "reference_tok_s_per_gpu", "reference_over_scope", "reference_over_scope_lo",
                       "reference_over_scope_hi", "reference_over_scope_verdict", "reference_over_scope_missing",
-                      "reference_over_scope_missing_why", "status", "confounders", "confounder_detail", "clean"]
+                      "reference_over_scope_missing_why", "status", "reference_setup_disagg", "setup_disagg",
+                      "confounders", "confounder_detail", "clean"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -37,7 +37,9 @@ def apart_in_time_note(apart: Sequence[tuple[str, str, float | str]], *, window_
 def pooled_note(window_days: float) -> str:
     """What a clean pair's sides may differ in: run date and image, only within the window."""
     return (f"A clean pair holds everything equal but run date and container image, and its two sides ran on one "
-            f"image or within {plain(window_days)} days of each other (each side may pool several runs).")
+            f"image or within {plain(window_days)} days of each other (each side may pool several runs). A ratio's "
+            "95% interval is each side's within-run sampling (from its request count and percentiles); the drift "
+            "between runs of one configuration on different days is not in it.")
 
 
 def speculation_note(methods: Sequence[str], *, low: str = "fp4", high: str = "fp8") -> str:

@@ -161,9 +161,9 @@ def test_scope_prose_says_which_side_is_better_per_gpu_only_as_far_as_its_interv
               & (cmp["scope"] == "multi-node") & (cmp["target_tok_s_per_user"] == 100)].iloc[0]
     assert row["reference_over_scope"] == pytest.approx(3.36, abs=0.01)
     assert row["reference_over_scope_verdict"] == "unknown" and row["reference_over_scope_missing"] == "high"
-    assert ("node ÷ multi-node = 3.36× (not shown to be beyond noise, no interval: the multi-node reading has "
+    assert ("node ÷ multi-node = 3.36× (no interval: the multi-node reading has "
             "none: its points record no request count)") in text
-    assert "node ÷ rack = 0.30× (not shown to be beyond noise, no interval: the rack reading has none" in text
+    assert "node ÷ rack = 0.30× (no interval: the rack reading has none" in text
     assert "better per GPU here" not in text
     measured = cmp[cmp["status"] == "measured"]
     assert len(measured) and (measured["reference_over_scope_verdict"] == "unknown").all()

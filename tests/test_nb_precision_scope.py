@@ -44,7 +44,9 @@ def test_headline_is_the_clean_pair_ratio_and_a_confounded_pair_stays_out():
     assert page.tables["clean"]["median 95% interval"].iloc[0] == "none (fp4, fp8: no spread)"
     assert "higher" not in headline
     assert headline.endswith("A clean pair holds everything equal but run date and container image, and its two "
-                             "sides ran on one image or within 31 days of each other (each side may pool several runs).")
+                             "sides ran on one image or within 31 days of each other (each side may pool several runs). "
+                             "A ratio's 95% interval is each side's within-run sampling (from its request count and "
+                             "percentiles); the drift between runs of one configuration on different days is not in it.")
     assert "5.00" not in headline and "MI355X" not in headline
     assert "date 2026-02-01 vs 2026-01-01; image img:2 vs img:1" in page.tables["clean"]["what differs"].iloc[0]
     assert results["precision_summary"]["n_clean_beyond_bytes"] == 0  # 1.6 is below 8/4.5

@@ -316,7 +316,7 @@ def test_precision_scope_notebook_numbers(suite_results, raw_points):
     assert row["reference_over_scope"] == pytest.approx(log_interp(un, gn, 50) / log_interp(ur, gr, 50))
     assert row["status"] == "measured"
     # the rack's points record no request count: no interval, so neither side is called better per GPU
-    assert (f"node ÷ rack = {row['reference_over_scope']:.2f}× (not shown to be beyond noise, no interval: the rack "
+    assert (f"node ÷ rack = {row['reference_over_scope']:.2f}× (no interval: the rack "
             "reading has none: its points record no request count)") in results["scope_prose"]
     # ... with its confounders, and out of the headline: no scope reading in the snapshot is clean
     assert row["confounders"] == "framework, disaggregation, EP width, spec decoding" and not row["clean"]

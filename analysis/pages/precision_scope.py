@@ -229,7 +229,7 @@ def _scope_line(r: pd.Series, reference_scope: str, e: Esc) -> str:
     better = (f"the {reference_scope} is better per GPU here" if verdict == "higher" else
               f"the {e(r['scope'])} deployment is better per GPU here" if verdict == "lower" else
               "within noise: neither is shown better per GPU" if verdict == "within-noise" else
-              "not shown to be beyond noise, no interval: " + compare_words.missing_interval_text(
+              "no interval: " + compare_words.missing_interval_text(
                   r.get("reference_over_scope_missing", ""), r.get("reference_over_scope_missing_why", ""),
                   low=reference_scope, high=e(r["scope"])))
     line = (f"- {e(r['gpu_family'])} {e(r['precision'])} at {r['target_tok_s_per_user']:g} tok/s/user: "
@@ -253,9 +253,24 @@ def scope_headline(comparison: pd.DataFrame, *, e: Esc = text.esc, reference_sco
             f"{reference_scope} ÷ {e(r['scope'])} = "
             f"{compare_words.ratio_words(r, 'reference_over_scope', low=reference_scope, high=e(r['scope']))}."
             for _, r in clean.iterrows())
+    disagg = _disagg_split(measured)
     return (f"Scope has no headline number: none of the {len(measured)} measured {reference_scope} ÷ larger-"
             f"deployment readings holds framework, disaggregation, EP width and speculative decoding equal, so "
-            f"each mixes the interconnect with a different serving setup (listed with every reading below).")
+            f"each mixes the interconnect with a different serving setup (listed with every reading below){disagg}.")
+
+
+def _disagg_split(measured: pd.DataFrame) -> str:
+    """'; in 20 of them the node served aggregated and the larger deployment disaggregated: they compare serving
+    architectures as much as interconnects' ('' where no reading pairs the two)."""
+    if not len(measured) or "reference_setup_disagg" not in measured or "setup_disagg" not in measured:
+        return ""
+    n = int(((measured["reference_setup_disagg"] == "aggregated")
+             & (measured["setup_disagg"] == "disaggregated")).sum())
+    if not n:
+        return ""
+    of = "all of" if n == len(measured) else f"{n} of"
+    return (f"; in {of} them the node served aggregated and the larger deployment "
+            "disaggregated: they compare serving architectures as much as interconnects")
 
 
 def scope_text(comparison: pd.DataFrame, capacity: pd.DataFrame, *, e: Esc = text.esc,
@@ -567,6 +582,7 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
                            by=["hardware", "precision", "scope", "label"]) if len(table) else pd.DataFrame()
     if len(cap):
         cap = cap[cap.groupby("label")["precision"].transform("nunique") > 1]
+        cap = cap.assign(setup=_bar_setups(cap, fronts))  # the bars pool engines and spec decoding: each says its own
     bar_targets, bar_left_out = compare.plotted_targets(cap, targets=targets, min_share=min_measured_share)
     bar_note = compare_words.left_out_note(bar_left_out)
 
@@ -598,6 +614,21 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
     page.md = _sentences(page, text.esc)
     page.plain = _sentences(page, text.clean)
     return page
+
+
+def _bar_setups(cap: pd.DataFrame, fronts: pd.DataFrame) -> list[str]:
+    """Each envelope bar's serving setup (:func:`analysis.compare.setup_tag`) from the frontier points its reading
+    comes from ('' where the frontier table lacks the group)."""
+    keys = [k for k in ("hardware", "precision", "scope") if k in fronts.columns]
+    groups = {k if isinstance(k, tuple) else (k,): g for k, g in fronts.groupby(keys, sort=False)} if len(keys) == 3 \
+        else {}
+    out = []
+    for r in cap.to_dict("records"):
+        front = groups.get((r["hardware"], r["precision"], r["scope"]))
+        reading = r.get("reading") or ""
+        out.append("" if front is None else compare.setup_tag(
+            compare.reading_settings(front, r["target_tok_s_per_user"], reading)))
+    return out
 
 
 def load(points_path=None, **kwargs) -> PrecisionScopePage:

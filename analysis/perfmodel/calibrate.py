@@ -390,7 +390,7 @@ def _prefill_share(shares: dict, family: str, framework: str, precision: str = "
     of the configuration's precision at its cell, then the cell's, the family's and all pairs';
     :data:`analysis.perfmodel.step.PREFILL_MFU` (an assumption) and ``""`` where nothing was measured. Within a cell
     the shipped pairs differ by precision: SGLang's DeepSeek-R1 prefill ran at 0.27 (FP4) against 0.10 (FP8) of the
-    datasheet rate on B300 and 0.33 against 0.09 on B200 (tests/test_perfmodel.py). Across cells the precision's
+    datasheet rate on B300 and 0.32 against 0.09 on B200 (tests/test_perfmodel.py). Across cells the precision's
     pairs are not taken before the cell's own: they would price the prefill GPUs of the GB300 disaggregated runs,
     which no aggregated pair measured, at all FP4 pairs' 0.18 instead of all pairs' 0.13, and predict 45% instead of
     28% above their measured tok/s/GPU (left out in turn)."""

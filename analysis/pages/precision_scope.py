@@ -124,7 +124,10 @@ def clean_pairs_text(clean: pd.DataFrame, *, e: Esc = text.esc) -> str:
                      f"lowest {compare_words.ratio_words(r, 'ratio_min')}, highest "
                      f"{compare_words.ratio_words(r, 'ratio_max')}); batch-1 roofline bytes bound "
                      f"{times(r['bytes_ratio'])}, not a measurement "
-                     f"({_bytes_words(r['bytes_ratio'])} against 8), tensor-core rate ratio {times(r['math_ratio'])}.")
+                     f"({_bytes_words(r['bytes_ratio'])} against 8, every weight at FP4: a served FP4 checkpoint "
+                     "that keeps some weights at higher precision, as DeepSeek-R1's keep attention at BF16, has a "
+                     "lower one), tensor-core rate ratio "
+                     f"{times(r['math_ratio'])}.")
     tail = []
     for _, r in clean[clean["beyond_bytes"]].iterrows():
         label = e(compare.pair_label(r, PAIR_BY))

@@ -49,10 +49,12 @@ def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low:
     for i, (label, grp) in enumerate(curves.groupby("label", sort=True)):
         color = f"C{i}"
         grp = grp.sort_values("tok_s_per_user")
-        ax.plot(grp["tok_s_per_user"], grp["ratio"], color=color, marker="o", markersize=3, label=str(label))
+        # a line without markers: its levels are read between a few measured frontier points, not measured each
+        ax.plot(grp["tok_s_per_user"], grp["ratio"], color=color, label=f"{label} (interpolated between measured points)")
         if label in bytes_ratios and np.isfinite(bytes_ratios[label]):
             ax.axhline(bytes_ratios[label], color=color, linestyle="--", linewidth=1.0,
-                       label=f"batch-1 bytes bound (roofline) {times(bytes_ratios[label])} ({label.split(' · ')[0]})")
+                       label=f"all-FP4 bytes bound {times(bytes_ratios[label])} ({label.split(' · ')[0]}; every weight "
+                             "at FP4)")
     ax.axhline(1.0, color="#555555", linewidth=0.8, label=f"1×: {low} and {high} equal")
     ax.set_xscale("log")
     _plain_log_ticks(ax, curves["tok_s_per_user"].to_numpy(float))

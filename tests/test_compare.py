@@ -226,7 +226,7 @@ def test_precision_headline_is_the_clean_pairs_and_the_envelope_range_is_labelle
     assert ("one clean pair only, MI355X · sglang · node · mtp, one hardware and engine, so no general fp4 ÷ fp8 "
             "factor: on it fp4 delivers 1.88× the tok/s/GPU of fp8 at equal tok/s/user (95% interval 1.81×–1.95×), "
             "the median of 25 levels over 68–86 tok/s/user, read between 2 measured fp4 and 2 measured fp8 frontier "
-            "points (single levels 1.70× to 2.08×, every one of the 25 levels beyond noise)") in headline
+            "points (single levels 1.70× to 2.08×, every one of the 25 interpolated levels beyond noise)") in headline
     mi = compare.clean_pairs(matched).iloc[0]
     assert (mi["n_frontier_points_used_fp4"], mi["n_frontier_points_used_fp8"]) == (2, 2)
     assert "within 31 days of each other" in headline  # run dates and images are held close, not equal

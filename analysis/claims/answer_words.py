@@ -199,11 +199,11 @@ def scope_bounds_words(f: dict) -> tuple[str, str]:
         short = f"NVL72 not needed: {_gpus(g)} suffice{s} at batch 1"
     elif rule == "node-undecided":
         g, b = v["gpus"], v["bound"]
-        verdict = (f"{HIDDEN}, {_gpus(g)} would allow {user:,.0f} tok/s/user at batch 1 only at the table's fastest "
-                   f"collective latency: the claim needs ≤ {b['needed_us']:,.1f} µs per collective there, the table "
-                   f"gives {b['latency_us']:,.1f} µs ({b['comm_basis'] or 'assumed'}), and over its range of "
-                   f"latencies the bound runs from {b['low']:,.0f} to {b['high']:,.0f} tok/s/user, so the collective "
-                   "latency decides whether the NVL72 domain is needed" + more)
+        verdict = (f"{HIDDEN}, {_gpus(g)} would allow {user:,.0f} tok/s/user at batch 1 only if each collective takes "
+                   f"≤ {b['needed_us']:,.1f} µs; the table gives {b['latency_us']:,.1f} µs "
+                   f"({b['comm_basis'] or 'assumed'}, not measured at this scope), too close to decide, and over its "
+                   f"range of latencies the bound runs from {b['low']:,.0f} to {b['high']:,.0f} tok/s/user: that "
+                   f"latency decides whether {_gpus(g)} reach the claim at batch 1" + more)
         short = f"undecided: {_gpus(g)} only at ≤ {b['needed_us']:,.1f} µs per collective"
     elif rule == "node-near-peak":
         g, gc = v["gpus"], v["comfortable_gpus"]

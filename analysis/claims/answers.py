@@ -25,7 +25,7 @@ from analysis.claims.labels import lengths_text
 from analysis.claims.pairs import pairs_summary
 from analysis.claims.registry import INFERRED, NOT_STATED, STATED, Claim, is_stated
 from analysis.claims.selection import ClaimEvidence
-from analysis.claims.sol import needed_latency_us
+from analysis.claims.sol import needed_latency_us, possible_at
 
 QUESTIONS = {
     "batch": "Batch size: at what batch or concurrency was it measured?",
@@ -216,7 +216,7 @@ def scope_bounds(claim: Claim, sol: pd.DataFrame) -> list[dict]:
                     "high": r["sol_tok_s_per_user_comm_high"], "comm_where": r["comm_where"],
                     "comm_basis": r["comm_basis"], "reaches": bool(r["sol_tok_s_per_user_comm"] >= user),
                     "reaches_at_low_latency": bool(r["sol_tok_s_per_user_comm_high"] >= user),
-                    "reaches_at_high_latency": bool(r["sol_tok_s_per_user_comm_low"] >= user),
+                    "undecided": possible_at(r) == "undecided",
                     "latency_us": r["collective_latency_us"], "needed_us": needed_latency_us(r),
                     "reaches_achievable": bool(r["sol_tok_s_per_user_achievable_comm"] >= user)})
     return out
@@ -231,7 +231,7 @@ def scope_verdict(bounds: list[dict]) -> dict:
         g = min(b["gpus"] for b in small)
         comfortable = [b["gpus"] for b in bounds if b["gpus"] <= 8 and b["reaches_achievable"]]
         first = next(b for b in bounds if b["gpus"] == g)
-        if not first.get("reaches_at_high_latency", True):  # the latency range spans the claim: it decides
+        if first.get("undecided"):  # an unmeasured latency within the margin of the need decides it
             return {"rule": "node-undecided", "gpus": g, "bound": first}
         return {"rule": "node-suffices" if first["reaches_achievable"] else "node-near-peak", "gpus": g,
                 "comfortable_gpus": min(comfortable) if comfortable else None}

@@ -33,7 +33,7 @@ from analysis.claims.evidence import (
     row_id,
     same_checkpoint,
 )
-from analysis.claims.labels import lengths_label, lengths_text
+from analysis.claims.labels import lengths_label, lengths_text, precision_word
 from analysis.claims.registry import Claim, ClaimPart, is_stated
 from analysis.claims.selection import ClaimEvidence
 from analysis.frontier import capacity_at
@@ -117,8 +117,7 @@ def group_key_label(key, gpus=()) -> str:
     if counts:
         scope = f"{scope} ({counts[0]} GPU{'s' if counts[0] > 1 else ''})" if len(counts) == 1 else \
             f"{scope} ({counts[0]}–{counts[-1]} GPUs)"
-    prec = "precision not stated" if str(prec).lower() in ("unknown", "nan", "none", "") else str(prec).upper()
-    return f"{hw} · {prec} · {scope}"
+    return f"{hw} · {precision_word(prec)} · {scope}"
 
 
 def _neighbours(front: pd.DataFrame, target: float) -> tuple:

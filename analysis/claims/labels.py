@@ -21,28 +21,42 @@ def precision_label(precision: str) -> str:
 EXPERTS = {"routed_experts", "shared_experts"}
 
 
-def recipe_label(asked: str, recipe_text: str, model=None) -> str:
+MLPS = {"routed_experts", "shared_experts", "dense_ffn"}
+LABEL_SKIPS = ("embedding", "router", "lm_head", "other")  # small or unpriced parts a label need not name
+
+
+def recipe_label(asked: str, recipe_text: str, model=None, attention_basis: str = "") -> str:
     """A precision label that says when the weights at that label are a mixed recipe: ``FP4 experts (attention
     FP8)`` for DeepSeek-V4-Flash's FP4 checkpoint (FP4 experts, FP8 attention, BF16 router and head), where ``FP4``
-    alone reads as FP4 weights throughout. ``asked`` alone, upper-cased, where the recipe is that precision
-    everywhere (or cannot be read)."""
+    alone reads as FP4 weights throughout; ``FP4 MLPs (attention priced as FP8)`` where the recipe table's attention
+    row is a byte-cost stand-in (``attention_basis`` not ``published``/``read``). ``asked`` alone, upper-cased, where
+    the recipe is that precision on every weight a label names (or cannot be read)."""
     asked = str(asked)
     try:
         parts = roofline.parse_precision(recipe_text, model=model).parts
     except (KeyError, ValueError):
         return asked.upper()
-    at = [c for c, p in parts.items() if p == asked and c != "embedding"]
-    if not at or all(p == asked for c, p in parts.items() if c not in ("embedding", "router", "lm_head")):
+    named = {c: p for c, p in parts.items() if c not in LABEL_SKIPS}
+    at = [c for c, p in named.items() if p == asked]
+    if not at or all(p == asked for p in named.values()):
         return asked.upper()
-    names = "experts" if set(at) == EXPERTS else ", ".join(c.replace("_", " ") for c in at)
+    names = ("experts" if set(at) == EXPERTS else "MLPs" if set(at) == MLPS else
+             ", ".join(c.replace("_", " ") for c in at))
     att = parts.get("attention")
-    return f"{asked.upper()} {names}" + (f" (attention {att.upper()})" if att and att != asked else "")
+    priced = " priced as" if attention_basis and attention_basis not in ("published", "read") else ""
+    return f"{asked.upper()} {names}" + (f" (attention{priced} {att.upper()})" if att and att != asked else "")
 
 
 def sol_precision(row) -> str:
     """The SOL row's precision as its ``precision_label`` column says it (a mixed recipe named), else the label."""
     label = row.get("precision_label") if hasattr(row, "get") else None
     return str(label) if isinstance(label, str) and label else precision_label(row["precision"])
+
+
+def precision_word(precision) -> str:
+    """``FP8`` for a precision label, ``precision not stated`` for an unknown or missing one (never ``UNKNOWN``)."""
+    text = "" if precision is None else str(precision)
+    return "precision not stated" if text.lower() in ("unknown", "nan", "none", "") else text.upper()
 
 
 def num_text(v: float) -> str:

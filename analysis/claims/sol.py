@@ -44,6 +44,13 @@ def recipe_texts(model: specs.Model, precisions: list[str]) -> dict[str, str]:
     return out
 
 
+def _attention_basis(model: specs.Model, precision: str) -> str:
+    """The recipe table's basis for the attention row of ``model`` at ``precision`` ('' where it has none)."""
+    from analysis.perfmodel import recipes
+
+    return str((recipes.recipe(model.name, precision).sources.get("attention") or ("", ""))[1])
+
+
 def scopes_for(claim: Claim, hw: specs.Hardware) -> list[int]:
     """1 GPU, an 8-GPU node, and where the hardware has a 72-GPU domain its 4-GPU compute tray (the unit NVL72 racks
     are built of, and the scope the step-time model's answer weighs) and the 72 GPUs of the rack as one model instance
@@ -131,37 +138,52 @@ def reading_for(row: pd.Series) -> str:
     return f"possible ({share(user / comm)} of SOL, {share(user / ach)} of achievable{hidden}){suffix}"
 
 
+# How far an unmeasured per-collective latency may be off before a speed-of-light reading rests on it (an
+# assumption): the table's latency for a scope is often another part's or group size's (GB200 at 8 GPUs read for a
+# GB300 4-GPU tray), and its measured fused kernels move by up to about 2x with message size and group (10.9 to
+# 19.1 us for the MNNVL all-reduce from 14 KB to 0.9 MB; 18.9 us dispatch against 31.0 us combine). A claim that
+# needs a latency within this factor of an extrapolated or assumed one is undecided; a measured one decides.
+UNDECIDED_MARGIN = 2.0
+
+
 def needed_latency_us(row) -> float:
     """The per-collective latency at which the row's communication floor allows exactly the claimed speed (every
     collective hidden under a weight read, as the bound assumes); NaN without collectives or a claimed speed."""
-    user, floor, lat = row["claim_tok_s_per_user"], row["comm_floor_ms"], row["collective_latency_us"]
-    if not (floor > 0 and lat > 0 and user > 0):
+    return _latency_for(row, row["claim_tok_s_per_user"])
+
+
+def _latency_for(row, speed: float) -> float:
+    """The per-collective latency at which the row's communication floor gives ``speed`` tok/s/user."""
+    floor, lat = row["comm_floor_ms"], row["collective_latency_us"]
+    if not (floor > 0 and lat > 0 and speed > 0):
         return math.nan
     collectives = floor * 1000.0 / lat
-    return 1000.0 * row["tokens_per_step"] / user * 1000.0 / collectives
+    return 1000.0 * row["tokens_per_step"] / speed * 1000.0 / collectives
+
+
+def _latency_at(row, bound: float) -> float:
+    """:func:`_latency_for` of a range end, NaN where that end is the bandwidth's bound, not the collectives'."""
+    if bound >= row["sol_tok_s_per_user"] * (1 - 1e-9):
+        return math.nan
+    return _latency_for(row, bound)
 
 
 def undecided_text(row) -> str:
-    """Why a row is undecided: the per-collective latency the claim needs against the table's value and range."""
+    """Why a row is undecided: the per-collective latency the claim needs (every collective hidden under a weight
+    read) against the table's value, its basis and its range."""
     basis = _text(row.get("comm_basis"))
     need = needed_latency_us(row)
     lo, hi = row["sol_tok_s_per_user_comm_low"], row["sol_tok_s_per_user_comm_high"]
     slow, fast = _latency_at(row, lo), _latency_at(row, hi)
-    return (f"the collective latency decides; the claim needs ≤ {fixed(need, 1)} µs per collective, the table gives "
-            f"{fixed(row['collective_latency_us'], 1)} µs" + (f" ({basis})" if basis else "")
-            + f" and its range of latencies bounds the speed anywhere from {whole(lo)} tok/s/user"
-            + (f" ({fixed(slow, 1)} µs each, its slowest library)" if slow == slow else "")
-            + f" to {whole(hi)}" + (f" ({fixed(fast, 1)} µs each, its fastest)" if fast == fast else ""))
-
-
-def _latency_at(row, bound: float) -> float:
-    """The per-collective latency at which the row's communication floor gives ``bound`` tok/s/user (NaN where the
-    bound is the bandwidth's, not the collectives')."""
-    floor, lat = row["comm_floor_ms"], row["collective_latency_us"]
-    if not (floor > 0 and lat > 0 and bound > 0) or bound >= row["sol_tok_s_per_user"] * (1 - 1e-9):
-        return math.nan
-    collectives = floor * 1000.0 / lat
-    return 1000.0 * row["tokens_per_step"] / bound * 1000.0 / collectives
+    ends = "slowest library" if basis != "assumption" else "assumed high end"
+    return (f"the collective latency decides; with every collective hidden under a weight read the claim needs ≤ "
+            f"{fixed(need, 1)} µs per collective, the table gives {fixed(row['collective_latency_us'], 1)} µs"
+            + (f" ({basis}: not measured at this scope, within {plain(UNDECIDED_MARGIN)}× of the need)"
+               if basis and basis != "measured" else "")
+            + f", and its range of latencies bounds the speed anywhere from {whole(lo)} tok/s/user"
+            + (f" ({fixed(slow, 1)} µs each, its {ends})" if slow == slow else "")
+            + f" to {whole(hi)}" + (f" ({fixed(fast, 1)} µs each, its fastest)" if fast == fast else
+                                     " (the bandwidth bound)"))
 
 
 def _text(value) -> str:
@@ -170,18 +192,22 @@ def _text(value) -> str:
 
 def possible_at(row) -> str:
     """"possible", "near-peak", "undecided" or "impossible" for one SOL row (for the verdict). Undecided: the
-    bandwidth allows the claim and it lies inside the range the communication floor takes over the interconnect
-    table's low and high latencies, so which latency the deployment pays decides; a reading at the table's one
-    value would be a verdict resting on it."""
+    bandwidth allows the claim, and either it needs a lower collective latency than the table's value but within the
+    table's range, or the table's value allows it by less than :data:`UNDECIDED_MARGIN` and was not measured at this
+    scope (extrapolated, interpolated or assumed): then that one number decides the reading."""
     user = row["claim_tok_s_per_user"]
     if not row["fits"] or math.isnan(user) or user > row["sol_tok_s_per_user"]:
         return "impossible"
-    lo = row.get("sol_tok_s_per_user_comm_low", row["sol_tok_s_per_user_comm"])
     hi = row.get("sol_tok_s_per_user_comm_high", row["sol_tok_s_per_user_comm"])
-    if row["comm_floor_ms"] > 0 and lo == lo and hi == hi and lo < user <= hi:
+    comm = row["sol_tok_s_per_user_comm"]
+    if row["comm_floor_ms"] > 0 and comm < user <= hi:
         return "undecided"
-    if user > row["sol_tok_s_per_user_comm"]:
+    if user > comm:
         return "impossible"
+    need, lat = needed_latency_us(row), row["collective_latency_us"]
+    if (row["comm_floor_ms"] > 0 and need == need and lat > 0 and need < UNDECIDED_MARGIN * lat
+            and _text(row.get("comm_basis")) != "measured" and comm < row["sol_tok_s_per_user"]):
+        return "undecided"
     return "near-peak" if user > row["sol_tok_s_per_user_achievable_comm"] else "possible"
 
 
@@ -257,8 +283,8 @@ def sol_for_claim(claim: Claim) -> tuple[pd.DataFrame, dict]:
     out["comm_layout"] = out["gpus"].map(lambda g: floors[g].layout)
     out["comm_measured_on"] = out["gpus"].map(lambda g: "; ".join(f"{h} at {n} GPUs" for h, n in floors[g].measured_on))
     out["reading"] = out.apply(reading_for, axis=1)
-    out["precision_label"] = [recipe_label(p, texts[p], model) if texts.get(p, p) != p else str(p).upper()
-                              for p in out["precision"]]
+    out["precision_label"] = [recipe_label(p, texts[p], model, _attention_basis(model, p)) if texts.get(p, p) != p
+                              else str(p).upper() for p in out["precision"]]
     out = out.sort_values(["precision", "gpus", "tokens_per_step"],
                           key=lambda s: s.map({"bf16": 0, "fp8": 1, "fp4": 2, "int4": 3}).fillna(9)
                           if s.name == "precision" else s).reset_index(drop=True)

@@ -92,9 +92,9 @@ def _unreached(claim: Claim, checks: pd.DataFrame, against: dict | None = None) 
     where = p.get("source_url") if p.get("source_url") not in (None, "unknown") else p.get("row")
     stat = PER_USER_DEFS.get(str(p.get("per_user_def")), "")
     other = PER_USER_DEFS.get(str((against or {}).get("per_user_def")), "")
-    unlike = (f"; {stat}, where the point above is {other}: not the same statistic, so the two shares of the claim "
-              "are not on one scale" if stat and other and stat != other and p.get("row") != (against or {}).get("row")
-              else "")
+    unlike = (f"; read as {stat.replace('1000 / ', '')}, where the point above is {other.replace('1000 / ', '')}: "
+              "the two speeds are not on one statistic" if stat and other and stat != other
+              and p.get("row") != (against or {}).get("row") else "")
     return (f"; no measured point of this model or its architecture at the lengths compared here reaches the claimed "
             f"speed: the fastest is "
             f"{top['measured_all']:,.1f} tok/s/user ({stat + '; ' if stat else ''}{top['group']}, {top['lengths']}, concurrency "
@@ -343,14 +343,19 @@ def calibrated_sentence(claim: Claim, model: dict | None, sol: pd.DataFrame) -> 
     need = user / speed
     top = float(sol["tokens_per_step"].max()) if len(sol) else math.nan
     dominant = (model.get("dominant") or {}).get("native", "")
-    beyond = (f", above the highest acceptance length the bounds read ({fixed(top, 2)})" if top == top and need > top
-              else f", within the acceptance lengths the bounds read (up to {fixed(top, 2)})" if top == top else "")
-    return (f"With the fixed cost per step the calibrated engines pay (the step-time model calibrated on "
+    head = (f"With the fixed cost per step the calibrated engines pay (the step-time model calibrated on "
             f"{model.get('framework', 'the engine')}'s measured runs, which the bounds above leave out), "
             f"{fmt_num(model.get('n_gpus'))} GPUs at the shipped recipe predict {speed:,.0f} tok/s/user without "
-            f"speculative decoding (dominant term: {dominant or 'not stated'}); at that step time the claim needs τ "
-            f"≥ {fixed(need, 2)}{beyond}, and more, since verifying more drafted tokens lengthens the step: "
-            "a fixed cost per step below the calibrated engines' is part of what the claim asserts.")
+            f"speculative decoding (dominant term: {dominant or 'not stated'})")
+    if need <= 1.0:
+        return head + ": the calibrated engines already reach the claim without it."
+    if top == top and need > top:
+        return (head + f"; at that step time the claim needs τ ≥ {fixed(need, 2)}, above the highest acceptance length "
+                f"the bounds read ({fixed(top, 2)}), and more, since verifying more drafted tokens lengthens the "
+                "step: a fixed cost per step below the calibrated engines' is part of what the claim asserts.")
+    return (head + f"; at that step time the claim needs τ ≥ {fixed(need, 2)} (more, since verifying more drafted "
+            "tokens lengthens the step)" + (f", within the acceptance lengths the bounds read (up to {fixed(top, 2)})"
+                                            if top == top else "") + ".")
 
 
 def verdict(claim: Claim, restated: pd.DataFrame, sol: pd.DataFrame, summary: pd.DataFrame,

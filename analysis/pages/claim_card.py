@@ -18,7 +18,7 @@ import pandas as pd
 from analysis import claims, data, specs
 from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.evidence import same_architecture
-from analysis.claims.labels import PER_USER_DEFS, precision_label, share, sol_precision
+from analysis.claims.labels import PER_USER_DEFS, precision_label, precision_word, share, sol_precision
 from analysis.claims.words import match_label
 from analysis.text import esc, links, num
 
@@ -218,8 +218,7 @@ class ClaimCardPage:
         tiers = dict(zip(self.card.evidence["model"], self.card.evidence["tier"]))
         return pd.DataFrame({
             "tier": e["model"].map(lambda m: tiers.get(m, "proxy")), "model": e["model"], "hardware": e["hardware"],
-            "precision": e["precision"].map(lambda p: "not stated" if str(p).lower() in ("unknown", "nan", "")
-                                            else str(p).upper()),
+            "precision": e["precision"].map(precision_word),
             "ISL/OSL": e["lengths"], "points": e["n_points"],
             "fastest tok/s/user": e["fastest_tok_s_per_user"].map(num),
             "share of own SOL (at its τ)": _share_at_tau(e, "fastest_"),

@@ -100,7 +100,7 @@ def _levels_noise(pairs: pd.DataFrame) -> str:
         return ""
     noise, none = int(pairs["n_levels_within_noise"].sum()), int(pairs["n_levels_no_interval"].sum())
     if not noise and not none:
-        return f", every one of the {n} levels beyond noise"
+        return f", every one of the {n} interpolated levels beyond noise"
     parts = [f"{noise} of {n} levels within noise"] if noise else []
     if none:
         parts.append(f"{none} without an interval")

@@ -47,10 +47,9 @@ def collective_status(collective: str, where: str, group: int, status: str) -> s
 
 
 def scope_name(gpus: int, names: dict, hardware=None) -> str:
-    """The scope's name; on hardware whose NVLink domain spans racks of 4-GPU trays (``scale_up_domain_gpus`` above
-    8: GB200 and GB300 NVL72) 8 GPUs are two trays, not the 8-GPU node of an HGX system."""
-    domain = getattr(hardware, "scale_up_domain_gpus", 0) or 0
-    if int(gpus) == 8 and domain > 8:
+    """The scope's name; on an NVL72 rack (``rack_gpus`` 72: GB200 and GB300 NVL72, built of 4-GPU trays) 8 GPUs
+    are two trays, not the 8-GPU node of an HGX system."""
+    if int(gpus) == 8 and (getattr(hardware, "rack_gpus", None) or 0) >= 72:  # an NVL72 rack's trays hold 4
         return "8 GPUs (2 trays)"
     return names.get(gpus, f"{gpus} GPUs")
 

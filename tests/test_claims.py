@@ -230,6 +230,9 @@ def test_figure_draws_the_claim(points):
     assert any("ISL/OSL ≤ 8k/≤ 1k (random)" in label for label in labels)  # lengths (here caps) in every entry
     assert any("agentx workload" in label for label in labels)    # or the workload where there are none
     assert any("per-user speed only" in label for label in labels)  # the 763 tok/s/user point has no tok/s/GPU
+    # the shipped mixed recipe is starred on the bound lines and spelt out once
+    assert "FP4*: FP4 experts (attention FP8), as its checkpoint is served" in labels
+    assert any(label.endswith("4-GPU tray FP4*: 779–794") for label in labels)
     card = card_of("C13", points)
     labels = [t.get_text() for t in claim_on_frontier(card).get_legend().get_texts()]
     # Short legend entries (outside the axes), each naming its tier and, here, that its lengths are not the claim's.

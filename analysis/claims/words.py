@@ -9,7 +9,7 @@ import pandas as pd
 from analysis import specs
 from analysis.claims.checks import GAP_FACTOR, INFORMATIVE, LENGTHS_FAR
 from analysis.claims.conditions import per_user_value
-from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, precision_label, share, sol_precision
+from analysis.claims.labels import PER_USER_DEFS, SNAPSHOT_CAVEAT, fmt_num, num_text, share, sol_precision
 from analysis.claims.registry import Claim, claim_parts, claim_title, is_stated
 from analysis.claims.sol import possible_at, undecided_text
 from analysis.specdecode_words import source_words
@@ -72,8 +72,7 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
         lower = base[(base["gpus"] == r["gpus"]) & (base["sol_tok_s_per_user_comm"] >= user) & base["fits"]]
         if len(lower):
             text += "; lower precision reaches it (" + ", ".join(
-                f"{precision_label(p)}: {v:,.0f}"
-                for p, v in zip(lower["precision"], lower["sol_tok_s_per_user_comm"])) + ")"
+                f"{sol_precision(x)}: {x['sol_tok_s_per_user_comm']:,.0f}" for _, x in lower.iterrows()) + ")"
         out.append(text + ".")
     return out
 

@@ -64,6 +64,7 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
     """Draw the evidence, its frontiers, each part of the claim and the batch-1 SOL lines; return the Axes."""
     from analysis.claims.conditions import lengths_match
     from analysis.claims.evidence import same_checkpoint
+    from analysis.claims.labels import sol_precision
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5.5))
@@ -156,17 +157,25 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 groups[-1].append(r)
             else:
                 groups.append([r])
+        starred: dict = {}  # a precision whose shipped recipe mixes formats: "FP4*", spelt out in one legend entry
         for grp in groups:
             r = grp[0]
             by_scope: dict = {}
             for x in grp:
-                by_scope.setdefault(x["scope"], []).append(str(x["precision"]).split(",")[0].upper())
+                short = str(x["precision"]).split(",")[0].upper()
+                full = sol_precision(x)
+                if full != short:
+                    starred[short] = full
+                    short += "*"
+                by_scope.setdefault(x["scope"], []).append(short)
             what = "; ".join(f"{sc} {' and '.join(ps)}" for sc, ps in by_scope.items())
             lo, hi = min(x["bound"] for x in grp), max(x["bound"] for x in grp)
             value = whole(lo) if round(lo) == round(hi) else f"{whole(lo)}–{whole(hi)}"
             ax.axvline(r["bound"], color=_color(r["precision"]), ls=styles.get(int(r["gpus"]), "--"), lw=1.1,
                        alpha=0.9, label=f"batch-1 bound of {sol_model}, {what}: {value}")
             xs.append(r["bound"])
+        for short, full in starred.items():
+            ax.plot([], [], " ", label=f"{short}*: {full}, as its checkpoint is served")
     ax.set_xscale("log")
     ax.set_yscale("log")
     xs, ys = [x for x in xs if x > 0], [y for y in ys if y > 0]  # a log axis has room for positive values only

@@ -801,6 +801,8 @@ def test_a_point_run_weeks_from_the_claim_is_said_to_run_other_software(points):
     # ... and says the two are not the same statistic, so their shares of the claim (46%, 76%) are not on one scale
     assert "read as median TPOT, where the point above is mean TPOT: the two speeds are not on one statistic" in \
         c.bottom_line
+    # ... and that the faster point ran the claim's framework (SGLang) where the headline's point ran vLLM
+    assert c.bottom_line.endswith("; it ran the claim's framework, the point above another).")
 
 
 def test_claim_json_carries_the_speed_of_light_table_and_the_verdict(points):

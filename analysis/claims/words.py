@@ -77,7 +77,7 @@ def sol_statements(claim: Claim, sol: pd.DataFrame) -> list[str]:
     return out
 
 
-def _unreached(claim: Claim, checks: pd.DataFrame, against: dict | None = None) -> str:
+def _unreached(claim: Claim, checks: pd.DataFrame, against: dict | None = None, against_differs=()) -> str:
     """For a per-user claim no measured point reaches: the fastest point of the claim's model or architecture, with
     its conditions and source. ``against``: the reading point the sentence before quoted; where the two points'
     per-user statistics differ (a median TPOT against a mean), the sentence says so, since their shares of the
@@ -94,10 +94,19 @@ def _unreached(claim: Claim, checks: pd.DataFrame, against: dict | None = None) 
     unlike = (f"; read as {stat.replace('1000 / ', '')}, where the point above is {other.replace('1000 / ', '')}: "
               "the two speeds are not on one statistic" if stat and other and stat != other
               and p.get("row") != (against or {}).get("row") else "")
+    # the fastest point ran the claim's engine where the point above did not: an engine claim's nearer baseline
+    engine = ("; it ran the claim's framework, the point above another"
+              if _framework_differs(against_differs) and not _framework_differs(top.get("differs") or ())
+              and p.get("row") != (against or {}).get("row") else "")
     return (f"; no measured point of this model or its architecture at the lengths compared here reaches the claimed "
             f"speed: the fastest is "
             f"{top['measured_all']:,.1f} tok/s/user ({stat + '; ' if stat else ''}{top['group']}, {top['lengths']}, concurrency "
-            f"{fmt_num(p.get('concurrency'))}; {where}{unlike})")
+            f"{fmt_num(p.get('concurrency'))}; {where}{unlike}{engine})")
+
+
+def _framework_differs(differs) -> bool:
+    """Whether a reading's differences name the serving engine (``framework: vllm measured, SGLang claimed``)."""
+    return any(str(d).startswith("framework") for d in differs)
 
 
 def decode_counted(claim: Claim, row) -> bool:
@@ -463,7 +472,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         else:
             found = (f"; same-model evidence exists only under other conditions ({'; '.join(r['differs'])}): "
                      f"{v}{unit} there ({where}), not a percentage of the claim")
-        found += gap_text(r, claim) + _unreached(claim, checks, p)
+        found += gap_text(r, claim) + _unreached(claim, checks, p, r.get("differs") or ())
     scope = answers.get("scope")
     tail = f". Scope: {scope.short}." if scope is not None and scope.short and "NVL72" in scope.short else "."
     return head + found + (tail[1:] if found.endswith("?") else tail)

@@ -19,9 +19,7 @@ def precision_label(precision: str) -> str:
 
 
 EXPERTS = {"routed_experts", "shared_experts"}
-
-
-MLPS = {"routed_experts", "shared_experts", "dense_ffn"}
+MLPS = EXPERTS | {"dense_ffn"}
 LABEL_SKIPS = ("embedding", "router", "lm_head", "other")  # small or unpriced parts a label need not name
 
 

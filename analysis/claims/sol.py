@@ -13,7 +13,7 @@ from analysis.claims.labels import recipe_label, share
 from analysis.claims.registry import NOT_STATED, Claim
 from analysis.perfmodel.words import scope_name
 from analysis.specdecode import ASSUMED_DRAFT_TOKENS, ASSUMED_TAU  # the one documented assumption
-from analysis.text import fixed, pct, plain, times, whole
+from analysis.text import fixed, missing, pct, plain, times, whole
 
 ASSUMED_VERIFY_TOKENS = float(ASSUMED_DRAFT_TOKENS + 1)
 ASSUMED_TAU_TEXT = "τ = 2.5 assumed (MTP-3 accepting 2-3 tokens per step, ROOFLINE.md 3.3; 4 tokens verified)"
@@ -112,8 +112,8 @@ def _over(x: float) -> str:
 
 def reading_for(row: pd.Series) -> str:
     """Plain words for one SOL row, from the datasheet bound, the achievable line and the communication floor:
-    possible, possible only at near-peak bandwidth, undecided (the collectives' latency range spans the claim),
-    impossible (by bandwidth or by communication), or no fit."""
+    possible, possible only at near-peak bandwidth, undecided (one unmeasured collective latency decides:
+    :func:`possible_at`), impossible (by bandwidth or by communication), or no fit."""
     user = row["claim_tok_s_per_user"]
     if not row["fits"]:
         return "does not fit in HBM"
@@ -171,7 +171,7 @@ def _latency_at(row, bound: float) -> float:
 def undecided_text(row) -> str:
     """Why a row is undecided: the per-collective latency the claim needs (every collective hidden under a weight
     read) against the table's value, its basis and its range."""
-    basis = _text(row.get("comm_basis"))
+    basis = _basis(row)
     need = needed_latency_us(row)
     lo, hi = row["sol_tok_s_per_user_comm_low"], row["sol_tok_s_per_user_comm_high"]
     slow, fast = _latency_at(row, lo), _latency_at(row, hi)
@@ -186,8 +186,10 @@ def undecided_text(row) -> str:
                                      " (the bandwidth bound)"))
 
 
-def _text(value) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+def _basis(row) -> str:
+    """The row's collective-latency basis (measured, interpolated, extrapolated, assumption), '' where it has none."""
+    value = row.get("comm_basis")
+    return "" if missing(value) else str(value)
 
 
 def possible_at(row) -> str:
@@ -206,7 +208,7 @@ def possible_at(row) -> str:
         return "impossible"
     need, lat = needed_latency_us(row), row["collective_latency_us"]
     if (row["comm_floor_ms"] > 0 and need == need and lat > 0 and need < UNDECIDED_MARGIN * lat
-            and _text(row.get("comm_basis")) != "measured" and comm < row["sol_tok_s_per_user"]):
+            and _basis(row) != "measured" and comm < row["sol_tok_s_per_user"]):
         return "undecided"
     return "near-peak" if user > row["sol_tok_s_per_user_achievable_comm"] else "possible"
 

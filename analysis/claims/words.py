@@ -90,14 +90,14 @@ def _unreached(claim: Claim, checks: pd.DataFrame, against: dict | None = None, 
     p = (top.get("reading") or {}).get("points", [{}])[0]
     where = p.get("source_url") if p.get("source_url") not in (None, "unknown") else p.get("row")
     stat = PER_USER_DEFS.get(str(p.get("per_user_def")), "")
-    other = PER_USER_DEFS.get(str((against or {}).get("per_user_def")), "")
+    against = against or {}
+    another = p.get("row") != against.get("row")  # the fastest point is not the one the sentence before quoted
+    other = PER_USER_DEFS.get(str(against.get("per_user_def")), "")
     unlike = (f"; read as {stat.replace('1000 / ', '')}, where the point above is {other.replace('1000 / ', '')}: "
-              "the two speeds are not on one statistic" if stat and other and stat != other
-              and p.get("row") != (against or {}).get("row") else "")
+              "the two speeds are not on one statistic" if another and stat and other and stat != other else "")
     # the fastest point ran the claim's engine where the point above did not: an engine claim's nearer baseline
-    engine = ("; it ran the claim's framework, the point above another"
-              if _framework_differs(against_differs) and not _framework_differs(top.get("differs") or ())
-              and p.get("row") != (against or {}).get("row") else "")
+    engine = ("; it ran the claim's framework, the point above another" if another
+              and _framework_differs(against_differs) and not _framework_differs(top.get("differs") or ()) else "")
     return (f"; no measured point of this model or its architecture at the lengths compared here reaches the claimed "
             f"speed: the fastest is "
             f"{top['measured_all']:,.1f} tok/s/user ({stat + '; ' if stat else ''}{top['group']}, {top['lengths']}, concurrency "

@@ -216,6 +216,10 @@ def cli_model(*, config_path: Path | None, validate: bool, points_path: Path | N
               f"software): median {_pct(nd['median_error_tok_s_per_gpu'])} tok/s/GPU, "
               f"{_pct(nd['median_error_tok_s_per_user'])} tok/s/user; p90 {_pct(nd['p90_error_tok_s_per_gpu'])}, "
               f"{_pct(nd['p90_error_tok_s_per_user'])}")
+        ins = rep["in_sample"]
+        print(f"in-sample (every group in the calibration, its own included): median "
+              f"{_pct(ins['median_error_tok_s_per_gpu'], 2)} tok/s/GPU, {_pct(ins['median_error_tok_s_per_user'], 2)} "
+              f"tok/s/user; p90 {_pct(ins['p90_error_tok_s_per_gpu'])}, {_pct(ins['p90_error_tok_s_per_user'])}")
         print("groups per model (a left-out group's model and cell still calibrate through its other groups): "
               + ", ".join(f"{m} {n}" for m, n in rep["models"].items()))
         print(f"calibrated on {rep['training_rows']} newest points of {rep['training_groups']} groups; "

@@ -1115,6 +1115,12 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
                 f"the newest runs' software instead): median {text.pct(nd['median_error_tok_s_per_user'], 1)} / "
                 f"{text.pct(nd['median_error_tok_s_per_gpu'], 1)}, p90 {text.pct(nd['p90_error_tok_s_per_user'], 1)} / "
                 f"{text.pct(nd['p90_error_tok_s_per_gpu'], 1)}.")
+    ins = rep.get("in_sample") or {}
+    if ins.get("median_error_tok_s_per_user") is not None:
+        out += (f" With every group in the calibration, its own included, the same groups are predicted with a median "
+                f"of {text.pct(ins['median_error_tok_s_per_user'], 1)} / {text.pct(ins['median_error_tok_s_per_gpu'], 1)}"
+                f" and a p90 of {text.pct(ins['p90_error_tok_s_per_user'], 1)} / "
+                f"{text.pct(ins['p90_error_tok_s_per_gpu'], 1)}: what the model's form leaves with nothing held out.")
     kinds = rep.get("by_kind") or {}
     sv, sw = kinds.get("serving") or {}, kinds.get("step_sweeps") or {}
     if sv.get("n_groups") and sw.get("n_groups"):

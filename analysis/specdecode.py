@@ -14,6 +14,10 @@ Where τ comes from, best first (:func:`tau_for`):
 3. the documented default :data:`ASSUMED_TAU` = 2.5 tokens per step with :data:`ASSUMED_DRAFT_TOKENS` = 3 drafted
    (MTP-3 accepting 2-3 tokens per step, shared/docs/ROOFLINE.md §3.3), source ``assumed``.
 
+The drafted count (what a step verifies) is the point's own ``draft_tokens``, else, for an MTP run of InferenceX's
+client, the count its launch script or recipe set on that date (``data/specs/mtp-recipes.csv``, read through
+:func:`analysis.perfmodel.recipes.row_draft_tokens`, the table the step-time model reads too), else the assumption.
+
 Computation only: tables and dataclasses out, no sentences (those are in :mod:`analysis.specdecode_words`).
 """
 
@@ -40,7 +44,8 @@ class Tau:
     """Tokens a decode step commits (``tokens_per_step``, τ) and verifies (``verify_tokens`` = drafted + 1), with
     where τ came from (``source``: measured, forced, golden, stated, assumed, ``none`` without speculative decoding,
     ``unknown`` when it is not known whether any ran) and, for ``golden``, the curve (``reference``: file and mode).
-    ``verify_assumed`` says the drafted count was not known and :data:`ASSUMED_DRAFT_TOKENS` stood in.
+    ``verify_assumed`` says the drafted count was not known and :data:`ASSUMED_DRAFT_TOKENS` stood in;
+    ``drafts_from_recipe`` that it came from the launch recipe the run's benchmark served, not from its record.
     ``point_source`` is the point's own ``acceptance_source``: ``forced`` with a golden or assumed τ is a run pinned
     at launch to a value its record does not hold."""
 
@@ -52,6 +57,7 @@ class Tau:
     reference: str = ""
     verify_assumed: bool = False
     point_source: str = UNKNOWN
+    drafts_from_recipe: bool = False
 
     @property
     def speculative(self) -> bool:
@@ -60,7 +66,8 @@ class Tau:
     def as_dict(self) -> dict:
         return {"tokens_per_step": self.tokens_per_step, "verify_tokens": self.verify_tokens, "source": self.source,
                 "spec_method": self.spec_method, "draft_tokens": self.draft_tokens, "reference": self.reference,
-                "verify_assumed": self.verify_assumed, "point_source": self.point_source}
+                "verify_assumed": self.verify_assumed, "point_source": self.point_source,
+                "drafts_from_recipe": self.drafts_from_recipe}
 
 
 def _number(value) -> float:
@@ -85,6 +92,12 @@ def tau_for(row: Mapping | pd.Series, *, golden_folder=None) -> Tau:
     if method == UNKNOWN:
         method = normalize_spec_method(row.get("spec_decode"))
     draft = _number(row.get("draft_tokens"))
+    recipe = False
+    if not draft == draft:
+        from analysis.perfmodel.recipes import row_draft_tokens  # here: the recipe tables sit above this module
+
+        draft = _number(row_draft_tokens(row))
+        recipe = draft == draft
     accepted = _number(row.get("acceptance_length"))
     source = str(row.get("acceptance_source") or UNKNOWN).strip().lower()
     point = source if source in KNOWN_SOURCES else UNKNOWN
@@ -93,7 +106,8 @@ def tau_for(row: Mapping | pd.Series, *, golden_folder=None) -> Tau:
         return Tau(1.0, 1.0, NO_SPEC, NO_SPEC, 0.0)
     if accepted == accepted and accepted >= 1 and source in KNOWN_SOURCES:
         verify, assumed = _verify(draft, accepted)
-        return Tau(accepted, verify, source, method, draft_or_none, verify_assumed=assumed, point_source=point)
+        return Tau(accepted, verify, source, method, draft_or_none, verify_assumed=assumed, point_source=point,
+                   drafts_from_recipe=recipe)
     if method == UNKNOWN and source not in KNOWN_SOURCES and not accepted == accepted:
         return Tau(1.0, 1.0, UNKNOWN_SPEC, UNKNOWN, draft_or_none)
     if method != UNKNOWN and draft == draft:
@@ -101,9 +115,22 @@ def tau_for(row: Mapping | pd.Series, *, golden_folder=None) -> Tau:
         if found is not None:
             value, curve, _others = found
             return Tau(value, draft + 1.0, "golden", method, draft, reference=f"{curve.file} ({curve.mode})",
-                       point_source=point)
-    verify, assumed = _verify(draft, ASSUMED_TAU)
-    return Tau(ASSUMED_TAU, verify, "assumed", method, draft_or_none, verify_assumed=assumed, point_source=point)
+                       point_source=point, drafts_from_recipe=recipe)
+    tau = assumed_tau(draft)
+    verify, assumed = _verify(draft, tau)
+    return Tau(tau, verify, "assumed", method, draft_or_none, verify_assumed=assumed, point_source=point,
+               drafts_from_recipe=recipe)
+
+
+def assumed_tau(drafts: float) -> float:
+    """The assumed τ at ``drafts`` drafted tokens: :data:`ASSUMED_TAU` at :data:`ASSUMED_DRAFT_TOKENS` (or at an
+    unknown count), at another count the same per-draft acceptance (:func:`analysis.perfmodel.step.tau_at_drafts`,
+    the step-time model's rule), so it never exceeds the drafted tokens + 1 a step verifies."""
+    if not (drafts == drafts and drafts >= 0) or drafts == ASSUMED_DRAFT_TOKENS:
+        return ASSUMED_TAU
+    from analysis.perfmodel.step import tau_at_drafts
+
+    return float(tau_at_drafts(ASSUMED_TAU, drafts))
 
 
 def tau_table(points: pd.DataFrame, *, golden_folder=None) -> pd.DataFrame:

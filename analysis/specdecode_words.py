@@ -14,7 +14,8 @@ SOURCE_WORDS = {
     "forced": "forced at launch (synthetic acceptance), not measured",
     "golden": "from InferenceX's golden curve (SPEED-Bench coding prompts)",
     "stated": "as the publication states it",
-    "assumed": f"assumed ({num(ASSUMED_TAU)} tokens per step, {ASSUMED_DRAFT_TOKENS} drafted; no acceptance known)",
+    "assumed": f"assumed (no acceptance known: {num(ASSUMED_TAU)} tokens per step at {ASSUMED_DRAFT_TOKENS} drafted, at "
+               "another count the same acceptance per draft)",
     "none": "no speculative decoding",
     "unknown": "not known whether speculative decoding ran",
 }
@@ -31,7 +32,7 @@ def tau_words(tau: Tau) -> str:
         return f"τ = 1 token per step: {source_words(tau.source)}"
     detail = [esc(tau.spec_method)] if tau.spec_method != "unknown" else []
     if tau.draft_tokens is not None:
-        detail.append(f"{num(tau.draft_tokens)} drafted")
+        detail.append(f"{num(tau.draft_tokens)} drafted" + (" as its launch recipe set" if tau.drafts_from_recipe else ""))
     detail.append(f"{num(tau.verify_tokens)} verified" + (" (assumed)" if tau.verify_assumed else ""))
     text = f"τ = {num(tau.tokens_per_step)} tokens per step ({', '.join(detail)}), {source_words(tau.source)}"
     if tau.reference:

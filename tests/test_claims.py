@@ -260,6 +260,34 @@ def test_untrusted_points_are_not_evidence(points):
     assert bad and not bad & set(ev["row"])
 
 
+def test_a_pair_whose_sides_drafted_different_tokens_per_step_is_confounded(points):
+    """InferenceX's B200 TensorRT-LLM MTP runs at ISL 8,192 / OSL 1,024: the FP4 side (4 GPUs, attention
+    data-parallel) drafts 1 token per step, the FP8 side (8 GPUs, no attention DP) 3 (data/specs/mtp-recipes.csv:
+    MTP=1 when DP_ATTENTION is true). Same method, framework, lengths and concurrency, but not one speculative
+    decoding: the 1.41x is listed apart with the drafts named, and the clean pairs keep equal drafts."""
+    from analysis.specdecode import tau_for
+
+    card = card_of("C01", points)
+    clean, confounded = card.pairs
+    (pair,) = [p for p in confounded if p["confounders"] == ["drafted tokens per step (1 against 3)"]]
+    assert (pair["a"]["hardware"], pair["a"]["framework"], pair["a"]["spec_decode"]) == ("B200", "trt", "mtp")
+    assert (pair["a"]["isl"], pair["a"]["osl"], pair["a"]["concurrency"]) == (8192, 1024, pair["b"]["concurrency"])
+    assert pair["ratio"] == pytest.approx(19.9746 / 14.1634, rel=1e-4)
+    assert "1.41× at ISL 8,192 / OSL 1,024 differing in drafted tokens per step (1 against 3)" in \
+        card.answers["precision"].answer
+    assert not [p for p in clean if (p["a"]["framework"], p["a"]["spec_decode"], p["a"]["osl"]) == ("trt", "mtp", 1024)
+                and p["a"]["isl"] == 8192]
+    # the rule reads the points' drafts, not their labels: the same two rows with one draft count are clean
+    from analysis.claims.pairs import _drafts_differ
+
+    rows = points[points["source_file"].eq("data/raw/inferencex/benchmarks.json")].to_dict("records")
+    a = next(r for r in rows if claims.row_id(r) == pair["a"]["source"])
+    b = next(r for r in rows if claims.row_id(r) == pair["b"]["source"])
+    assert (tau_for(a).draft_tokens, tau_for(b).draft_tokens) == (1.0, 3.0)
+    assert _drafts_differ(a, b) == ["drafted tokens per step (1 against 3)"]
+    assert _drafts_differ(a, {**b, "draft_tokens": 1.0}) == []
+
+
 def test_r1_precision_answer_uses_only_pairs_equal_in_spec_decoding(points):
     # C22 (DeepSeek-R1 on GB300 NVL72) reads the InferenceX R1 pairs as same-model evidence (C00 read them as proxy
     # before its own model's published tables shipped)

@@ -19,11 +19,13 @@ from analysis.specdecode import (
     ASSUMED_TAU,
     Tau,
     acceptance_summary,
+    assumed_tau,
     step_rate_needed,
     tau_for,
     tau_table,
     without_spec_estimate,
 )
+from analysis.specdecode_words import tau_words
 
 ROOT = Path(__file__).resolve().parents[1]
 CONSOLE = ROOT / "data/raw/inferencex-samples/local-results/mtp-fixed-ar-minimax-lcb-v8-20260529-092323/" \
@@ -71,9 +73,34 @@ def test_points_without_speculative_decoding_commit_one_token(api_points):
 def test_mtp_point_without_acceptance_falls_back_to_the_assumed_default(api_points):
     mtp = api_points[api_points["spec_method"] == "mtp"].iloc[0]
     assert mtp["model"] == "DeepSeek-R1-0528"  # no golden curve for R1
+    # an InferenceX MI355X SGLang FP4 run of 2026-05-20: its launch script drafts 3 (data/specs/mtp-recipes.csv,
+    # dsr1_fp4_mi355x_mtp.sh --speculative-num-steps 3), so 4 verified, read rather than assumed; τ stays assumed
+    assert (mtp["hardware"], mtp["framework"], mtp["precision"]) == ("MI355X", "sglang", "fp4")
     tau = tau_for(mtp)
-    assert (tau.tokens_per_step, tau.source, tau.verify_tokens, tau.verify_assumed) == (ASSUMED_TAU, "assumed", 4.0,
-                                                                                        True)
+    assert (tau.tokens_per_step, tau.source, tau.verify_tokens, tau.verify_assumed, tau.drafts_from_recipe) == \
+        (ASSUMED_TAU, "assumed", 4.0, False, True)
+    assert tau_words(tau) == ("τ = 2.5 tokens per step (mtp, 3 drafted as its launch recipe set, 4 verified), assumed "
+                              "(no acceptance known: 2.5 tokens per step at 3 drafted, at another count the same "
+                              "acceptance per draft)")
+    # the same row from another source's format has no launch recipe to read: the drafted count is assumed too
+    other = tau_for({**mtp.to_dict(), "format": "genai-perf"})
+    assert (other.tokens_per_step, other.verify_tokens, other.verify_assumed, other.drafts_from_recipe) == \
+        (ASSUMED_TAU, 4.0, True, False)
+
+
+def test_mtp_runs_of_one_drafted_token_verify_two_and_assume_a_tau_they_can_reach(api_points):
+    """ATOM's MTP runs of InferenceX draft one token (ATOM's default --num-speculative-tokens 1 where the script
+    names no count, mtp-recipes.csv): a step verifies 2 tokens, so τ cannot be the 2.5 assumed at 3 drafts; at one
+    draft it is the first draft's acceptance, 1 + 0.875 (the step-time model's rule, step.tau_at_drafts)."""
+    atom = api_points[(api_points["spec_method"] == "mtp") & (api_points["framework"] == "atom")
+                      & (api_points["precision"] == "fp4")]
+    assert len(atom) == 7  # 2026-05-20 and 2026-02-25
+    for _, row in atom.iterrows():
+        tau = tau_for(row)
+        assert (tau.draft_tokens, tau.verify_tokens, tau.source, tau.drafts_from_recipe) == (1.0, 2.0, "assumed", True)
+        assert tau.tokens_per_step == pytest.approx(1.875) and tau.tokens_per_step <= tau.verify_tokens
+    assert assumed_tau(3) == ASSUMED_TAU and assumed_tau(float("nan")) == ASSUMED_TAU
+    assert assumed_tau(1) == pytest.approx(1.875) and 1.875 < assumed_tau(2) < ASSUMED_TAU < assumed_tau(4) < 5
 
 
 def test_golden_curve_when_model_method_and_draft_are_known():

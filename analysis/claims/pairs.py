@@ -1,9 +1,10 @@
 """A/B pairs for a claim's precision question: FP4 against FP8 only where everything else is equal.
 
-A *clean* pair holds model, hardware, input/output lengths, speculative decoding, framework and disaggregation
-equal, its two points at the same concurrency and measured within :data:`DATE_WINDOW_DAYS` of each other, and
-differs only in precision; its ratio is one side's per-user speed over the other's at the lowest concurrency both
-measured (their single-user end at equal concurrency). Where
+A *clean* pair holds model, hardware, input/output lengths, speculative decoding (and its drafted tokens per step,
+where both sides' are known), framework and disaggregation equal, its two points at the same concurrency and
+measured within :data:`DATE_WINDOW_DAYS` of each other, and differs only in precision; its ratio is one side's
+per-user speed over the other's at the lowest concurrency both measured (their single-user end at equal
+concurrency). Where
 the fastest points of the two precisions differ in any of those conditions the pair is *confounded*: it is listed
 apart with its confounders and never headlines. Each pair also carries the roofline's ratio for the same two
 points (batch-1 bound of each on its own GPUs), so a measured ratio beyond it can be pointed out.
@@ -19,6 +20,8 @@ from analysis import specs
 from analysis.claims.evidence import evidence_object, own_sol
 from analysis.pairing import DATE_WINDOW_DAYS as DATE_WINDOW_DAYS  # re-exported: the cards quote it
 from analysis.pairing import unmatched as _unmatched
+from analysis.specdecode import tau_for
+from analysis.text import whole
 
 HELD_EQUAL = {"spec_decode": "speculative decoding", "framework": "framework", "disagg": "disaggregation"}
 PAIR_KEY = ["model_table", "hardware", "isl", "osl"]
@@ -64,7 +67,7 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
             sides = cells[cell]
             if low in sides and high in sides:
                 a, b = _at_common_concurrency(sides[low], sides[high])
-                unmatched = _unmatched(a, b)
+                unmatched = _unmatched(a, b) + _drafts_differ(a, b)
                 (confounded if unmatched else clean).append(_pair(a, b, unmatched))
         fast = {p: max((r for r in rows if r["precision"] == p), key=lambda r: r["tok_s_per_user"], default=None)
                 for p in (low, high)}
@@ -73,6 +76,17 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
                     if _cell(fast[low])[list(HELD_EQUAL).index(col)] != _cell(fast[high])[list(HELD_EQUAL).index(col)]]
             confounded.append(_pair(fast[low], fast[high], diff))
     return clean, confounded
+
+
+def _drafts_differ(a: dict, b: dict) -> list[str]:
+    """The drafted tokens per step where both sides' are known and differ (their records, else the launch recipe
+    their benchmark ran, :func:`analysis.specdecode.tau_for`): one method at two draft counts verifies and commits
+    different tokens per step, so the pair measures the drafts with the precision (InferenceX's B200 TensorRT-LLM
+    MTP recipes draft 1 with attention data-parallel and 3 without)."""
+    da, db = tau_for(a).draft_tokens, tau_for(b).draft_tokens
+    if da is None or db is None or da == db:
+        return []
+    return [f"drafted tokens per step ({whole(da)} against {whole(db)})"]
 
 
 def _at_common_concurrency(low_rows: list[dict], high_rows: list[dict]) -> tuple[dict, dict]:

@@ -83,7 +83,7 @@ def _num(v, default=math.nan) -> float:
 # log records its own client's settings. A row of
 # such a format with stated ISL and OSL is priced at those lengths' mean context.
 INFERENCEX_RANGE_RATIO = 0.8
-INFERENCEX_CLIENT_FORMATS = ("inferencex-api", "inferencex-api-history", "inferencex-agg")  # rows of that client
+INFERENCEX_CLIENT_FORMATS = recipes.INFERENCEX_CLIENT_FORMATS  # rows of that client
 LENGTH_RANGE_RATIO = dict.fromkeys(INFERENCEX_CLIENT_FORMATS, INFERENCEX_RANGE_RATIO)
 
 
@@ -118,14 +118,7 @@ def draft_tokens(row: dict) -> float:
     the row's DP is above 1, as the InferenceX reader records it); NaN otherwise (the step model's labelled
     assumption applies)."""
     own = _num(row.get("draft_tokens"))
-    if own == own or str(row.get("format") or "") not in INFERENCEX_CLIENT_FORMATS:
-        return own
-    if str(row.get("spec_method") or "").lower() not in st.MTP_METHODS:
-        return math.nan
-    found = recipes.served_draft_tokens(str(row.get("model")), str(row.get("hardware")), str(row.get("framework")),
-                                        str(row.get("precision") or ""), _num(row.get("dp"), 1.0) > 1,
-                                        _day(row.get("date")))
-    return found[0] if found else math.nan
+    return own if own == own else recipes.row_draft_tokens(row)
 
 
 def deployment(row: dict) -> st.Deployment:

@@ -10,6 +10,7 @@ answer says so.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -129,6 +130,13 @@ def _served_row(path: str, keys: tuple, model_name: str, values: tuple, day: str
     return best
 
 
+# The points-table formats of InferenceX's own benchmark client (its API, its history, its agg_*.json files): rows whose
+# launch scripts and recipes the served-recipe tables below were read from.
+INFERENCEX_CLIENT_FORMATS = ("inferencex-api", "inferencex-api-history", "inferencex-agg")
+# Speculative methods whose drafts run the model's own MTP (next-token prediction) layers (see
+# :data:`analysis.perfmodel.step.MTP_METHODS`, which is this tuple): the ones the MTP recipe table describes.
+MTP_METHODS = ("mtp", "nextn", "eagle")
+
 MTP_RECIPES_FILE = config.SPECS_DIR / "mtp-recipes.csv"
 _MTP_KEYS = ("hardware", "framework", "precision", "dp_attention")
 
@@ -147,3 +155,20 @@ def served_draft_tokens(model_name: str, hardware: str, framework: str, precisio
                        (str(hardware), str(framework), str(precision).lower(), "true" if dp_attention else "false"), day)
     return None if best is None else (float(best["draft_tokens"]), best["basis"], best["source"])
 
+
+def row_draft_tokens(row) -> float:
+    """The tokens an MTP row of InferenceX's client (:data:`INFERENCEX_CLIENT_FORMATS`) drafted per step, from the
+    launch script or recipe it ran on its date (:func:`served_draft_tokens`; attention data-parallel when the row's DP
+    is above 1, as the InferenceX reader records it); NaN for any other row or where no recipe row matches. A row's
+    own ``draft_tokens`` is read before this by its callers."""
+    if str(row.get("format") or "") not in INFERENCEX_CLIENT_FORMATS:
+        return math.nan
+    if str(row.get("spec_method") or "").lower() not in MTP_METHODS:
+        return math.nan
+    try:
+        dp = float(row.get("dp"))
+    except (TypeError, ValueError):
+        dp = 1.0
+    found = served_draft_tokens(str(row.get("model")), str(row.get("hardware")), str(row.get("framework")),
+                                str(row.get("precision") or ""), dp == dp and dp > 1, str(row.get("date") or ""))
+    return found[0] if found else math.nan

@@ -53,7 +53,7 @@ TERMS = ("overhead_ms", "memory_ms", "compute_ms", "collectives_ms")
 # Speculative methods whose drafts run the model's own MTP (next-token prediction) layers: each draft token is one
 # sequential pass of those layers and the shared output head over the batch (SGLang's and vLLM's EAGLE worker with
 # DeepSeek's NextN layer). Other drafters (EAGLE-3 heads, DSpark, n-gram) are not priced: no spec row describes them.
-MTP_METHODS = ("mtp", "nextn", "eagle")
+MTP_METHODS = recipes.MTP_METHODS
 DEFAULT_DRAFT_TOKENS = 3  # MTP/EAGLE drafts where neither the row nor data/specs/mtp-recipes.csv says (an assumption)
 # Share of each request's input that is prefilled (not served from a prefix cache): an assumption, none of the
 # shipped sources records its cache hit rate; the random-prompt InferenceX sweeps share no prefix.

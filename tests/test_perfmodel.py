@@ -1156,7 +1156,7 @@ def test_batch_scaling_validation_section(points, report, section):
     # and what the same groups give with nothing held out (the model's form, not the leaving out)
     ins = rep["in_sample"]
     assert (f"With every group in the calibration, its own included, the same groups are predicted with a median of "
-            f"{100 * ins['median_error_tok_s_per_user']:.1f}% / {100 * ins['median_error_tok_s_per_gpu']:.1f}% and a "
+            f"{100 * ins['median_error_tok_s_per_user']:.2f}% / {100 * ins['median_error_tok_s_per_gpu']:.2f}% and a "
             f"p90 of {100 * ins['p90_error_tok_s_per_user']:.1f}% / {100 * ins['p90_error_tok_s_per_gpu']:.1f}%: what "
             "the model's form leaves with nothing held out.") in summary
     assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: not met" in summary

@@ -422,7 +422,8 @@ def precision_words(claim: Claim, f: dict) -> tuple[str, str, str]:
     conf = f["confounded"]
     if summ["n"]:
         measured = (f"Measured FP4/FP8 over {summ['n']} matched pair{'s' if summ['n'] > 1 else ''} (equal model, "
-                    "hardware, lengths, speculative decoding, framework, disaggregation and concurrency, measured "
+                    "hardware, lengths, speculative decoding and its drafts per step where known, framework, "
+                    "disaggregation and concurrency, measured "
                     f"within {DATE_WINDOW_DAYS} days; per-user speed at the lowest concurrency both sides measured): "
                     f"median {summ['median']:.2f}×, range {summ['low']:.2f}–{summ['high']:.2f}×"
                     + (" (proxy: another model's points)" if f["pairs_proxy"] else "") + ".")

@@ -1116,9 +1116,9 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
                 f"{text.pct(nd['median_error_tok_s_per_gpu'], 1)}, p90 {text.pct(nd['p90_error_tok_s_per_user'], 1)} / "
                 f"{text.pct(nd['p90_error_tok_s_per_gpu'], 1)}.")
     ins = rep.get("in_sample") or {}
-    if ins.get("median_error_tok_s_per_user") is not None:
+    if ins.get("median_error_tok_s_per_user") is not None:  # medians to two decimals: 9.99% is not "10.0%" of a 10% target
         out += (f" With every group in the calibration, its own included, the same groups are predicted with a median "
-                f"of {text.pct(ins['median_error_tok_s_per_user'], 1)} / {text.pct(ins['median_error_tok_s_per_gpu'], 1)}"
+                f"of {text.pct(ins['median_error_tok_s_per_user'], 2)} / {text.pct(ins['median_error_tok_s_per_gpu'], 2)}"
                 f" and a p90 of {text.pct(ins['p90_error_tok_s_per_user'], 1)} / "
                 f"{text.pct(ins['p90_error_tok_s_per_gpu'], 1)}: what the model's form leaves with nothing held out.")
     kinds = rep.get("by_kind") or {}

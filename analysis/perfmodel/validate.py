@@ -9,7 +9,7 @@ least :data:`MIN_CONCURRENCIES` distinct concurrencies. Each point keeps the ter
 of its cell's re-runs on that date, 1 for the newest runs' software; :meth:`Calibration.date_factor`). The left-out
 group's points never enter its calibration (the solver starts from the all-data fit, which moves its start point
 only). Each group is also predicted by the all-data calibration, its own points included (``in_sample``): how much
-of the held-out error is the model's form, which no held-out refit can go below.
+of the error is the model's form rather than the leaving out.
 """
 
 from __future__ import annotations

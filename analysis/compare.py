@@ -32,7 +32,8 @@ PRECISION_MATCH = ["model", "hardware", "framework", "scope", "isl", "osl", "spe
 ENVELOPE_MATCH = ["model", "hardware", "scope", "isl", "osl"]
 CONFOUNDERS = {
     "framework": "framework", "spec_decode": "spec decoding", "disagg": "disaggregated", "tp": "tp", "ep": "ep",
-    "dp": "dp", "n_gpus": "GPUs", "n_decode_gpus": "decode GPUs", "date": "date", "tool_version": "image",
+    "dp": "dp", "n_gpus": "GPUs", "n_decode_gpus": "decode GPUs", "draft_tokens": "drafts per step", "date": "date",
+    "tool_version": "image",
 }
 STEP_MATCH = ["model", "hardware", "framework", "batch_size", "context_len"]
 STEP_FORMAT = "h200-steps-jsonl"  # the measured decode-step sweep compared at two precisions
@@ -177,6 +178,7 @@ def precision_pairs(points: pd.DataFrame, *, low: str = "fp4", high: str = "fp8"
     """
     match = list(match)
     targets = list(targets)
+    points = with_draft_tokens(points)
     if "gpu_lo" not in points.columns:  # every ratio carries its interval: the points' own must ride along
         points = fr.with_intervals(points, denominator=denominator)
     fronts = fr.frontier(points, by=match + ["precision"], denominator=denominator)
@@ -475,6 +477,25 @@ def denominator_effect(fronts: pd.DataFrame, *, by: Sequence[str] = ("hardware",
 
 
 # --- report helpers (what the precision & scope notebook shows) -------------------------------------------
+def with_draft_tokens(points: pd.DataFrame) -> pd.DataFrame:
+    """``points`` with each speculating row's ``draft_tokens`` filled from the launch recipe its benchmark ran where
+    its record does not say (:func:`analysis.perfmodel.recipes.row_draft_tokens`, the rule the claim cards and the
+    step-time model read), so that a pair whose sides drafted different tokens per step names it as a confounder:
+    one method at two draft counts verifies and commits different tokens per step."""
+    from analysis.perfmodel.recipes import MTP_METHODS, row_draft_tokens  # the recipe tables sit above this module
+
+    if points.empty or "spec_method" not in points.columns:
+        return points
+    own = pd.to_numeric(points["draft_tokens"], errors="coerce") if "draft_tokens" in points.columns \
+        else pd.Series(np.nan, index=points.index)
+    missing = own.isna() & points["spec_method"].astype(str).str.lower().isin(MTP_METHODS)
+    if not missing.any():
+        return points
+    filled = own.copy()
+    filled[missing] = [row_draft_tokens(r) for r in points.loc[missing].to_dict("records")]
+    return points.assign(draft_tokens=filled)
+
+
 def pair_label(row: pd.Series | dict, columns: Sequence[str]) -> str:
     return fr.group_label(row, columns)
 

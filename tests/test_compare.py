@@ -98,6 +98,51 @@ def test_no_confounder_when_only_precision_differs():
     assert pair["ratio_min"] == pytest.approx(2.0) and pair["ratio_max"] == pytest.approx(2.0)
 
 
+def test_a_pair_whose_sides_drafted_different_tokens_per_step_is_not_clean():
+    base = dict(model="m", hardware="H", framework="f", scope="node", isl=1, osl=1, spec_decode="mtp",
+                spec_method="mtp", n_gpus=8, tp=8, date="d", tool_version="i", concurrency=4)
+    rows = [{**base, "precision": p, "tok_s_per_user": u, "output_tok_s": o, "draft_tokens": d}
+            for p, u, o, d in [("fp8", 100.0, 800.0, 3), ("fp8", 50.0, 1600.0, 3), ("fp4", 100.0, 1600.0, 1),
+                               ("fp4", 50.0, 3200.0, 1)]]
+    pair = compare.precision_pairs(to_points(rows)).iloc[0]
+    assert pair["confounders"] == "drafts per step"
+    assert pair["confounder_detail"] == "drafts per step 1 vs 3"
+    assert compare.clean_pairs(compare.precision_pairs(to_points(rows))).empty
+    same = [{**r, "draft_tokens": 3} for r in rows]
+    assert compare.precision_pairs(to_points(same)).iloc[0]["confounders"] == "none"
+    assert "drafted tokens per step (where known)" in page.held_equal_text()
+
+
+def test_inferencex_mtp_rows_read_their_drafts_from_the_launch_recipe(raw_points):
+    """InferenceX records no draft count: the B200 TensorRT-LLM MTP runs at ISL 8,192 / OSL 1,024 drafted 1 token
+    per step on 4 GPUs with attention data-parallel and 3 on 8 GPUs without (data/specs/mtp-recipes.csv), and the
+    page's pair names it beside the parallelism it already named."""
+    sel = fr.select(raw_points, model="DeepSeek-R1-0528", isl=8192, osl=1024, source_format="inferencex-api")
+    sel = sel[(sel["hardware"] == "B200") & (sel["framework"] == "trt") & (sel["spec_decode"] == "mtp")]
+    filled = compare.with_draft_tokens(sel)
+    assert sel["draft_tokens"].isna().all()
+    drafts = filled.groupby("precision")["draft_tokens"].agg(lambda s: sorted(set(s.dropna())))
+    assert 1.0 in drafts["fp4"] and drafts["fp8"] == [3.0]
+    (pair,) = compare.precision_pairs(sel).to_dict("records")
+    assert "drafts per step" in pair["confounders"].split(", ")
+    assert "drafts per step 1" in pair["confounder_detail"]
+
+
+def test_the_mi355x_atom_mtp_pair_that_drafted_1_against_3_is_no_longer_clean(raw_points):
+    """MI355X ATOM MTP at ISL 8,192 / OSL 1,024: FP4 drafting 1 token per step (2026-05-20) against FP8 drafting 3
+    (2026-06-02), 13 days apart on two images. Read as clean at 1.02x before the drafts were compared; now the
+    8K/1K selection keeps one clean pair, and this one names what differs."""
+    sel = fr.select(raw_points, model="DeepSeek-R1-0528", isl=8192, osl=1024, source_format="inferencex-api")
+    pairs = compare.precision_pairs(sel)
+    (atom,) = pairs[(pairs["hardware"] == "MI355X") & (pairs["framework"] == "atom")
+                    & (pairs["spec_decode"] == "mtp")].to_dict("records")
+    assert atom["confounders"] == "drafts per step, date, image"
+    assert atom["confounder_detail"].startswith("drafts per step 1 vs 3; date 2026-05-20 vs 2026-06-02")
+    assert atom["ratio_median"] == pytest.approx(1.02, abs=0.005)
+    clean = compare.clean_pairs(pairs)
+    assert len(clean) == 1 and not ((clean["hardware"] == "MI355X") & (clean["framework"] == "atom")).any()
+
+
 def test_h200_fp8_is_slower_than_bf16_at_every_matched_batch(raw_points):
     pairs = compare.step_precision_pairs(raw_points)
     steps = raw_points[(raw_points["format"] == "h200-steps-jsonl") & (raw_points["phase"] == "decode")]

@@ -31,7 +31,7 @@ SCOPE_FAMILIES = ["B200", "B300"]
 FIELD_WORDS = {"model": "model", "hardware": "hardware", "framework": "framework", "scope": "scope",
                "isl": "input length", "osl": "output length", "spec_decode": "speculative decoding",
                "disagg": "disaggregation", "tp": "TP", "ep": "EP", "dp": "DP", "n_gpus": "GPU count",
-               "n_decode_gpus": "decode-GPU count"}
+               "n_decode_gpus": "decode-GPU count", "draft_tokens": "drafted tokens per step (where known)"}
 FP4_FORMAT_TEXT = {1.7777777777777777: "NVFP4, 4.5 bits per weight with scales", 1.8823529411764706:
                    "MXFP4, 4.25 bits per weight with scales"}
 

@@ -461,7 +461,7 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
         stat = f"{stat}; " if stat and r["kind"] == "per-user" else ""
         where = f"{stat}{r['group']}, {r['lengths']}{spec_text(r)}{limits}"
         if pd.notna(r["measured_over_claimed"]):
-            found = (f"; the best {match_label(r)} evidence measures {v}{unit} ({where}), "
+            found = (f"; the closest-matched {match_label(r)} evidence measures {v}{unit} ({where}), "
                      f"{share(r['measured_over_claimed'])} of the claim")
         elif r.get("match") == "proxy":
             eff = r.get("share_of_own_sol_comm")

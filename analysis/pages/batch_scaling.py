@@ -1023,7 +1023,7 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
             f"{_percent_against(mu, lim['median_error_tok_s_per_user'])} in tok/s/user and "
             f"{_percent_against(mg, lim['median_error_tok_s_per_gpu'])} in tok/s/GPU; p90 "
             f"{_percent_against(pu, lim['p90_error_tok_s_per_user'])} and "
-            f"{_percent_against(pg, lim['p90_error_tok_s_per_gpu'])}{drift_note}.{b} "
+            f"{_percent_against(pg, lim['p90_error_tok_s_per_gpu'])}{drift_note}{_unseen_model_text(rep, markdown)}.{b} "
             f"Targets: median tok/s/user ≤ {text.pct(lim['median_error_tok_s_per_user'])}: "
             f"{verdict('median_error_tok_s_per_user')}; median tok/s/GPU ≤ "
             f"{text.pct(lim['median_error_tok_s_per_gpu'])}: {verdict('median_error_tok_s_per_gpu')}; p90 ≤ "
@@ -1037,6 +1037,23 @@ def validation_summary_text(rep: dict, groups: pd.DataFrame, *, markdown: bool =
             f"{text.pct(lim['median_error_tok_s_per_gpu'])})." + _band_text(rep, f["min_concurrencies"])
             + _median_interval_text(rep, lim)
             + _validation_scope_text(rep, markdown=markdown))
+
+
+def _unseen_model_text(rep: dict, markdown: bool = True) -> str:
+    """For the headline: what is left out is a configuration, and the groups of a model no other group measured
+    (the only test of an unseen model) with their own errors, so the median is not read as one for new models."""
+    e = text.esc if markdown else str
+    models = rep.get("models") or {}
+    alone = [g for g in rep.get("groups", []) if models.get(str(g["config"]["model"])) == 1]
+    if not models or not alone:
+        return ""
+    each = [f"{text.pct(g['error_tok_s_per_user'], 1)} per user and {text.pct(g['error_tok_s_per_gpu'], 1)} per GPU "
+            f"({e(str(g['config']['model']))})" for g in alone
+            if g.get("error_tok_s_per_user") is not None and g.get("error_tok_s_per_gpu") is not None]
+    n = len(rep.get("groups", [])) - len(alone)
+    return (f"; in {n} of them other groups measure the same model, and the {len(each)} "
+            f"group{'' if len(each) == 1 else 's'} of a model no other group measured miss by " + _and(each)
+            if each else "")
 
 
 def _band_text(rep: dict, min_concurrencies: int) -> str:

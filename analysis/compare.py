@@ -479,10 +479,11 @@ def denominator_effect(fronts: pd.DataFrame, *, by: Sequence[str] = ("hardware",
 # --- report helpers (what the precision & scope notebook shows) -------------------------------------------
 def with_draft_tokens(points: pd.DataFrame) -> pd.DataFrame:
     """``points`` with each speculating row's ``draft_tokens`` filled from the launch recipe its benchmark ran where
-    its record does not say (:func:`analysis.perfmodel.recipes.row_draft_tokens`, the rule the claim cards and the
-    step-time model read), so that a pair whose sides drafted different tokens per step names it as a confounder:
-    one method at two draft counts verifies and commits different tokens per step."""
-    from analysis.perfmodel.recipes import MTP_METHODS, row_draft_tokens  # the recipe tables sit above this module
+    its record does not say (:func:`analysis.specdecode.drafts_of`, the rule the claim cards read), so that a pair
+    whose sides drafted different tokens per step names it as a confounder: one method at two draft counts verifies
+    and commits different tokens per step. Only MTP rows are looked up (the only methods the recipe table holds)."""
+    from analysis.perfmodel.recipes import MTP_METHODS  # the recipe tables sit above this module
+    from analysis.specdecode import drafts_of
 
     if points.empty or "spec_method" not in points.columns:
         return points
@@ -492,7 +493,7 @@ def with_draft_tokens(points: pd.DataFrame) -> pd.DataFrame:
     if not missing.any():
         return points
     filled = own.copy()
-    filled[missing] = [row_draft_tokens(r) for r in points.loc[missing].to_dict("records")]
+    filled[missing] = [drafts_of(r)[0] for r in points.loc[missing].to_dict("records")]
     return points.assign(draft_tokens=filled)
 
 

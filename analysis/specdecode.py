@@ -91,13 +91,7 @@ def tau_for(row: Mapping | pd.Series, *, golden_folder=None) -> Tau:
     method = normalize_spec_method(row.get("spec_method"))
     if method == UNKNOWN:
         method = normalize_spec_method(row.get("spec_decode"))
-    draft = _number(row.get("draft_tokens"))
-    recipe = False
-    if not draft == draft:
-        from analysis.perfmodel.recipes import row_draft_tokens  # here: the recipe tables sit above this module
-
-        draft = _number(row_draft_tokens(row))
-        recipe = draft == draft
+    draft, recipe = drafts_of(row)
     accepted = _number(row.get("acceptance_length"))
     source = str(row.get("acceptance_source") or UNKNOWN).strip().lower()
     point = source if source in KNOWN_SOURCES else UNKNOWN
@@ -120,6 +114,19 @@ def tau_for(row: Mapping | pd.Series, *, golden_folder=None) -> Tau:
     verify, assumed = _verify(draft, tau)
     return Tau(tau, verify, "assumed", method, draft_or_none, verify_assumed=assumed, point_source=point,
                drafts_from_recipe=recipe)
+
+
+def drafts_of(row: Mapping | pd.Series) -> tuple[float, bool]:
+    """(tokens drafted per step, whether the launch recipe said it) of one points-table row: its own
+    ``draft_tokens``, else the count its benchmark's launch recipe set
+    (:func:`analysis.perfmodel.recipes.row_draft_tokens`); NaN where neither says."""
+    draft = _number(row.get("draft_tokens"))
+    if draft == draft:
+        return draft, False
+    from analysis.perfmodel.recipes import row_draft_tokens  # here: the recipe tables sit above this module
+
+    draft = _number(row_draft_tokens(row))
+    return draft, draft == draft
 
 
 def assumed_tau(drafts: float) -> float:

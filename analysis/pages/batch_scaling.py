@@ -1043,9 +1043,8 @@ def _unseen_model_text(rep: dict, markdown: bool = True) -> str:
     """For the headline: what is left out is a configuration, and the groups of a model no other group measured
     (the only test of an unseen model) with their own errors, so the median is not read as one for new models."""
     e = text.esc if markdown else str
-    models = rep.get("models") or {}
-    alone = [g for g in rep.get("groups", []) if models.get(str(g["config"]["model"])) == 1]
-    if not models or not alone:
+    alone = _unseen_groups(rep)
+    if not alone:
         return ""
     each = [f"{text.pct(g['error_tok_s_per_user'], 1)} per user and {text.pct(g['error_tok_s_per_gpu'], 1)} per GPU "
             f"({e(str(g['config']['model']))})" for g in alone
@@ -1054,6 +1053,12 @@ def _unseen_model_text(rep: dict, markdown: bool = True) -> str:
     return (f"; in {n} of them other groups measure the same model, and the {len(each)} "
             f"group{'' if len(each) == 1 else 's'} of a model no other group measured miss by " + _and(each)
             if each else "")
+
+
+def _unseen_groups(rep: dict) -> list[dict]:
+    """The validated groups of a model no other validated group measured (``rep["models"]`` counts 1)."""
+    models = rep.get("models") or {}
+    return [g for g in rep.get("groups", []) if models.get(str(g["config"]["model"])) == 1]
 
 
 def _band_text(rep: dict, min_concurrencies: int) -> str:
@@ -1114,9 +1119,8 @@ def _validation_scope_text(rep: dict, *, markdown: bool = True) -> str:
             out += (f" Only {_and(alone)} {'is a model' if len(alone) == 1 else 'are models'} the calibration sees in "
                     "no other group: the test of a model it has not seen rests on "
                     f"{'that group' if len(alone) == 1 else 'those groups'}.")
-            unstated = [e(str(g["config"]["model"])) for g in rep.get("groups", [])
-                        if models.get(str(g["config"]["model"])) == 1
-                        and not g.get("conditions_stated", g.get("calibrates", True))]
+            unstated = [e(str(g["config"]["model"])) for g in _unseen_groups(rep)
+                        if not g.get("conditions_stated", g.get("calibrates", True))]
             if unstated:
                 out += (f" {_and(unstated)}'s source does not state all of ISL, OSL and TP, so its group is predicted at "
                         "the defaults: a weaker test than its number suggests.")

@@ -279,31 +279,66 @@ def test_validation_report_shape_and_summary(report):
         assert g["error_tok_s_per_user"] == pytest.approx(float(np.mean(errs)))
 
 
+def test_a_cells_fit_counts_a_group_past_the_scale_by_its_error_not_its_square():
+    """The soft-L1 loss per group (calibrate._group_loss): the weighted squares of a group's rows sum to
+    2c²(√(1 + s/c²) − 1) of the group's mean squared log error s; a group well within c counts as in least squares,
+    one far beyond it by about 2c(√s − c) (linear in its error) instead of s."""
+    lr = np.array([0.01, -0.02, 0.015, 0.5, 0.7, 0.6])
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    w = np.full(6, 1 / np.sqrt(3))
+    out = cb._group_loss(lr, w, groups, 0.1)
+    for g in (0, 1):
+        m = groups == g
+        s = float(np.mean(lr[m] ** 2))
+        assert float(np.sum((w[m] * out[m]) ** 2)) == pytest.approx(2 * 0.01 * (np.sqrt(1 + s / 0.01) - 1))
+    small, large = float(np.mean(lr[:3] ** 2)), float(np.mean(lr[3:] ** 2))
+    assert float(np.sum((w[:3] * out[:3]) ** 2)) == pytest.approx(small, rel=0.01)  # least squares within c
+    # far beyond c: 2c(√s − c), linear in the group's root-mean-square error
+    assert float(np.sum((w[3:] * out[3:]) ** 2)) == pytest.approx(2 * 0.1 * (np.sqrt(large) - 0.1), rel=0.02)
+    assert float(np.sum((w[3:] * out[3:]) ** 2)) < large / 2
+    # signs are kept, and a row of a group fitted exactly is left at 0
+    assert np.all(np.sign(out) == np.sign(lr))
+    assert cb._group_loss(np.zeros(3), np.ones(3), np.zeros(3, dtype=int), 0.1).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_cell_fit_gives_up_the_group_it_cannot_fit(report):
+    """What the group loss trades in the H200 · SGLang cell (README step 12): the 1K/1K MTP group, whose acceptance no
+    source states, is no longer followed (beyond 35% per user, 35.1% under least squares), and the cell's 1K/8K group
+    it had pulled comes within 10% (12.9% under least squares)."""
+    err = {g["group"]: g["error_tok_s_per_user"] for g in report["groups"]}
+    cell = "DeepSeek-R1-0528 | H200 SXM | fp8 | sglang | 8 GPU | TP8 EP1 DP1 | "
+    assert err[cell + "mtp | ISL 1024 OSL 1024"] > 0.35
+    assert err[cell + "none | ISL 1024 OSL 8192"] < 0.10
+    assert err[cell + "mtp | ISL 8192 OSL 1024"] < 0.10
+
+
 def test_validation_numbers_as_measured(report):
-    # The honest numbers of this model on the shipped points (README "perfclaims model"); of the issue's targets
-    # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) the tok/s/user median is not met: see the README.
-    assert report["median_error_tok_s_per_user"] == pytest.approx(0.1171, abs=0.005)
-    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.1173, abs=0.003)
+    # The honest numbers of this model on the shipped points (README "perfclaims model"); the issue's targets
+    # (median ≤ 15% tok/s/GPU, ≤ 10% tok/s/user, p90 ≤ 35%) are met by the point estimates, the tok/s/user median
+    # by 0.8 points and not by its bootstrap interval: see the README.
+    assert report["median_error_tok_s_per_user"] == pytest.approx(0.0920, abs=0.003)
+    assert report["median_error_tok_s_per_user"] <= 0.10
+    assert report["median_error_tok_s_per_gpu"] == pytest.approx(0.0931, abs=0.003)
     # the tok/s/GPU target, met by the point estimate and by the median's bootstrap interval over the groups
     lo, hi = report["median_interval_tok_s_per_gpu"]
     assert lo < report["median_error_tok_s_per_gpu"] < hi < 0.15
-    # the per-user target is not met by the median, and inside its interval: these groups cannot tell
-    assert report["median_interval_tok_s_per_user"][0] < 0.10 < report["median_error_tok_s_per_user"]
+    # the per-user target is met by the median, and inside its interval: these groups cannot tell
+    assert report["median_interval_tok_s_per_user"][0] < report["median_error_tok_s_per_user"] < 0.10 < \
+        report["median_interval_tok_s_per_user"][1]
     eg = np.array([g["error_tok_s_per_gpu"] for g in report["groups"] if g["error_tok_s_per_gpu"] is not None])
     assert va._median_interval(eg) == [lo, hi]  # seeded: the same every run
-    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2853, abs=0.01)
-    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2843, abs=0.01)
+    assert report["p90_error_tok_s_per_gpu"] == pytest.approx(0.2833, abs=0.01)
+    assert report["p90_error_tok_s_per_user"] == pytest.approx(0.2675, abs=0.01)
     # the p90 by nearest rank, and the groups beyond 35%: the target holds without interpolating between groups
     eu = sorted(g["error_tok_s_per_user"] for g in report["groups"])
     assert report["p90_rank_error_tok_s_per_user"] == eu[int(np.ceil(0.9 * len(eu))) - 1] < 0.35
     assert report["p90_rank_error_tok_s_per_gpu"] < 0.35
-    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (2, 2)
+    assert (report["beyond_35_tok_s_per_user"], report["beyond_35_tok_s_per_gpu"]) == (2, 3)
     # the same groups predicted by the calibration on every group, their own included: the model's form leaves a
-    # per-user median of 10.0% with nothing held out, so no held-out refit of this form reaches the 10% target by
-    # much; leaving each group out adds 1.7 points per user and 2.9 per GPU
+    # per-user median of 8.7% with nothing held out; leaving each group out adds 0.5 points per user and 1.0 per GPU
     ins = report["in_sample"]
-    assert ins["median_error_tok_s_per_user"] == pytest.approx(0.0999, abs=0.003)
-    assert ins["median_error_tok_s_per_gpu"] == pytest.approx(0.0894, abs=0.003)
+    assert ins["median_error_tok_s_per_user"] == pytest.approx(0.0873, abs=0.003)
+    assert ins["median_error_tok_s_per_gpu"] == pytest.approx(0.0832, abs=0.003)
     assert ins["median_error_tok_s_per_user"] < report["median_error_tok_s_per_user"]
     assert ins["median_error_tok_s_per_gpu"] < report["median_error_tok_s_per_gpu"]
     assert ins["p90_error_tok_s_per_user"] < report["p90_error_tok_s_per_user"]
@@ -1043,7 +1078,7 @@ def test_cli_validate_prints_what_the_json_holds(report, capsys, monkeypatch):
                        f"{100 * report['p90_error_tok_s_per_gpu']:.1f}% tok/s/GPU, "
                        f"{100 * report['p90_error_tok_s_per_user']:.1f}% tok/s/user over 39 groups with at least 3 "
                        "concurrencies")
-    assert out[-4].startswith("p90 by nearest rank: 30.2% tok/s/GPU, 29.2% tok/s/user (2 and 2 groups beyond 35%)")
+    assert out[-4].startswith("p90 by nearest rank: 30.8% tok/s/GPU, 29.8% tok/s/user (3 and 2 groups beyond 35%)")
     assert out[-3].startswith("without the measured software drift (8 groups")
     assert out[-2].endswith("DeepSeek-R1-0528 29, llama-3.1-70b-tp8-shard 4, llama-3.1-8b 4, DeepSeek-V4.1-Flash 1, "
                             "qwen3-30b-a3b 1")
@@ -1076,7 +1111,7 @@ def test_batch_scaling_validation_section(points, report, section):
     for runs, serving in (("serving", True), ("step sweeps", False)):
         h200 = groups[(groups["family"] == "H200") & (groups["serving"] == serving)]
         assert rows.loc[runs, "median error tok/s/user %"] == pytest.approx(100 * h200["error_tok_s_per_user"].median())
-    # 12.1% against 6.3%: pooled, the family's 13 groups read 7.9%
+    # 12.0% against 5.7%: pooled, the family's 13 groups read 8.9%
     assert rows.loc["serving", "median error tok/s/user %"] > 1.8 * rows.loc["step sweeps", "median error tok/s/user %"]
     assert 100 * groups.loc[groups["family"] == "H200", "error_tok_s_per_user"].median() < \
         rows.loc["serving", "median error tok/s/user %"]
@@ -1099,19 +1134,22 @@ def test_batch_scaling_validation_section(points, report, section):
     assert first["dominant"] == "overhead at 1–8, memory at 16–128"  # the validation's points carry it
     shown = bs.validation_worst_table(worst)
     assert shown["points (concurrency)"].iloc[0] == "8 (1–128)"
-    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(35.1)  # one decimal
+    assert shown["error tok/s/user %"].iloc[-1] == pytest.approx(43.7)  # one decimal
     # signed: the 32-GPU H100 group is predicted too fast at every point, the 48-GPU one too slow
-    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.83–2.7×; 2.4–5.2×", "1.1–1.5×; 1.2–2.8×",
-                                                                       "1.3–1.4×; 1.3–1.4×"]
+    assert list(shown["predicted ÷ measured, per user; per GPU"]) == ["0.83–2.7×; 2.4–5.2×", "1.1–1.5×; 1.1–2.8×",
+                                                                       "1.4–1.5×; 1.4–1.5×"]
     assert bs.validation_worst_table(worst30)["predicted ÷ measured, per user; per GPU"].iloc[4] == \
-        "0.61–0.81×; 0.61–0.79×"
+        "0.61–0.8×; 0.61–0.78×"
 
     # The summary: the validation's numbers, each target and its verdict, computed.
     facts = sec["facts"]
-    assert facts["targets_met"] == {"median_error_tok_s_per_user": False, "median_error_tok_s_per_gpu": True,
+    assert facts["targets_met"] == {"median_error_tok_s_per_user": True, "median_error_tok_s_per_gpu": True,
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
-    assert "median error of 11.7% in tok/s/user and 11.8% in tok/s/GPU" in summary
+    assert "median error of 9.2% in tok/s/user and 9.3% in tok/s/GPU" in summary
+    # met by the median, not by its interval, and the verdict says so
+    assert (f"median tok/s/user ≤ 10%: met by the median, not by its interval (up to "
+            f"{100 * rep['median_interval_tok_s_per_user'][1]:.1f}%, below)") in summary
     # the headline itself says what is left out and how the one unseen model of the claim card fares
     v41 = next(g for g in rep["groups"] if g["config"]["model"] == "DeepSeek-V4.1-Flash")
     assert (f"; in 37 of them other groups measure the same model, and the 2 groups of a model no other group "
@@ -1132,13 +1170,14 @@ def test_batch_scaling_validation_section(points, report, section):
     assert ("qwen3-30b-a3b's batch-1 step is one of the three the MoE layer's fixed cost (twice a dense layer's) is "
             "inferred from: its error is not a held-out one.") in summary
     # the p90 verdict says which groups it covers, and the page gives the held-out band predictions carry
-    assert "in both metrics: met (over these groups; the groups measured at fewer concurrencies" in summary
-    # the headline says what its p90 is without the measured drift: 31.4% and 33.6%, both within 35%
+    assert ("p90 ≤ 35% in both metrics: met with the drift; not without it (over these groups; the groups measured "
+            "at fewer concurrencies") in summary
+    # the headline says what its p90 is without the measured drift: 31.6% and 38.1%, the per-GPU one past 35%
     nd = rep["without_drift"]
-    assert (f"p90 28.4% and 28.2% (with the software drift its cell's re-runs measured applied to the 8 groups run "
+    assert (f"p90 26.7% and 28.3% (with the software drift its cell's re-runs measured applied to the 8 groups run "
             f"on older software; without it, p90 {100 * nd['p90_error_tok_s_per_user']:.1f}% and "
             f"{100 * nd['p90_error_tok_s_per_gpu']:.1f}%)") in summary
-    assert nd["p90_error_tok_s_per_gpu"] < 0.35
+    assert nd["p90_error_tok_s_per_user"] < 0.35 < nd["p90_error_tok_s_per_gpu"]
     # a p90 that holds only with the drift says so (37.9% per GPU without it at an earlier step)
     past = bs.validation_summary_text({**rep, "without_drift": {**nd, "p90_error_tok_s_per_gpu": 0.379}}, groups)
     assert "in both metrics: met with the drift; not without it (over these groups;" in past
@@ -1149,10 +1188,10 @@ def test_batch_scaling_validation_section(points, report, section):
             f"from {u[0]:.2f} to {u[1]:.2f} per user and "
             f"{g[0]:.2f} to {g[1]:.2f} per GPU (5th–95th percentile)") in summary
     assert bs._percent_against(0.1502, 0.15) == "15.02%" and bs._percent_against(0.1524, 0.15) == "15.2%"
-    assert "The p90 interpolates between groups; by nearest rank it is 29.2% and 30.2% (2 and 2 of the 39 groups " \
+    assert "The p90 interpolates between groups; by nearest rank it is 29.8% and 30.8% (2 and 3 of the 39 groups " \
         "are beyond 35%)." in summary
     assert "Only DeepSeek-V4.1-Flash and qwen3-30b-a3b are models the calibration sees in no other group" in summary
-    assert "Serving runs alone (30 groups): median 12.0% / 12.1%" in summary
+    assert "Serving runs alone (30 groups): median 9.4% / 9.5%" in summary
     # what the drift does: the older runs at the newest software instead
     nd = rep["without_drift"]
     assert nd["groups_with_drift"] == 8 and nd["p90_error_tok_s_per_gpu"] > rep["p90_error_tok_s_per_gpu"]
@@ -1164,9 +1203,9 @@ def test_batch_scaling_validation_section(points, report, section):
             f"{100 * ins['median_error_tok_s_per_user']:.2f}% / {100 * ins['median_error_tok_s_per_gpu']:.2f}% and a "
             f"p90 of {100 * ins['p90_error_tok_s_per_user']:.1f}% / {100 * ins['p90_error_tok_s_per_gpu']:.1f}%: what "
             "the model's form leaves with nothing held out.") in summary
-    assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: not met" in summary
+    assert "p90 ≤ 35% in both metrics: met" in summary and "median tok/s/user ≤ 10%: met by the median" in summary
     n_user = int((groups["error_tok_s_per_user"] <= 0.10).sum())
-    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 16
+    assert f"{n_user} of the 39 groups are within 10% per user" in summary and n_user == 22
 
     # The facts behind them: the drift the older runs carry, the AgentX output rate, the disaggregated prefill, and
     # for a group no mechanism explains, what its cell's other groups ran at a concurrency they share.
@@ -1184,7 +1223,7 @@ def test_batch_scaling_validation_section(points, report, section):
                                "1,024 / 1,024 tokens and calibrates nothing. Its tok/s/user is off by -17% to +169%")
     assert "its tok/s/GPU is 2.4× to 5.2× too high: the published tok/s/GPU is 0.16 to 0.72" in notes[1]
     assert ("Group #2 is disaggregated (16 of its 32 GPUs prefill): from concurrency 32 to 128 its measured tok/s/GPU "
-            "rises 1.2×, the prediction 2.2×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
+            "rises 1.2×, the prediction 2.3×. At 128 each prefill GPU took about 496 input tokens per second (31.0 "
             "tok/s/GPU × 32 GPUs × ISL/OSL 8 ÷ 16); at the datasheet's FLOP rate that is 2.8% of one GPU's peak, well "
             "under the model's prefill cap of 13% (measured from the TTFT of the shipped aggregated runs, all hardware "
             "together: none of this family): the cap does not bind, so what flattened this run's output is not a rate "
@@ -1196,10 +1235,10 @@ def test_batch_scaling_validation_section(points, report, section):
     assert notes[4].startswith("Group #5 is predicted from the other 2 validated groups of its cell (H100 · "
                                "dynamo-sglang) and those below three concurrencies. At concurrency 8, the one it "
                                f"shares with them, they took 16.9 ms ({sib}) and 11.5 ms")
-    assert notes[4].endswith("per output token, this group 10.9 ms, its prediction 13.4 ms.")
+    assert notes[4].endswith("per output token, this group 10.9 ms, its prediction 13.6 ms.")
     # H200 SGLang 1K/1K MTP: its cell's other groups at 16 users took 15.9 and 18.7 ms, it 16.4 ms, predicted 12.2 ms
     assert notes[3].startswith("Group #3 is predicted from the other 2 validated groups of its cell (H200 · sglang)")
-    assert notes[3].endswith("this group 16.4 ms, its prediction 12.2 ms.")
+    assert notes[3].endswith("this group 16.4 ms, its prediction 11.6 ms.")
     agentx = next(n for n in notes if "AgentX" in n)
     assert "(0.37 at concurrency 1: 42.3 against 456.6 × 1 ÷ 4)" in agentx
 

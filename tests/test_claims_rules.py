@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from analysis import claims, config, data  # noqa: E402
+from analysis.pages.claim_card import ClaimCardPage  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -264,3 +265,63 @@ def test_a_points_share_of_its_own_bound_names_the_tau_it_is_read_at(cards):
     shown = ClaimCardPage(card).comparisons_table()["share of own SOL (at its τ)"]
     assert shown.iloc[0] == f"{round(100 * top['share_of_own_sol_comm'])}% (τ 2.50 assumed)"
     assert ClaimCardPage(card).evidence_table()["share of own SOL (at its τ)"].str.contains("τ 2.50 assumed").any()
+
+
+# --- the status line above the bottom line ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def status_cards(points, cards):
+    more = {cid: claims.claim_card(cid, points) for cid in ("C01", "C03", "C09")}
+    return {**cards, **more}
+
+
+def test_c00s_status_says_no_measurement_reaches_it_and_what_the_model_says_decides_it(status_cards):
+    """C00's status: the fastest same-architecture point (V4-Flash-0731, median TPOT) and the closest-matched one
+    (the claim's own V4.1-Flash, mean TPOT) are both below 1,000 tok/s/user; the calibrated step-time model's
+    no-speculation speed on the nearest evidence's 4 GPUs sets the acceptance length the claim needs, above the
+    highest the card's bounds read."""
+    card = status_cards["C00"]
+    s = card.status
+    assert s["status"] == "not-reached" and s["claimed"] == 1000.0
+    assert s["fastest"] == pytest.approx(763.36, abs=0.01) and s["fastest_model"] == "DeepSeek-V4-Flash-0731"
+    assert s["fastest_statistic"] == "1000 / median TPOT" and "model revision" in s["fastest_differs"]
+    assert s["closest"] == pytest.approx(1000 / 2.19) and s["closest_model"] == "DeepSeek-V4.1-Flash"
+    assert s["closest_statistic"] == "1000 / mean TPOT"
+    model = card.answers["precision"].fact["model"]
+    assert s["model_gpus"] == model["n_gpus"] == 4 and s["model_framework"] == "sglang"
+    assert s["needs_tau"] == pytest.approx(1000 / model["tok_s_per_user"]["native"])
+    assert s["top_tau"] == pytest.approx(float(card.sol["tokens_per_step"].max())) == pytest.approx(4.07)
+    assert s["needs_tau"] > s["top_tau"]
+    assert s["text"].startswith("Status: not reached by any measurement. The fastest measured point of this model or "
+                                "its architecture is 763.4 tok/s/user (1000 / median TPOT), 76% of the claim")
+    assert "the closest-matched point (DeepSeek-V4.1-Flash) measures 456.6 tok/s/user (1000 / mean TPOT), 46%" in \
+        s["text"]
+    assert f"so the claim needs τ ≥ {s['needs_tau']:.2f}, above the highest acceptance length" in s["text"]
+    # on the page, above the bottom line, and in the JSON contract
+    page = ClaimCardPage(card=card)
+    assert page.bottom_line_md.startswith("**Status: not reached by any measurement.** The fastest")
+    assert "\n\n**Bottom line.** " in page.bottom_line_md
+    assert card.to_json()["status"]["status"] == "not-reached" and card.results()["status"]["text"] == s["text"]
+
+
+def test_status_of_each_kind_of_evidence(status_cards):
+    """Direct evidence at the claim's conditions gives a percentage (C09, 95%); same-model evidence under other
+    lengths gives none and names them (C01); lengths more than 4× away (C23) and no evidence (C03) check nothing."""
+    c09 = status_cards["C09"].status
+    assert c09["status"] == "measured" and c09["match"] == "direct" and c09["share"] == pytest.approx(0.949, abs=0.001)
+    assert c09["text"].startswith("Status: measured against matching evidence. 95% of the claim: 5,869 total tok/s/GPU")
+    c01 = status_cards["C01"].status
+    assert c01["status"] == "other-conditions" and c01["differs"] == ["lengths"]  # the framework informs, withholds nothing
+    assert "This model was measured only under other conditions (lengths): 170 tok/s/user there" in c01["text"]
+    assert status_cards["C23"].status["status"] == "far"
+    assert status_cards["C03"].status == {"status": "unchecked",
+                                          "text": "Status: unchecked. No measured point can check it."}
+
+
+def test_status_text_is_escaped_on_the_page(status_cards):
+    """A group or model name from a log reaches the status line, which the page escapes like the bottom line."""
+    from types import SimpleNamespace
+
+    forged = {**status_cards["C09"].status, "group": "<script>x</script>"}
+    page = ClaimCardPage(card=SimpleNamespace(status=forged, bottom_line="b"))
+    assert "<script>" not in page.bottom_line_md and "&#60;script&#62;x" in page.bottom_line_md

@@ -19,6 +19,7 @@ from analysis.claims.registry import Claim, load_claim
 from analysis.claims.relevance import relevant_points
 from analysis.claims.selection import ClaimEvidence, select_evidence
 from analysis.claims.sol import sol_for_claim
+from analysis.claims.status import claim_status, status_line
 from analysis.claims.words import (
     bottom_line,
     check_statements,
@@ -80,7 +81,8 @@ class ClaimCard:
             "claim": self.claim.id, "value": self.claim.value, "kind": self.claim.kind,
             "title": f"Claim {self.claim.id}: {self.claim.model} on {self.claim.hardware}",
             "model": self.claim.model, "model_table": self.claim.model_table, "hardware": self.claim.hardware,
-            "model_note": self.model_note, "bottom_line": self.bottom_line, "evidence_tier": self.evidence_tier,
+            "model_note": self.model_note, "status": self.status, "bottom_line": self.bottom_line,
+            "evidence_tier": self.evidence_tier,
             "source_check": self.claim.source_check,
             "restated": self.restated.to_dict("records"),
             "answers": {k: asdict(a) for k, a in self.answers.items()},
@@ -100,6 +102,15 @@ class ClaimCard:
     @property
     def bottom_line(self) -> str:
         return bottom_line(self.claim, self.checks, self.answers, self.evidence_tier)
+
+    @property
+    def status(self) -> dict:
+        """The claim's status as facts (:func:`analysis.claims.status.claim_status`), with ``text``, the line the
+        card shows above its bottom line."""
+        model = (self.answers["precision"].fact or {}).get("model") if "precision" in self.answers else None
+        top = float(self.sol["tokens_per_step"].max()) if len(self.sol) else float("nan")
+        facts = claim_status(self.check_facts, model, top)
+        return {**facts, "text": status_line(facts)}
 
     @property
     def headline(self) -> str:

@@ -1,6 +1,8 @@
 """The card as JSON (``perfclaims claim --json``): a contract — fields are added, never renamed or dropped.
 
-``id``, ``kind``, ``bottom_line``; ``answers`` (batch, large_batch, scope, latency, precision), each with
+``id``, ``kind``, ``status`` (``status``: reached | not-reached | measured | other-conditions | proxy | far | unchecked,
+its facts and ``text``, the line above the bottom line: :mod:`analysis.claims.status`), ``bottom_line``;
+``answers`` (batch, large_batch, scope, latency, precision), each with
 ``status`` (stated | inferred | not stated), ``text``, ``evidence`` and ``fact`` (the answer as data: ``rule`` and
 its numbers); ``comparisons``, one per number of the claim
 and measured group, with ``claimed``, ``measured``, ``ratio`` (measured / claimed, null unless direct or same-model
@@ -77,7 +79,7 @@ def card_json(card) -> dict:
                    "evidence": a.evidence, "fact": a.fact, "context": a.context}
                for k, a in card.answers.items()}
     return plain({
-        "id": c.id, "kind": c.kind, "bottom_line": card.bottom_line, "claim": {
+        "id": c.id, "kind": c.kind, "status": card.status, "bottom_line": card.bottom_line, "claim": {
             "value": c.value, "text": c.value_text, "unit": c.unit, "model": c.model, "hardware": c.hardware,
             "precision": c.precision_text, "isl_osl": c.isl_osl, "spec_decode": c.spec_decode, "latency": c.latency,
             "scenario": c.scenario, "source": c.source},

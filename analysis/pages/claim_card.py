@@ -19,6 +19,7 @@ from analysis import claims, data, specs
 from analysis.claims.answers import SHORT_QUESTIONS
 from analysis.claims.evidence import same_architecture
 from analysis.claims.labels import PER_USER_DEFS, precision_label, precision_word, share, sol_precision
+from analysis.claims.status import LABELS, status_text
 from analysis.claims.words import match_label
 from analysis.text import esc, links, num
 
@@ -67,7 +68,9 @@ class ClaimCardPage:
 
     @property
     def bottom_line_md(self) -> str:
-        return f"**Bottom line.** {esc(self.card.bottom_line)}"
+        status = self.card.status
+        return (f"**Status: {esc(LABELS[status['status']])}.** {esc(status_text(status))}\n\n"
+                f"**Bottom line.** {esc(self.card.bottom_line)}")
 
     def answers_table(self) -> pd.DataFrame:
         """Question · answer · stated/inferred/not stated · evidence (tier and rows), one row per question."""

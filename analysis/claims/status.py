@@ -1,0 +1,142 @@
+"""A claim's status in one line, above its bottom line: whether measurements reach it and, for a speed no measured
+point reaches, what the step-time model says decides it. :func:`claim_status` gives the facts, :func:`status_text`
+the sentence."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.claims.checks import INFORMATIVE
+from analysis.claims.labels import PER_USER_DEFS, share
+from analysis.text import fixed, num, whole
+
+# status → the label a reader stops at
+LABELS = {
+    "reached": "reached by a measurement",
+    "not-reached": "not reached by any measurement",
+    "measured": "measured against matching evidence",
+    "other-conditions": "not checked at the claim's conditions",
+    "proxy": "not checked on this model",
+    "far": "not checked at the claim's lengths",
+    "unchecked": "unchecked",
+}
+COMPARABLE = ("direct", "same-model")
+
+
+def _text(v, default: str = "") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() in ("", "nan"):
+        return default
+    return str(v)
+
+
+def _num(v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def _axes(differs) -> list[str]:
+    return [str(getattr(d, "condition", None) or str(d).split(":")[0]) for d in (differs or [])]
+
+
+def _statistic(row) -> str:
+    p = ((row.get("reading") or {}).get("points") or [{}])[0]
+    return PER_USER_DEFS.get(str(p.get("per_user_def")), "")
+
+
+def claim_status(checks: pd.DataFrame, calibrated: dict | None = None, top_tau: float = math.nan) -> dict:
+    """The facts of a claim's status from its check rows (``analysis.claims.checks.check_parts``, first row the
+    closest-matched evidence), ``calibrated`` (the precision answer's step-time prediction: ``tok_s_per_user``
+    per recipe, ``n_gpus``, ``framework``) and ``top_tau`` (the highest acceptance length the card's bounds read).
+
+    A per-user part compared with evidence of the claim's model at its lengths (a percentage of the claim exists)
+    is ``reached`` or ``not-reached`` by the fastest such point; where none reaches, the τ the calibrated model
+    would need at its predicted step time. Otherwise the first row decides: ``measured`` (a percentage of the
+    claim), ``proxy``, ``other-conditions`` (the conditions that withhold a percentage), ``far`` (lengths more
+    than :data:`analysis.claims.checks.LENGTHS_FAR` × away) or ``unchecked`` (no measured point)."""
+    rows = checks[checks["measured_all"].notna()] if len(checks) else checks
+    if rows.empty:
+        return {"status": "unchecked"}
+    first = rows.iloc[0]
+    if bool(first.get("lengths_far")):
+        return {"status": "far", "lengths": _text(first.get("lengths")), "match": _text(first.get("match"))}
+    users = rows[(rows["kind"] == "per-user") & rows["match"].isin(COMPARABLE)
+                 & rows["measured_over_claimed"].notna()]
+    if len(users):
+        top = users.loc[users["measured_all"].idxmax()]
+        out = {"status": "reached" if top["measured_all"] >= top["claimed"] else "not-reached",
+               "claimed": float(top["claimed"]), "fastest": float(top["measured_all"]),
+               "fastest_share": float(top["measured_all"] / top["claimed"]), "fastest_match": _text(top["match"]),
+               "fastest_differs": _axes(top.get("differs")), "fastest_model": _text(top.get("model")),
+               "fastest_group": _text(top.get("group")), "fastest_statistic": _statistic(top),
+               "points_compared": int(len(users))}
+        if first["kind"] == "per-user" and first.name != top.name and first.name in users.index:
+            # the closest-matched point, where it is not the fastest (the claim's own checkpoint, say)
+            out.update(closest=float(first["measured_all"]), closest_share=float(first["measured_over_claimed"]),
+                       closest_model=_text(first.get("model")), closest_statistic=_statistic(first))
+        speed = _num(((calibrated or {}).get("tok_s_per_user") or {}).get("native"))
+        if out["status"] == "not-reached" and speed > 0:
+            out.update(model_tok_s_per_user=speed, model_gpus=(calibrated or {}).get("n_gpus"),
+                       model_framework=_text((calibrated or {}).get("framework"), "unknown"),
+                       needs_tau=float(top["claimed"]) / speed, top_tau=float(top_tau))
+        return out
+    out = {"match": _text(first["match"]), "measured": float(first["measured_all"]), "unit": _text(first["unit"]),
+           "group": _text(first.get("group")), "lengths": _text(first.get("lengths"))}
+    if pd.notna(first["measured_over_claimed"]):
+        return {"status": "measured", "share": float(first["measured_over_claimed"]),
+                "differs": _axes(first.get("differs")), **out}
+    if first["match"] == "proxy":
+        return {"status": "proxy", "model": _text(first.get("model"), "another model"), **out}
+    withheld = [a for a in _axes(first.get("differs")) if not a.startswith(tuple(INFORMATIVE))]
+    return {"status": "other-conditions", "differs": withheld or _axes(first.get("differs")), **out}
+
+
+def status_text(s: dict) -> str:
+    """The status as one sentence after its label (``**Status: …**`` on the card)."""
+    kind = s["status"]
+    if kind == "unchecked":
+        return "No measured point can check it."
+    if kind == "far":
+        return (f"The nearest {s['match']} evidence ran at {s['lengths']}, too far from the claim's lengths to compare "
+                "a number.")
+    if kind in ("reached", "not-reached"):
+        stat = f" ({s['fastest_statistic']})" if s.get("fastest_statistic") else ""
+        differs = f"; differs: {', '.join(s['fastest_differs'])}" if s.get("fastest_differs") else ""
+        model = s.get("fastest_model") or ""
+        model = f"{model}, " if model and model not in s["fastest_group"] else ""
+        head = (f"The fastest measured point of this model or its architecture is {fixed(s['fastest'], 1)} tok/s/user"
+                f"{stat}, {share(s['fastest_share'])} of the claim ({s['fastest_match']} evidence: {model}"
+                f"{s['fastest_group']}{differs})")
+        if "closest" in s:
+            cstat = f" ({s['closest_statistic']})" if s.get("closest_statistic") else ""
+            cmodel = f" ({s['closest_model']})" if s.get("closest_model") else ""
+            head += (f"; the closest-matched point{cmodel} measures {fixed(s['closest'], 1)} tok/s/user{cstat}, "
+                     f"{share(s['closest_share'])}")
+        if "needs_tau" not in s:
+            return head + "."
+        need, top = s["needs_tau"], s["top_tau"]
+        where = (f"above the highest acceptance length the card's bounds read ({fixed(top, 2)})" if top == top
+                 and need > top else f"within the acceptance lengths the card's bounds read (up to {fixed(top, 2)})"
+                 if top == top else "an acceptance length no source here states")
+        gpus = num(s["model_gpus"]) if s.get("model_gpus") is not None else "its"
+        return (head + f"; the step-time model calibrated on {s['model_framework']}'s measured runs predicts "
+                f"{whole(s['model_tok_s_per_user'])} tok/s/user on {gpus} GPUs without speculative decoding, so the "
+                f"claim needs τ ≥ {fixed(need, 2)}, {where}.")
+    if kind == "measured":
+        differs = f"; differs: {', '.join(s['differs'])}" if s.get("differs") else ""
+        return (f"{share(s['share'])} of the claim: {num(s['measured'])} {s['unit']} ({s['match']} evidence: "
+                f"{s['group']}, {s['lengths']}{differs}).")
+    if kind == "proxy":
+        return (f"Only another model was measured ({s['model']}: {num(s['measured'])} {s['unit']}), so no percentage "
+                "of the claim is given.")
+    return (f"This model was measured only under other conditions ({', '.join(s['differs']) or 'conditions'}): "
+            f"{num(s['measured'])} {s['unit']} there, not a percentage of the claim.")
+
+
+def status_line(s: dict) -> str:
+    """``Status: <label>.`` and its sentence, plain text."""
+    return f"Status: {LABELS[s['status']]}. {status_text(s)}"

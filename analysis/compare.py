@@ -269,15 +269,8 @@ def ratio_curves(points: pd.DataFrame, pairs: pd.DataFrame, *, match: Sequence[s
                  label_by: Sequence[str] = ("hardware", "framework", "scope", "spec_decode")) -> pd.DataFrame:
     """``low``/``high`` tok/s/GPU across the tok/s/user range both sides of each pair measured (the levels
     ``precision_pairs`` reads): long, one row per pair × level with ``label``, ``tok_s_per_user`` and ``ratio``."""
-    match = list(match)
-    fronts = fr.frontier(points, by=match + ["precision"], denominator=denominator)
     rows = []
-    for _, pair in pairs.iterrows():
-        sel = pd.Series(True, index=fronts.index)
-        for col in match:
-            sel &= fronts[col] == pair[col]
-        a = fronts[sel & (fronts["precision"] == low)]
-        b = fronts[sel & (fronts["precision"] == high)]
+    for pair, a, b in _pair_fronts(points, pairs, match, low, high, denominator):
         levels = fr.levels_in(*fr.overlap(a, b), n=n_levels)
         if not len(levels):
             continue
@@ -285,6 +278,44 @@ def ratio_curves(points: pd.DataFrame, pairs: pd.DataFrame, *, match: Sequence[s
         for u, r in zip(levels, fr.ratio_at(a, b, levels)):
             rows.append({"label": label, "hardware": pair["hardware"], "tok_s_per_user": u, "ratio": r})
     return pd.DataFrame(rows, columns=["label", "hardware", "tok_s_per_user", "ratio"])
+
+
+def measured_levels(points: pd.DataFrame, pairs: pd.DataFrame, *, match: Sequence[str] = PRECISION_MATCH,
+                    low: str = "fp4", high: str = "fp8", denominator: str = "all",
+                    label_by: Sequence[str] = ("hardware", "framework", "scope", "spec_decode")) -> pd.DataFrame:
+    """The frontier points each pair's ratio curve (:func:`ratio_curves`) is read between: one row per measured
+    point of either side inside the range both sides measured (``inside`` True), with ``label``,
+    ``tok_s_per_user``, ``ratio`` (at that speed, the other side interpolated) and ``side`` (``low`` or ``high``:
+    which precision was measured there), and the nearest point of each side just outside either end of the range,
+    which the curve is also read from (``inside`` False, ``ratio`` NaN: the other side was not measured there).
+    A curve read between two points per side is four measurements, whatever its levels."""
+    rows = []
+    for pair, a, b in _pair_fronts(points, pairs, match, low, high, denominator):
+        lo, hi = fr.overlap(a, b)
+        if not lo == lo:
+            continue
+        label = pair_label(pair, label_by)
+        for side, front in ((low, a), (high, b)):
+            speeds = np.unique(front["tok_s_per_user"].to_numpy(float))
+            at = speeds[(speeds >= lo) & (speeds <= hi)]
+            for u, r in zip(at, fr.ratio_at(a, b, at)):
+                rows.append({"label": label, "tok_s_per_user": float(u), "ratio": float(r), "side": side,
+                             "inside": True})
+            for u in (speeds[speeds < lo][-1:], speeds[speeds > hi][:1]):
+                rows += [{"label": label, "tok_s_per_user": float(x), "ratio": np.nan, "side": side, "inside": False}
+                         for x in u]
+    return pd.DataFrame(rows, columns=["label", "tok_s_per_user", "ratio", "side", "inside"])
+
+
+def _pair_fronts(points, pairs, match, low, high, denominator):
+    """(pair, its ``low`` frontier, its ``high`` frontier) for each row of ``pairs``."""
+    match = list(match)
+    fronts = fr.frontier(points, by=match + ["precision"], denominator=denominator)
+    for _, pair in pairs.iterrows():
+        sel = pd.Series(True, index=fronts.index)
+        for col in match:
+            sel &= fronts[col] == pair[col]
+        yield pair, fronts[sel & (fronts["precision"] == low)], fronts[sel & (fronts["precision"] == high)]
 
 
 # --- step-timing sweeps: the same batch and context at two precisions -------------------------------------

@@ -320,6 +320,29 @@ def test_ratio_curves_read_each_pair_across_its_shared_range():
     assert np.median(curves["ratio"]) == pytest.approx(pairs["ratio_median"].iloc[0])
 
 
+def test_measured_levels_mark_the_points_a_ratio_curve_is_read_between():
+    """The clean-pair figure marks where each side was measured: inside the shared range (fp4 at 50 tok/s/user, fp8
+    at 100) with the ratio there, and the nearest point of each side outside it (fp8 at 40, fp4 at 120), from which
+    the curve is also read; four measurements behind a 25-level curve."""
+    base = dict(model="m", hardware="B200", framework="f", scope="node", isl=1, osl=1, spec_decode="none",
+                n_gpus=8, tp=8, concurrency=4)
+    rows = [{**base, "precision": p, "tok_s_per_user": u, "output_tok_s": o, "date": d}
+            for p, u, o, d in [("fp8", 100.0, 800.0, "a"), ("fp8", 40.0, 1600.0, "a"),
+                               ("fp4", 120.0, 1200.0, "b"), ("fp4", 50.0, 2400.0, "b")]]
+    points = to_points(rows)
+    pairs = compare.precision_pairs(points)
+    m = compare.measured_levels(points, pairs)
+    inside = m[m["inside"]].set_index("side")
+    assert inside.loc["fp4", "tok_s_per_user"] == 50.0 and inside.loc["fp8", "tok_s_per_user"] == 100.0
+    curves = compare.ratio_curves(points, pairs)
+    ends = curves.set_index("tok_s_per_user")["ratio"]
+    assert inside.loc["fp4", "ratio"] == pytest.approx(ends.loc[50.0])  # the curve's own ends, measured on one side
+    assert inside.loc["fp8", "ratio"] == pytest.approx(ends.loc[100.0])
+    outside = m[~m["inside"]].set_index("side")
+    assert outside.loc["fp8", "tok_s_per_user"] == 40.0 and outside.loc["fp4", "tok_s_per_user"] == 120.0
+    assert outside["ratio"].isna().all() and len(m) == 4
+
+
 def _scope_points(rack_setup: dict) -> pd.DataFrame:
     node = dict(model="m", hardware="B200", scope="node", precision="fp8", isl=1, osl=1, framework="sglang",
                 spec_decode="none", disagg=False, ep=1, tp=8, n_gpus=8)

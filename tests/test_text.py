@@ -99,3 +99,18 @@ def test_group_labels_write_each_column_one_way():
     assert text.group_label(scaling_keys, sep=" | ") == "llama-3.1-8b | H200 SXM | bf16 | single-gpu | 1 GPU | TP1"
     assert text.group_label({"hardware": "GB200 NVL72", "precision": "fp8", "scope": "unknown"}) == "GB200 NVL72 · fp8"
     assert text.group_label({"isl": 8192.0}) == "ISL 8k" and text.group_label({}, empty="all points") == "all points"
+
+
+def test_a_wide_table_wraps_its_text_sooner_so_it_stays_within_the_page():
+    """From text.WIDE_TABLE_COLUMNS columns a text column whose cells pass 24 characters wraps (min 9em); a narrower
+    table wraps only past 40 (min 14em): the precision-scope and history tables of 12 columns had scrolled past the
+    page at 1,400 px."""
+    import pandas as pd
+
+    from analysis import text
+
+    cell = "tp, ep, dp, GPUs, date, image"  # 29 characters
+    narrow = text.table_html(pd.DataFrame({"a": [cell], "b": [1.0]}))
+    assert "white-space: normal" not in narrow
+    wide = text.table_html(pd.DataFrame({f"c{i}": [cell if i == 0 else 1.0] for i in range(text.WIDE_TABLE_COLUMNS)}))
+    assert "white-space: normal" in wide and "min-width: 9em" in wide

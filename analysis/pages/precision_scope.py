@@ -474,6 +474,7 @@ class PrecisionScopePage:
     scope_targets: list
     scope_note: str
     denominator_effect: pd.DataFrame
+    clean_measured: pd.DataFrame = field(default_factory=pd.DataFrame)  # the measured points each curve is read between
     md: dict = field(default_factory=dict)       # page sentences (escaped Markdown)
     plain: dict = field(default_factory=dict)    # the same sentences as plain text
 
@@ -579,6 +580,7 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
     clean = compare.clean_pairs(matched)
     summary = compare.precision_summary(envelope, matched)
     curves = compare.ratio_curves(sel, clean, denominator=denominator)
+    measured = compare.measured_levels(sel, clean, denominator=denominator)
     bytes_ratios = {compare.pair_label(r, PAIR_BY): r["bytes_ratio"] for _, r in clean.iterrows()}
 
     cap = fr.capacity_long(table.assign(label=table["hardware"] + " · " + table["scope"]), targets=targets,
@@ -611,6 +613,7 @@ def build(points: pd.DataFrame, *, model: str = "DeepSeek-R1-0528", isl: float =
         denominator_text=fr.DENOMINATOR_TEXT[denominator],
         title=f"FP4 vs FP8 and node vs rack: {model} {isl:g}/{osl:g}",
         summary=summary, envelope=envelope, matched=matched, clean=clean, clean_curves=curves,
+        clean_measured=measured,
         bytes_ratios=bytes_ratios, envelope_bars=cap, bar_targets=bar_targets, bar_note=bar_note, steps=steps,
         step_summary=step_summary, scope_capacity=scope_cap, scope_comparison=scope_cmp, scope_bars=fams,
         scope_targets=scope_targets, scope_note=scope_note, denominator_effect=effect)

@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from analysis.plots.frontier import PRECISION_COLORS, USER_LABEL, gpu_label, tick_label
-from analysis.text import plain, sig, times
+from analysis.text import num, plain, sig, times
 
 LOG = " (log scale)"
 
@@ -40,9 +40,11 @@ def _plain_log_ticks(ax, values: np.ndarray) -> None:
 
 
 def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low: str = "fp4", high: str = "fp8",
-                 ax=None, title: str | None = None):
+                 measured: pd.DataFrame | None = None, ax=None, title: str | None = None):
     """``low``/``high`` tok/s/GPU against tok/s/user, one line per pair (``curves``: ``label``, ``tok_s_per_user``,
-    ``ratio``), each pair's roofline bytes ratio as a dashed line of its colour, and 1× (no gain) in grey."""
+    ``ratio``), each pair's roofline bytes ratio as a dashed line of its colour, and 1× (no gain) in grey.
+    ``measured`` (``analysis.compare.measured_levels``): the frontier points each line is read between, a filled
+    circle where ``low`` was measured and an open square where ``high`` was, so a reader sees how few they are."""
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 4.2))
     bytes_ratios = bytes_ratios or {}
@@ -51,6 +53,23 @@ def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low:
         grp = grp.sort_values("tok_s_per_user")
         # a line without markers: its levels are read between a few measured frontier points, not measured each
         ax.plot(grp["tok_s_per_user"], grp["ratio"], color=color, label=f"{label} (interpolated between measured points)")
+        at = measured[measured["label"] == label] if measured is not None and len(measured) else None
+        for side, marker, face in ((low, "o", color), (high, "s", "white")):
+            if at is None:
+                continue
+            pts = at[(at["side"] == side) & at["inside"]]
+            out = at[(at["side"] == side) & ~at["inside"]]["tok_s_per_user"]
+            beyond = (f"; read up to its points at {' and '.join(num(u) for u in out)} tok/s/user, outside this range"
+                      if len(out) else "")
+            if len(pts):
+                ax.plot(pts["tok_s_per_user"], pts["ratio"], linestyle="none", marker=marker, markersize=7,
+                        markerfacecolor=face, markeredgecolor=color,
+                        label=f"{side} measured here ({len(pts)} point{'s' if len(pts) > 1 else ''}; "
+                              f"the other side interpolated{beyond})")
+            elif len(out):  # a legend line without a mark: this side has no point inside the range
+                ax.plot([], [], linestyle="none", marker=marker, markerfacecolor="none", markeredgecolor="none",
+                        label=f"{side}: no point measured in this range; read between its points at "
+                              f"{' and '.join(num(u) for u in out)} tok/s/user")
         if label in bytes_ratios and np.isfinite(bytes_ratios[label]):
             ax.axhline(bytes_ratios[label], color=color, linestyle="--", linewidth=1.0,
                        label=f"all-FP4 bytes bound {times(bytes_ratios[label])} ({label.split(' · ')[0]}; every weight "

@@ -107,8 +107,11 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
                 who += f" ({model}, another checkpoint)"
             work = workloads.get((model, hw, prec, _lkey(isl, osl)))
             # the speculative decoding its points ran: a point that drafted may pass a bound drawn at one token a step
-            spec = ", ".join(sorted({str(v) for v in (g["spec_decode"] if "spec_decode" in g else [])
-                                     if str(v) not in ("", "nan", "None")})) or "spec decoding not stated"
+            specs_run = sorted({str(v) for v in (g["spec_decode"] if "spec_decode" in g else [])
+                                if str(v) not in ("", "nan", "None")})
+            # one frontier over runs with and without drafting: an envelope, not one setting's curve
+            spec = (f"envelope over {' and '.join(specs_run)} runs" if len(specs_run) > 1 else
+                    specs_run[0] if specs_run else "spec decoding not stated")
             ax.plot(g["tok_s_per_user"], g["tok_s_per_gpu"], style[_lkey(isl, osl)], marker="o", ms=3, lw=1.4,
                     color=_color(prec), label=f"{who}: {hw} · {str(prec).upper()} · {_lengths_label(isl, osl, work)}"
                                               f" · {spec}")
@@ -197,8 +200,20 @@ def claim_on_frontier(card, *, ax=None, title: str | None = None):
         ax.text(0.5, 0.5, "no similar measured points in the points table", transform=ax.transAxes,
                 ha="center", va="center", color="#888")
     ax.set_title(title or card.figure_title, fontsize=10.5)
-    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend_below(ax)
     return ax
+
+
+def _legend_below(ax, fontsize: float = 9.0):
+    """The legend under the axes and their (several-line) x label, in a size a 1,400 px page keeps readable: beside
+    the axes its long entries had shrunk the whole figure when the page scaled it to its width."""
+    fig = ax.figure
+    fig.canvas.draw()  # the x label's extent is known only once drawn
+    label = ax.xaxis.label.get_window_extent(renderer=fig.canvas.get_renderer())
+    ticks = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+    bottom = min([label.y0] + [t.y0 for t in ticks])
+    y = ax.transAxes.inverted().transform((0, bottom))[1]
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(-0.12, y - 0.03), frameon=False, ncol=1)
 
 
 def _speculative_bounds_note(sol) -> str:
@@ -211,6 +226,6 @@ def _speculative_bounds_note(sol) -> str:
     if top <= 1.0 or not len(at):
         return ""
     return (f";\nwith speculative decoding they move with τ: at τ = {fixed(top, 2)} the same bounds read "
-            f"{whole(at.min())}–{whole(at.max())} tok/s/user (collectives paid after each layer's read, as drawn here; "
+            f"{whole(at.min())}–{whole(at.max())} tok/s/user\n(collectives paid after each layer's read, as drawn here; "
             "the SOL table's overlapped column is higher)")
 

@@ -161,6 +161,9 @@ def test_h200_fp8_is_slower_than_bf16_at_every_matched_batch(raw_points):
         np.median([b[k] / a[k] for k in common if k[0] == "llama-3.1-70b-tp8-shard" and k[1] == "pytorch-cudagraph"]))
     assert "slower than bf16 at every matched batch" in page.steps_text(summary)
     assert page.steps_title(pairs).endswith("fp8 slower at all 34 matched batches")
+    # the sweep's unfused quantisation is named as its condition, not as the measured cause
+    assert page.steps_title(pairs).startswith("One H200, bf16 against fp8 as the sweep ran it (activations quantised")
+    assert "cost of unfused" not in page.steps_title(pairs) and "does not separate the two" in page.steps_text(summary)
 
 
 def test_scope_capacity_marks_single_gpu_not_measured_and_reads_racks(snapshot_1k1k):

@@ -113,7 +113,8 @@ def test_notebook_shows_the_roofline_check_beside_the_linear_one(h200_results):
     assert rows[("llama-3.1-70b-tp8-shard", "fp8", 1024)]["kv_bw_share_source"].startswith("the weights' share")
     assert res["roofline_text"].startswith(
         "All 6 dense H200 step sweeps (4 configurations, each context a sweep) are within 10% at 4×–8× the largest "
-        "batch fitted (24): batch 128, errors -9.7% to -0.6%. The worst is -9.7% at batch 128: llama-3.1-8b | H200 "
+        "batch fitted (24): batch 128, errors -9.7% to -0.6%; of the 1 other configuration with a batch there, 1 "
+        "within 10%, the worst a step sweep of an MoE at -0.9%. The worst is -9.7% at batch 128: llama-3.1-8b | H200 "
         "SXM | bf16 | pytorch-cudagraph | single-gpu | 1 GPU | TP1 at context 1,024.")
     # the other held-out batches are shown for information: 256 and 512 within 5%
     assert rows[("llama-3.1-8b", "bf16", 1024)]["other_batches"] == "32: -7.4, 64: -8.7, 256: +0.5, 512: +4.5"

@@ -1147,6 +1147,11 @@ def test_batch_scaling_validation_section(points, report, section):
                                     "p90_error_tok_s_per_user": True, "p90_error_tok_s_per_gpu": True}
     summary = bs.validation_summary_text(rep, groups)
     assert "median error of 9.2% in tok/s/user and 9.3% in tok/s/GPU" in summary
+    # the medians' bootstrap intervals sit beside them in the bold headline, the per-user one holding the target
+    iu0, ig0 = rep["median_interval_tok_s_per_user"], rep["median_interval_tok_s_per_gpu"]
+    assert (f"in tok/s/GPU (each group's error its mean |predicted ÷ measured − 1|; the groups resampled, 90% "
+            f"bootstrap interval {100 * iu0[0]:.1f}%–{100 * iu0[1]:.1f}% and {100 * ig0[0]:.1f}%–{100 * ig0[1]:.1f}%)"
+            ) in summary.split(".** ")[0] and iu0[0] < 0.10 < iu0[1]
     # met by the median, not by its interval, and the verdict says so
     assert (f"median tok/s/user ≤ 10%: met by the median, not by its interval (up to "
             f"{100 * rep['median_interval_tok_s_per_user'][1]:.1f}%, below)") in summary

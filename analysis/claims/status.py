@@ -15,7 +15,7 @@ from analysis.text import fixed, num, whole
 # status → the label a reader stops at
 LABELS = {
     "reached": "reached by a measurement",
-    "not-reached": "not reached by any measurement",
+    "not-reached": "not reproduced, no measurement reaches it",
     "measured": "measured against matching evidence",
     "other-conditions": "not checked at the claim's conditions",
     "proxy": "not checked on this model",
@@ -73,11 +73,14 @@ def claim_status(checks: pd.DataFrame, calibrated: dict | None = None, top_tau: 
                "fastest_share": float(top["measured_all"] / top["claimed"]), "fastest_match": _text(top["match"]),
                "fastest_differs": _axes(top.get("differs")), "fastest_model": _text(top.get("model")),
                "fastest_group": _text(top.get("group")), "fastest_statistic": _statistic(top),
-               "points_compared": int(len(users))}
+               "points_compared": int(len(users)),
+               # a direct row differs in nothing the claim states: without one, nothing ran at its conditions
+               "at_claim_conditions": bool((users["match"] == "direct").any())}
         if first["kind"] == "per-user" and first.name != top.name and first.name in users.index:
             # the closest-matched point, where it is not the fastest (the claim's own checkpoint, say)
             out.update(closest=float(first["measured_all"]), closest_share=float(first["measured_over_claimed"]),
-                       closest_model=_text(first.get("model")), closest_statistic=_statistic(first))
+                       closest_model=_text(first.get("model")), closest_statistic=_statistic(first),
+                       closest_differs=_axes(first.get("differs")))
         speed = _num(((calibrated or {}).get("tok_s_per_user") or {}).get("native"))
         if out["status"] == "not-reached" and speed > 0:
             out.update(model_tok_s_per_user=speed, model_gpus=(calibrated or {}).get("n_gpus"),
@@ -104,28 +107,7 @@ def status_text(s: dict) -> str:
         return (f"The nearest {s['match']} evidence ran at {s['lengths']}, too far from the claim's lengths to compare "
                 "a number.")
     if kind in ("reached", "not-reached"):
-        stat = f" ({s['fastest_statistic']})" if s.get("fastest_statistic") else ""
-        differs = f"; differs: {', '.join(s['fastest_differs'])}" if s.get("fastest_differs") else ""
-        model = s.get("fastest_model") or ""
-        model = f"{model}, " if model and model not in s["fastest_group"] else ""
-        head = (f"The fastest measured point of this model or its architecture is {fixed(s['fastest'], 1)} tok/s/user"
-                f"{stat}, {share(s['fastest_share'])} of the claim ({s['fastest_match']} evidence: {model}"
-                f"{s['fastest_group']}{differs})")
-        if "closest" in s:
-            cstat = f" ({s['closest_statistic']})" if s.get("closest_statistic") else ""
-            cmodel = f" ({s['closest_model']})" if s.get("closest_model") else ""
-            head += (f"; the closest-matched point{cmodel} measures {fixed(s['closest'], 1)} tok/s/user{cstat}, "
-                     f"{share(s['closest_share'])}")
-        if "needs_tau" not in s:
-            return head + "."
-        need, top = s["needs_tau"], s["top_tau"]
-        where = (f"above the highest acceptance length the card's bounds read ({fixed(top, 2)})" if top == top
-                 and need > top else f"within the acceptance lengths the card's bounds read (up to {fixed(top, 2)})"
-                 if top == top else "an acceptance length no source here states")
-        gpus = num(s["model_gpus"]) if s.get("model_gpus") is not None else "its"
-        return (head + f"; the step-time model calibrated on {s['model_framework']}'s measured runs predicts "
-                f"{whole(s['model_tok_s_per_user'])} tok/s/user on {gpus} GPUs without speculative decoding, so the "
-                f"claim needs τ ≥ {fixed(need, 2)}, {where}.")
+        return _speed_text(s)
     if kind == "measured":
         differs = f"; differs: {', '.join(s['differs'])}" if s.get("differs") else ""
         return (f"{share(s['share'])} of the claim: {num(s['measured'])} {s['unit']} ({s['match']} evidence: "
@@ -135,6 +117,42 @@ def status_text(s: dict) -> str:
                 "of the claim is given.")
     return (f"This model was measured only under other conditions ({', '.join(s['differs']) or 'conditions'}): "
             f"{num(s['measured'])} {s['unit']} there, not a percentage of the claim.")
+
+
+def _point(value, statistic, share_, differs, where="") -> str:
+    stat = f" ({statistic})" if statistic else ""
+    diff = f"differs: {', '.join(differs)}" if differs else ""
+    tail = "; ".join(x for x in (where, diff) if x)
+    return f"{fixed(value, 1)} tok/s/user{stat}, {share(share_)} of the claim" + (f" ({tail})" if tail else "")
+
+
+def _speed_text(s: dict) -> str:
+    """A per-user claim against the measured points of its model: the closest-matched first (the bottom line's
+    number), then the fastest, then, where none reaches it, the calibrated model's estimate of the τ it needs,
+    said to be an estimate resting on the calibrated engines' fixed cost per step."""
+    head = "" if s.get("at_claim_conditions") else "No measurement ran at the claim's conditions. "
+    model = s.get("fastest_model") or ""
+    where = f"{s['fastest_match']} evidence: " + (f"{model}, " if model and model not in s["fastest_group"] else "") \
+        + s["fastest_group"]
+    fastest = _point(s["fastest"], s.get("fastest_statistic"), s["fastest_share"], s.get("fastest_differs"), where)
+    if "closest" in s:
+        cmodel = f" ({s['closest_model']})" if s.get("closest_model") else ""
+        head += (f"The closest-matched point{cmodel} measures "
+                 + _point(s["closest"], s.get("closest_statistic"), s["closest_share"], s.get("closest_differs"))
+                 + f"; the fastest of this model or its architecture {fastest}.")
+    else:
+        head += f"The fastest measured point of this model or its architecture, also the closest-matched: {fastest}."
+    if "needs_tau" not in s:
+        return head
+    need, top = s["needs_tau"], s["top_tau"]
+    where = (f"beyond the {fixed(top, 2)} the card's bounds read" if top == top and need > top else
+             f"within the acceptance lengths the card's bounds read (up to {fixed(top, 2)})" if top == top else
+             "an acceptance length no source here states")
+    gpus = num(s["model_gpus"]) if s.get("model_gpus") is not None else "its"
+    return (head + f" An estimate, not a measurement: at the fixed cost per step the step-time model calibrates on "
+            f"{s['model_framework']}'s runs ({whole(s['model_tok_s_per_user'])} tok/s/user on {gpus} GPUs without "
+            f"speculative decoding) the claim would need τ ≥ {fixed(need, 2)}, {where}; an engine that cuts that "
+            "fixed cost needs less.")
 
 
 def status_line(s: dict) -> str:

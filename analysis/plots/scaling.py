@@ -279,11 +279,12 @@ def predicted_vs_measured(points: pd.DataFrame, worst: pd.DataFrame, *, bands=(0
         _plain_log_ticks(ax, lo, hi)
         ax.grid(True, which="major", alpha=0.3)
         ax.set_xlabel(f"measured {name}")
-        ax.set_ylabel(f"predicted {name} (its group left out of the calibration)")
+        ax.set_ylabel(f"predicted {name}\n(its group left out of the calibration)")
         ax.set_title(f"{name}: {len(shown)} points of {shown['group'].nunique()} groups")
         ax.anchors = anchors
     handles, labels = left.get_legend_handles_labels()
-    left.figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=8,
+    # three columns at 9 pt: six had run the long entries past the figure's edge, too small to read at 1,400 px
+    left.figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3), fontsize=9,
                        frameon=False)
     for ax in (left, right):  # once the legend has taken its room: labels are placed in final display positions
         _place_labels(ax, getattr(ax, "anchors", []))

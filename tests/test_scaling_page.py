@@ -79,8 +79,12 @@ def test_one_batch_1_speed_per_configuration(page):
     far = serving["smallest B"] > batch_scaling.PEAK_MODEL_MAX_BATCH_MIN
     assert far.any() and serving.loc[far, "B=1 tok/s/user (model, not measured)"].isna().all()
     titles = [f.title for f in page.figures_for(step=True)]
+    # the headline fit's t1 sits on its floor: its title, as its table cell, gives B½ as an upper bound
     assert titles[0].endswith("166 tok/s/user at batch 1 (measured), 14,351 tok/s at batch 512 (largest measured), "
-                              "B½ ≈ 108 (model)")
+                              "B½ ≤ 108 (upper bound)")
+    assert batch_scaling._b_half_title({"b_half": 644.0, "largest_batch": 512.0, "at_bound": ""}) == \
+        "≈ 644 (model, beyond the largest batch measured)"
+    assert batch_scaling._b_half_title({"b_half": 64.0, "largest_batch": 512.0, "at_bound": None}) == "≈ 64 (model)"
 
 
 def test_not_fitted_is_summarised_by_reason(page):

@@ -74,6 +74,17 @@ def short_labels(fits: pd.DataFrame) -> pd.Series:
     return labels if labels is not None else fits["group"]
 
 
+def _b_half_title(row) -> str:
+    """B½ in a figure's title with the caveats its table cell carries (:func:`_b_half_text`): an upper bound where
+    a per-sequence cost sits on its floor, and a model's extrapolation past the largest batch measured."""
+    b = row["b_half"]
+    if any(term in str(row.get("at_bound", "") or "") for term in ("t1", "t2")):
+        return f"≤ {text.num(b)} (upper bound)"
+    largest = row.get("largest_batch", np.nan)
+    return f"≈ {text.num(b)} (model" + (", beyond the largest batch measured)" if np.isfinite(largest) and b > largest
+                                        else ")")
+
+
 def _b_half_text(row) -> str:
     b, lo, hi = row.get("b_half"), row.get("b_half_lo"), row.get("b_half_hi")
     if not (np.isfinite(b) and b >= 1):
@@ -804,7 +815,7 @@ def _figures(page: BatchScalingPage, max_figures: int) -> list[Figure]:
         else:
             first = ""
         meaningful = np.isfinite(row["b_half"]) and row["b_half"] >= 1
-        half = f", B½ ≈ {text.num(row['b_half'])} (model)" if meaningful else ""
+        half = f", B½ {_b_half_title(row)}" if meaningful else ""
         title = (f"{row['group']}: {first}{text.num(row['largest_batch_tok_s'])} tok/s at batch "
                  f"{text.num(row['largest_batch'])} (largest measured){half}")
         out.append(Figure(row["group"], page.residuals[page.residuals["group"] == row["group"]],

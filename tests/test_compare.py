@@ -306,13 +306,18 @@ def test_roofline_bytes_ratio_reads_fp4_as_the_vendors_format():
     assert pairs["beyond_roofline"].tolist() == [False, False, True, True]
 
 
-def test_ratio_curves_read_each_pair_across_its_shared_range():
+def _two_precisions() -> pd.DataFrame:
+    """One configuration at fp8 (100 and 40 tok/s/user) and fp4 (120 and 50): a shared range of 50-100."""
     base = dict(model="m", hardware="B200", framework="f", scope="node", isl=1, osl=1, spec_decode="none",
                 n_gpus=8, tp=8, concurrency=4)
     rows = [{**base, "precision": p, "tok_s_per_user": u, "output_tok_s": o, "date": d}
             for p, u, o, d in [("fp8", 100.0, 800.0, "a"), ("fp8", 40.0, 1600.0, "a"),
                                ("fp4", 120.0, 1200.0, "b"), ("fp4", 50.0, 2400.0, "b")]]
-    points = to_points(rows)
+    return to_points(rows)
+
+
+def test_ratio_curves_read_each_pair_across_its_shared_range():
+    points = _two_precisions()
     pairs = compare.precision_pairs(points)
     curves = compare.ratio_curves(points, pairs)
     assert len(curves) == 25 and set(curves["label"]) == {"B200 · f · node · none"}
@@ -327,12 +332,7 @@ def test_measured_levels_mark_the_points_a_ratio_curve_is_read_between():
     """The clean-pair figure marks where each side was measured: inside the shared range (fp4 at 50 tok/s/user, fp8
     at 100) with the ratio there, and the nearest point of each side outside it (fp8 at 40, fp4 at 120), from which
     the curve is also read; four measurements behind a 25-level curve."""
-    base = dict(model="m", hardware="B200", framework="f", scope="node", isl=1, osl=1, spec_decode="none",
-                n_gpus=8, tp=8, concurrency=4)
-    rows = [{**base, "precision": p, "tok_s_per_user": u, "output_tok_s": o, "date": d}
-            for p, u, o, d in [("fp8", 100.0, 800.0, "a"), ("fp8", 40.0, 1600.0, "a"),
-                               ("fp4", 120.0, 1200.0, "b"), ("fp4", 50.0, 2400.0, "b")]]
-    points = to_points(rows)
+    points = _two_precisions()
     pairs = compare.precision_pairs(points)
     m = compare.measured_levels(points, pairs)
     inside = m[m["inside"]].set_index("side")

@@ -230,6 +230,7 @@ def test_figure_draws_the_claim(points):
     assert any("ISL/OSL ≤ 8k/≤ 1k (random)" in label for label in labels)  # lengths (here caps) in every entry
     assert any("agentx workload" in label for label in labels)    # or the workload where there are none
     assert any("per-user speed only" in label for label in labels)  # the 763 tok/s/user point has no tok/s/GPU
+    assert "fastest: 763" in [t.get_text() for t in ax.texts]  # named on the axes, among the bound lines
     # the shipped mixed recipe is starred on the bound lines and spelt out once
     assert "FP4*: FP4 experts (attention FP8), as its checkpoint is served" in labels
     assert any(label.endswith("4-GPU tray FP4*: 779–794") for label in labels)

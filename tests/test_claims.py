@@ -358,8 +358,8 @@ def test_c01_checks_both_numbers(points):
     user = card.checks[card.checks["kind"] == "per-user"].iloc[0]
     assert user["measured_all"] == pytest.approx(170.3, abs=0.1)
     assert "max throughput tok/s/user" not in card.headline
-    assert card.headline.startswith("[same-model evidence] C01: >250 (253) tok/s/user; >30,000 tok/s max throughput — "
-                                    "a single-user")
+    assert card.headline.startswith("[same-model evidence; other conditions only] C01: >250 (253) tok/s/user; "
+                                    ">30,000 tok/s max throughput — a single-user")
 
 
 def test_c22_ratios_come_from_the_data_at_equal_lengths(points):

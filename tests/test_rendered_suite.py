@@ -350,8 +350,8 @@ def test_claim_card_notebook_c00(suite_results):
     # The SOL reading uses the achievable line (0.8 of the datasheet's): one GPU is short of both at τ 1.
     assert fp4_1["sol_tok_s_per_user_achievable"] == pytest.approx(0.8 * 779, rel=0.02)
     assert fp4_1["reading"].startswith("impossible (1.3× the bandwidth bound")
-    assert res["headline"].startswith("[same-model evidence] C00: nearly 1,000 tok/s/user (single-user throughput) — "
-                                      "a single-user")
+    assert res["headline"].startswith("[same-model evidence; not reproduced] C00: nearly 1,000 tok/s/user "
+                                      "(single-user throughput) — a single-user")
 
 
 def test_claim_card_notebook_c08_reads_the_frontier_at_125(suite_results):

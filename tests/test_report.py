@@ -370,7 +370,7 @@ def test_render_notebook_renders_one_page_in_process(tmp_path):
 @pytest.mark.notebook
 def test_render_notebook_renders_a_real_claim_card(tmp_path):
     results = report.render_notebook("50-claim-card", {"claim": "C00"}, tmp_path / "C00.html", title="Claim card C00")
-    assert results["claim"] == "C00" and results["headline"].startswith("[same-model evidence] C00")
+    assert results["claim"] == "C00" and results["headline"].startswith("[same-model evidence; not reproduced] C00")
     page = (tmp_path / "C00.html").read_text()
     # The card's own title names model and hardware (DeepSeek V4.1 Flash on GB300 NVL72); it wins over the suite's.
     assert f"<title>{results['title']}</title>" in page and results["model"] in results["title"]

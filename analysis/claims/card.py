@@ -19,7 +19,7 @@ from analysis.claims.registry import Claim, load_claim
 from analysis.claims.relevance import relevant_points
 from analysis.claims.selection import ClaimEvidence, select_evidence
 from analysis.claims.sol import sol_for_claim
-from analysis.claims.status import claim_status, status_line
+from analysis.claims.status import SHORT, claim_status, status_line
 from analysis.claims.words import (
     bottom_line,
     check_statements,
@@ -115,7 +115,7 @@ class ClaimCard:
     @property
     def headline(self) -> str:
         """One line for the report index (:func:`analysis.claims.words.headline_text`)."""
-        return headline_text(self.claim, self.checks, self.evidence_tier)
+        return headline_text(self.claim, self.checks, self.evidence_tier, SHORT[self.status["status"]])
 
 
 def card_from_evidence(ev: ClaimEvidence) -> ClaimCard:

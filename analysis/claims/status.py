@@ -22,6 +22,10 @@ LABELS = {
     "far": "not checked at the claim's lengths",
     "unchecked": "unchecked",
 }
+# the same, as the report index's line leads with it beside the evidence tier
+SHORT = {"reached": "reached", "not-reached": "not reproduced", "measured": "measured",
+         "other-conditions": "other conditions only", "proxy": "proxy only", "far": "lengths too far",
+         "unchecked": "unchecked"}
 COMPARABLE = ("direct", "same-model")
 
 

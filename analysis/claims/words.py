@@ -478,10 +478,12 @@ def bottom_line(claim: Claim, checks: pd.DataFrame, answers: dict, tier: str) ->
     return head + found + (tail[1:] if found.endswith("?") else tail)
 
 
-def headline_text(claim: Claim, checks: pd.DataFrame, tier: str) -> str:
-    """One line for the report index, led by the evidence tier: the claim, its kind, and the first part's check
-    with its match (a percentage of the claim only from direct or same-model evidence at the claim's lengths)."""
-    text = f"[{tier} evidence] {claim.id}: {claim_title(claim)} — {kinds_text(claim)}"
+def headline_text(claim: Claim, checks: pd.DataFrame, tier: str, status: str = "") -> str:
+    """One line for the report index, led by the evidence tier and the card's ``status`` (short form): the claim,
+    its kind, and the first part's check with its match (a percentage of the claim only from direct or same-model
+    evidence at the claim's lengths)."""
+    lead = f"{tier} evidence" + (f"; {status}" if status else "")
+    text = f"[{lead}] {claim.id}: {claim_title(claim)} — {kinds_text(claim)}"
     rows = checks[checks["measured_all"].notna()] if len(checks) else checks
     if len(rows) and bool(rows.iloc[0].get("lengths_far")):
         r = rows.iloc[0]

@@ -271,7 +271,7 @@ def test_a_points_share_of_its_own_bound_names_the_tau_it_is_read_at(cards):
 
 @pytest.fixture(scope="module")
 def status_cards(points, cards):
-    more = {cid: claims.claim_card(cid, points) for cid in ("C01", "C03", "C09")}
+    more = {cid: claims.claim_card(cid, points) for cid in ("C01", "C03", "C06", "C09")}
     return {**cards, **more}
 
 
@@ -320,6 +320,10 @@ def test_status_of_each_kind_of_evidence(status_cards):
     assert c01["status"] == "other-conditions" and c01["differs"] == ["lengths"]  # the framework informs, withholds nothing
     assert "This model was measured only under other conditions (lengths): 170 tok/s/user there" in c01["text"]
     assert status_cards["C23"].status["status"] == "far"
+    # a claim counted per decode node reads the decode-GPU figure, as its bottom line does (121.4, not 91.1 over all)
+    c06 = status_cards["C06"]
+    assert c06.status["unit"].endswith("(decode GPUs only)") and c06.status["measured"] == pytest.approx(121.4, abs=0.1)
+    assert "121.4 tok/s/GPU (decode GPUs only) there" in c06.bottom_line
     assert status_cards["C03"].status == {"status": "unchecked",
                                           "text": "Status: unchecked. No measured point can check it."}
 

@@ -109,7 +109,7 @@ class ClaimCard:
         card shows above its bottom line."""
         model = (self.answers["precision"].fact or {}).get("model") if "precision" in self.answers else None
         top = float(self.sol["tokens_per_step"].max()) if len(self.sol) else float("nan")
-        facts = claim_status(self.check_facts, model, top)
+        facts = claim_status(self.check_facts, model, top, self.claim)
         return {**facts, "text": status_line(facts)}
 
     @property

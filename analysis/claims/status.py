@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.claims.checks import INFORMATIVE
 from analysis.claims.labels import PER_USER_DEFS, share
+from analysis.claims.words import claim_denominator
 from analysis.text import fixed, num, whole
 
 # status → the label a reader stops at
@@ -52,7 +53,8 @@ def _statistic(row) -> str:
     return PER_USER_DEFS.get(str(p.get("per_user_def")), "")
 
 
-def claim_status(checks: pd.DataFrame, calibrated: dict | None = None, top_tau: float = math.nan) -> dict:
+def claim_status(checks: pd.DataFrame, calibrated: dict | None = None, top_tau: float = math.nan,
+                 claim=None) -> dict:
     """The facts of a claim's status from its check rows (``analysis.claims.checks.check_parts``, first row the
     closest-matched evidence), ``calibrated`` (the precision answer's step-time prediction: ``tok_s_per_user``
     per recipe, ``n_gpus``, ``framework``) and ``top_tau`` (the highest acceptance length the card's bounds read).
@@ -91,7 +93,10 @@ def claim_status(checks: pd.DataFrame, calibrated: dict | None = None, top_tau: 
                        model_framework=_text((calibrated or {}).get("framework"), "unknown"),
                        needs_tau=float(top["claimed"]) / speed, top_tau=float(top_tau))
         return out
-    out = {"match": _text(first["match"]), "measured": float(first["measured_all"]), "unit": _text(first["unit"]),
+    # the measured number in the claim's own GPU denominator, as the bottom line reads it (decode GPUs where the
+    # claim counts those)
+    measured, which = claim_denominator(claim, first) if claim is not None else (float(first["measured_all"]), "")
+    out = {"match": _text(first["match"]), "measured": measured, "unit": _text(first["unit"]) + which,
            "group": _text(first.get("group")), "lengths": _text(first.get("lengths"))}
     if pd.notna(first["measured_over_claimed"]):
         return {"status": "measured", "share": float(first["measured_over_claimed"]),

@@ -335,3 +335,10 @@ def test_status_text_is_escaped_on_the_page(status_cards):
     forged = {**status_cards["C09"].status, "group": "<script>x</script>"}
     page = ClaimCardPage(card=SimpleNamespace(status=forged, bottom_line="b"))
     assert "<script>" not in page.bottom_line_md and "&#60;script&#62;x" in page.bottom_line_md
+
+
+def test_a_capacity_the_claim_does_not_state_reads_as_the_evidences(status_cards):
+    """C00 states no capacity: the answers table's short form says so before the evidence's number, as the other
+    answers do ('not stated; ...'), so 905 tok/s/GPU does not read as a property of the claim."""
+    short = status_cards["C00"].answers["large_batch"].short
+    assert short.startswith("not stated; evidence: 905 tok/s/GPU at 39 tok/s/user")

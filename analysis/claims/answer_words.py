@@ -152,7 +152,9 @@ def _large_batch(claim: Claim, f: dict) -> tuple[str, str]:
                 f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at concurrency {fmt_num(p.get('concurrency'))}{end}, where each "
                 f"user gets {p['tok_s_per_user']:,.1f} tok/s and {latency_text(p)}" + tail + second
                 + " The fastest per-user point is the single-user end, not the capacity.",
-                f"{p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user"
+                # "not stated; evidence: …" as the other answers' short forms: the number is the evidence's
+                # capacity, not a property the claim states
+                f"not stated; evidence: {p['tok_s_per_gpu']:,.0f} tok/s/GPU at {p['tok_s_per_user']:,.0f} tok/s/user"
                 + (f" under {note['limits']}" + (" (default)" if note.get("default") else "") if note else "")
                 + ", " + _ttft_short(p)
                 + (" (proxy)" if p.get("tier") == "proxy" else ""))

@@ -354,8 +354,9 @@ def envelope_table(envelope: pd.DataFrame, targets: Sequence[float]) -> pd.DataF
         "shared tok/s/user": [span(a, b) for a, b in zip(envelope["overlap_tok_s_per_user_lo"],
                                                            envelope["overlap_tok_s_per_user_hi"])],
         # why a ratio has no interval is in the matched table and the prose; here it only says there is none
-        "median (95% interval)": [compare_words.ratio_cell(r, "ratio_median", low=LOW, high=HIGH)
-                                  for _, r in envelope.iterrows()],
+        # the interval is each side's sampling within its runs: it says nothing of what the pooled sides differ in
+        "median (95% sampling interval; confounded)": [compare_words.ratio_cell(r, "ratio_median", low=LOW, high=HIGH)
+                                                       for _, r in envelope.iterrows()],
         "min": envelope["ratio_min"].to_numpy(), "max": envelope["ratio_max"].to_numpy(),
     })
     for t in targets:  # the ratio and its interval in one cell, so the table fits the window

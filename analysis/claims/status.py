@@ -10,8 +10,9 @@ import pandas as pd
 
 from analysis.claims.checks import INFORMATIVE
 from analysis.claims.labels import PER_USER_DEFS, share
+from analysis.claims.words import _name as _text
 from analysis.claims.words import claim_denominator
-from analysis.text import fixed, num, whole
+from analysis.text import fixed, missing, num, whole
 
 # status → the label a reader stops at
 LABELS = {
@@ -28,20 +29,6 @@ SHORT = {"reached": "reached", "not-reached": "not reproduced", "measured": "mea
          "other-conditions": "other conditions only", "proxy": "proxy only", "far": "lengths too far",
          "unchecked": "unchecked"}
 COMPARABLE = ("direct", "same-model")
-
-
-def _text(v, default: str = "") -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() in ("", "nan"):
-        return default
-    return str(v)
-
-
-def _num(v) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return f
 
 
 def _axes(differs) -> list[str]:
@@ -87,8 +74,8 @@ def claim_status(checks: pd.DataFrame, calibrated: dict | None = None, top_tau: 
             out.update(closest=float(first["measured_all"]), closest_share=float(first["measured_over_claimed"]),
                        closest_model=_text(first.get("model")), closest_statistic=_statistic(first),
                        closest_differs=_axes(first.get("differs")))
-        speed = _num(((calibrated or {}).get("tok_s_per_user") or {}).get("native"))
-        if out["status"] == "not-reached" and speed > 0:
+        speed = ((calibrated or {}).get("tok_s_per_user") or {}).get("native")
+        if out["status"] == "not-reached" and not missing(speed) and speed > 0:
             out.update(model_tok_s_per_user=speed, model_gpus=(calibrated or {}).get("n_gpus"),
                        model_framework=_text((calibrated or {}).get("framework"), "unknown"),
                        needs_tau=float(top["claimed"]) / speed, top_tau=float(top_tau))

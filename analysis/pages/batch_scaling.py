@@ -74,25 +74,31 @@ def short_labels(fits: pd.DataFrame) -> pd.Series:
     return labels if labels is not None else fits["group"]
 
 
-def _b_half_title(row) -> str:
-    """B½ in a figure's title with the caveats its table cell carries (:func:`_b_half_text`): an upper bound where
-    a per-sequence cost sits on its floor, and a model's extrapolation past the largest batch measured."""
-    b = row["b_half"]
+def _b_half_caveat(row) -> str:
+    """What a B½ is beside an estimate: ``upper`` where a per-sequence cost sits on its physical floor (B½ is then an
+    upper bound), ``beyond`` where it lies past the largest batch measured (the model's extrapolation), else ``""``."""
     if any(term in str(row.get("at_bound", "") or "") for term in ("t1", "t2")):
-        return f"≤ {text.num(b)} (upper bound)"
+        return "upper"
     largest = row.get("largest_batch", np.nan)
-    return f"≈ {text.num(b)} (model" + (", beyond the largest batch measured)" if np.isfinite(largest) and b > largest
-                                        else ")")
+    return "beyond" if np.isfinite(largest) and row["b_half"] > largest else ""
+
+
+def _b_half_title(row) -> str:
+    """B½ in a figure's title with the caveats its table cell carries (:func:`_b_half_text`)."""
+    caveat, b = _b_half_caveat(row), text.num(row["b_half"])
+    return (f"≤ {b} (upper bound)" if caveat == "upper" else
+            f"≈ {b} (model, beyond the largest batch measured)" if caveat == "beyond" else f"≈ {b} (model)")
 
 
 def _b_half_text(row) -> str:
     b, lo, hi = row.get("b_half"), row.get("b_half_lo"), row.get("b_half_hi")
     if not (np.isfinite(b) and b >= 1):
         return "–"
+    caveat = _b_half_caveat(row)
     largest = row.get("largest_batch", np.nan)
     beyond = " (beyond the largest batch measured)" if np.isfinite(largest) and b > largest else ""
     # a per-sequence cost on its physical floor makes B½ an upper bound: no interval around it (as the prose says)
-    if any(term in str(row.get("at_bound", "") or "") for term in ("t1", "t2")):
+    if caveat == "upper":
         return f"≤ {text.num(b)} (upper bound){beyond}"
     if beyond:  # past the largest batch the interval is the model's, not the data's: print none
         return f"{text.num(b)} (no interval){beyond}"

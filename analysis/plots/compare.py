@@ -58,18 +58,16 @@ def ratio_curves(curves: pd.DataFrame, *, bytes_ratios: dict | None = None, low:
             if at is None:
                 continue
             pts = at[(at["side"] == side) & at["inside"]]
-            out = at[(at["side"] == side) & ~at["inside"]]["tok_s_per_user"]
-            beyond = (f"; read up to its points at {' and '.join(num(u) for u in out)} tok/s/user, outside this range"
-                      if len(out) else "")
+            out = " and ".join(num(u) for u in at[(at["side"] == side) & ~at["inside"]]["tok_s_per_user"])
+            beyond = f"; read up to its points at {out} tok/s/user, outside this range" if out else ""
             if len(pts):
                 ax.plot(pts["tok_s_per_user"], pts["ratio"], linestyle="none", marker=marker, markersize=7,
                         markerfacecolor=face, markeredgecolor=color,
                         label=f"{side} measured here ({len(pts)} point{'s' if len(pts) > 1 else ''}; "
                               f"the other side interpolated{beyond})")
-            elif len(out):  # a legend line without a mark: this side has no point inside the range
+            elif out:  # a legend line without a mark: this side has no point inside the range
                 ax.plot([], [], linestyle="none", marker=marker, markerfacecolor="none", markeredgecolor="none",
-                        label=f"{side}: no point measured in this range; read between its points at "
-                              f"{' and '.join(num(u) for u in out)} tok/s/user")
+                        label=f"{side}: no point measured in this range; read between its points at {out} tok/s/user")
         if label in bytes_ratios and np.isfinite(bytes_ratios[label]):
             ax.axhline(bytes_ratios[label], color=color, linestyle="--", linewidth=1.0,
                        label=f"all-FP4 bytes bound {times(bytes_ratios[label])} ({label.split(' · ')[0]}; every weight "
